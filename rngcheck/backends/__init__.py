@@ -1,0 +1,172 @@
+"""The backend contract: what an implementation under test provides, and how one is named.
+
+A backend only computes. It never sees an expected answer and never decides a verdict.
+
+    class Backend:
+        name: str
+        validates: bool = False
+        def describe(self) -> dict[str, str]
+        def random_generator(self, state, sizes, strides, buffer, *,
+                             output_state=True, feature_level=(4, 0)) -> numpy.ndarray | None
+
+``state``: numpy uint32 array of 6 words whose shape is the InputStateTensor's sizes
+((6,) at feature level 4.0 by default; (1, 1, 1, 6) at 3.0). ``sizes``: tuple of int.
+``strides``: tuple of int, or None for packed row-major. ``buffer``: 1-D numpy array,
+prefilled by the suite; write element i at its physical offset and touch nothing else.
+``output_state``: True for an OutputStateTensor with the input state's sizes, a tuple of
+sizes for one described differently, False for none. Return the new state (6 uint32) when
+an output state was asked for, else None. Raise :class:`rngcheck.Rejected` for a
+description the backend refuses. ``validates``: True if it refuses invalid descriptions
+itself, as DirectML does (the suite then requires it to).
+
+A backend is named on the command line by:
+  * a registered name, optionally with options: ``numpy``, ``opencl:platform=0,device=1``
+    (entry-point group ``rngcheck.backends``);
+  * ``module:attr`` or ``path/to/file.py:attr``, where attr is a Backend class, an
+    instance, or a zero-argument factory.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import inspect
+import sys
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+from pathlib import Path
+
+from ..description import FEATURE_LEVEL_4_0
+from ..errors import BackendSpecError, BackendUnavailable, Rejected
+
+ENTRY_POINT_GROUP = "rngcheck.backends"
+
+__all__ = ["Backend", "BackendUnavailable", "Rejected", "load", "known_backends", "ENTRY_POINT_GROUP"]
+
+
+class Backend:
+    """Base class of every backend (subclassing is optional: the methods are the contract)."""
+
+    name: str = "unnamed"
+    validates: bool = False
+
+    def describe(self) -> dict[str, str]:
+        """Device, driver and versions: recorded in every result document."""
+        return {}
+
+    def random_generator(self, state, sizes, strides, buffer, *, output_state=True,
+                         feature_level=FEATURE_LEVEL_4_0):
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Release devices and contexts (optional)."""
+
+    @classmethod
+    def from_options(cls, options: str) -> "Backend":
+        """Build from the text after ``name:`` on the command line; default: ``key=value,...``."""
+        kwargs = {}
+        for item in filter(None, options.split(",")):
+            key, sep, value = item.partition("=")
+            if not sep:
+                raise BackendSpecError(f"backend option {item!r} is not key=value")
+            kwargs[key.strip()] = value.strip()
+        try:
+            return cls(**kwargs)
+        except TypeError as error:
+            raise BackendSpecError(f"bad options for backend {cls.name!r}: {error}") from None
+
+
+@dataclass
+class KnownBackend:
+    name: str
+    target: str
+    available: bool
+    reason: str
+
+
+def _registered():
+    return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def _instantiate(obj, options: str, spec: str):
+    if inspect.isclass(obj):
+        if options:
+            if hasattr(obj, "from_options"):
+                return obj.from_options(options)
+            raise BackendSpecError(f"backend {spec!r} takes no options")
+        return obj()
+    if callable(obj) and not hasattr(obj, "random_generator"):
+        return obj()
+    return obj
+
+
+def _check_contract(backend, spec: str):
+    if not callable(getattr(backend, "random_generator", None)):
+        raise BackendSpecError(f"{spec!r} is not a backend: it has no random_generator method")
+    if not getattr(backend, "name", None):
+        backend.name = spec
+    return backend
+
+
+def _load_file_attr(path: str, attr: str, spec: str):
+    file = Path(path)
+    if not file.is_file():
+        raise BackendSpecError(f"backend file {path!r} does not exist")
+    module_name = "rngcheck_user_backend_" + file.stem
+    module_spec = importlib.util.spec_from_file_location(module_name, file)
+    module = importlib.util.module_from_spec(module_spec)
+    sys.modules[module_name] = module
+    try:
+        module_spec.loader.exec_module(module)
+    except Exception as error:  # the user's file: report, do not crash
+        raise BackendSpecError(f"importing {path!r} failed: {type(error).__name__}: {error}") from None
+    if not hasattr(module, attr):
+        raise BackendSpecError(f"{path!r} has no attribute {attr!r}")
+    return getattr(module, attr)
+
+
+def load(spec: str):
+    """The backend a command-line spec names, instantiated (raises BackendSpecError / BackendUnavailable)."""
+    spec = spec.strip()
+    if not spec:
+        raise BackendSpecError("empty backend name")
+    head, sep, rest = spec.partition(":")
+    registered = _registered()
+    if head in registered:
+        try:
+            obj = registered[head].load()
+        except ImportError as error:
+            raise BackendUnavailable(f"backend {head!r} is unavailable: {error}") from None
+        return _check_contract(_instantiate(obj, rest, spec), spec)
+    if not sep:
+        names = ", ".join(sorted(registered)) or "none"
+        raise BackendSpecError(f"unknown backend {spec!r} (registered: {names}; or use module:attr or file.py:attr)")
+    path, _, attr = spec.rpartition(":")
+    if path.endswith(".py") or "/" in path:
+        obj = _load_file_attr(path, attr, spec)
+    else:
+        try:
+            module = importlib.import_module(path)
+        except ImportError as error:
+            raise BackendSpecError(f"cannot import module {path!r}: {error}") from None
+        if not hasattr(module, attr):
+            raise BackendSpecError(f"module {path!r} has no attribute {attr!r}")
+        obj = getattr(module, attr)
+    return _check_contract(_instantiate(obj, "", spec), spec)
+
+
+def known_backends() -> list[KnownBackend]:
+    """Every registered backend, tried: available or not, with the reason."""
+    known = []
+    for name, ep in sorted(_registered().items()):
+        try:
+            backend = load(name)
+        except Exception as error:  # listing must not die with one broken backend
+            known.append(KnownBackend(name, ep.value, False, str(error) or type(error).__name__))
+            continue
+        try:
+            backend.close()
+        except Exception:
+            pass
+        known.append(KnownBackend(name, ep.value, True, ""))
+    return known

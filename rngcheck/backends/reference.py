@@ -1,0 +1,31 @@
+"""The ``numpy`` backend: the reference model itself, behind the backend contract."""
+
+from __future__ import annotations
+
+import platform
+
+import numpy as np
+
+from .. import __version__, reference
+from ..description import FEATURE_LEVEL_4_0
+from . import Backend
+
+
+class NumpyBackend(Backend):
+    """rngcheck's reference (rngcheck.reference), run on the CPU with numpy."""
+
+    name = "numpy"
+    validates = True
+
+    def describe(self) -> dict[str, str]:
+        return {
+            "implementation": "rngcheck reference model (numpy)",
+            "device": platform.processor() or platform.machine(),
+            "rngcheck": __version__,
+            "numpy": np.__version__,
+        }
+
+    def random_generator(self, state, sizes, strides, buffer, *, output_state=True,
+                         feature_level=FEATURE_LEVEL_4_0):
+        return reference.random_generator(state, sizes, strides, buffer,
+                                          output_state=output_state, feature_level=feature_level)

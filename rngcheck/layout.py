@@ -1,0 +1,92 @@
+"""Sizes and strides: where each element of a tensor lives in its buffer.
+
+Source: DirectML, "Using strides to express padding and memory layout": the offset of an
+element is the dot product of its coordinates with the strides (in elements); packed
+strides are the products of the sizes of the lower-order dimensions; the minimum buffer is
+DMLCalcBufferTensorSize: (sum((size_d - 1) * stride_d) + 1) elements, in bytes rounded up to 4.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+def element_count(sizes) -> int:
+    """Logical elements of a tensor: the product of its sizes."""
+    return math.prod(int(s) for s in sizes)
+
+
+def packed_strides(sizes) -> tuple[int, ...]:
+    """Row-major packed strides: stride_d = product of sizes_{d+1..}."""
+    strides = []
+    step = 1
+    for size in reversed(sizes):
+        strides.append(step)
+        step *= int(size)
+    return tuple(reversed(strides))
+
+
+def effective_strides(sizes, strides) -> tuple[int, ...]:
+    """The strides in force: the given ones, or packed row-major when they are absent."""
+    return packed_strides(sizes) if strides is None else tuple(int(s) for s in strides)
+
+
+def required_elements(sizes, strides) -> int:
+    """Minimum buffer length in elements: index of the last element + 1 (DMLCalcBufferTensorSize)."""
+    strides = effective_strides(sizes, strides)
+    return sum((int(size) - 1) * stride for size, stride in zip(sizes, strides)) + 1
+
+
+def required_bytes(sizes, strides, element_bytes: int = 4) -> int:
+    """DMLCalcBufferTensorSize in bytes: elements * element size, rounded up to a multiple of 4."""
+    return (required_elements(sizes, strides) * element_bytes + 3) & ~3
+
+
+def coordinates(sizes, logical_indices) -> tuple[np.ndarray, ...]:
+    """Coordinates of elements counted in row-major order over ``sizes``."""
+    return np.unravel_index(np.asarray(logical_indices, dtype=np.int64), tuple(int(s) for s in sizes))
+
+
+def physical_offsets(sizes, strides, first: int = 0, count: int | None = None) -> np.ndarray:
+    """Buffer offsets (int64) of logical elements first .. first+count-1: coords . strides."""
+    total = element_count(sizes)
+    if count is None:
+        count = total - first
+    strides = effective_strides(sizes, strides)
+    if strides == packed_strides(sizes):
+        return np.arange(first, first + count, dtype=np.int64)
+    coords = coordinates(sizes, np.arange(first, first + count, dtype=np.int64))
+    offsets = np.zeros(count, dtype=np.int64)
+    for coord, stride in zip(coords, strides):
+        offsets += coord * stride
+    return offsets
+
+
+def is_packed(sizes, strides) -> bool:
+    """Packed: every element has its own offset and the buffer has no gaps (row-major or permuted)."""
+    return required_elements(sizes, strides) == element_count(sizes) and not aliases(sizes, strides)
+
+
+def aliases(sizes, strides) -> bool:
+    """True when two logical elements share a physical offset (a stride of 0, or overlaps)."""
+    strides = effective_strides(sizes, strides)
+    # Sort dimensions of size > 1 by stride: no aliasing iff each stride clears the span below it.
+    dims = sorted((stride, int(size)) for size, stride in zip(sizes, strides) if int(size) > 1)
+    span = 1
+    for stride, size in dims:
+        if stride < span:
+            return True
+        span = stride * (size - 1) + span
+    return False
+
+
+def covered_mask(sizes, strides, length: int) -> np.ndarray:
+    """Boolean mask over a buffer of ``length``: True where some element is written."""
+    mask = np.zeros(length, dtype=bool)
+    total = element_count(sizes)
+    chunk = 1 << 22
+    for first in range(0, total, chunk):
+        mask[physical_offsets(sizes, strides, first, min(chunk, total - first))] = True
+    return mask

@@ -1,0 +1,57 @@
+"""Philox4x32-R, the bijection behind DML_RANDOM_GENERATOR_TYPE_PHILOX_4X32_10.
+
+Source: Salmon, Moraes, Dror, Shaw, "Parallel Random Numbers: As Easy as 1, 2, 3"
+(SC11), section 3.2 and table 2; Random123's philox.h. Known answers:
+rngcheck/vectors/random123_kat.json.
+
+Vectorised over blocks: every argument is an array of 32-bit words, one entry per
+block, held in uint64 so that a 32x32 multiply keeps its high half.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+# Multipliers and Weyl key increments (paper, table 2; philox.h PHILOX_M4x32_0/1, PHILOX_W32_0/1).
+PHILOX_M0 = np.uint64(0xD2511F53)
+PHILOX_M1 = np.uint64(0xCD9E8D57)
+PHILOX_W0 = 0x9E3779B9
+PHILOX_W1 = 0xBB67AE85
+
+DEFAULT_ROUNDS = 10
+LOW32 = np.uint64(0xFFFFFFFF)
+SHIFT32 = np.uint64(32)
+
+
+def philox4x32(c0, c1, c2, c3, k0: int, k1: int, rounds: int = DEFAULT_ROUNDS) -> np.ndarray:
+    """Philox4x32-R of counters (c0, c1, c2, c3) under key (k0, k1).
+
+    Returns uint32 of shape (blocks, 4): one row per counter, the four output lanes in order.
+
+    Each round (philox.h, _philox4x32round):
+        hi0:lo0 = M0 * c0      hi1:lo1 = M1 * c2
+        c' = (hi1 ^ c1 ^ k0,  lo1,  hi0 ^ c3 ^ k1,  lo0)
+    and between rounds the key is bumped: k0 += W0, k1 += W1 (mod 2^32).
+    The arithmetic is done in place on uint64 copies (numpy's speed is in not allocating).
+    """
+    c0, c1, c2, c3 = (np.array(c, dtype=np.uint64) for c in (c0, c1, c2, c3))
+    product0 = np.empty_like(c0)
+    product1 = np.empty_like(c0)
+    for round_index in range(rounds):
+        if round_index:
+            k0 = (k0 + PHILOX_W0) & 0xFFFFFFFF
+            k1 = (k1 + PHILOX_W1) & 0xFFFFFFFF
+        np.multiply(c0, PHILOX_M0, out=product0)
+        np.multiply(c2, PHILOX_M1, out=product1)
+        c1 ^= np.uint64(k0)
+        c3 ^= np.uint64(k1)
+        np.right_shift(product1, SHIFT32, out=c0)
+        c0 ^= c1                                  # c0' = hi1 ^ c1 ^ k0
+        np.bitwise_and(product1, LOW32, out=c1)   # c1' = lo1
+        np.right_shift(product0, SHIFT32, out=c2)
+        c2 ^= c3                                  # c2' = hi0 ^ c3 ^ k1
+        np.bitwise_and(product0, LOW32, out=c3)   # c3' = lo0
+    blocks = np.empty((c0.size, 4), dtype=np.uint32)
+    for lane, value in enumerate((c0, c1, c2, c3)):
+        blocks[:, lane] = value
+    return blocks

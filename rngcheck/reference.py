@@ -1,0 +1,56 @@
+"""The reference model of DML_RANDOM_GENERATOR (Philox 4x32-10), in numpy.
+
+The operator, rule by rule (DML_RANDOM_GENERATOR_OPERATOR_DESC; rngcheck README):
+  1. The description must be valid (rngcheck.description.validate).
+  2. Output element i, counted in row-major order over Sizes, is lane (i mod 4) of
+     Philox4x32-10(counter + floor(i / 4) mod 2^128, key).
+  3. It is written at physical offset sum(coordinate_d * stride_d) (rngcheck.layout).
+  4. The output state is the input state with the counter advanced by ceil(n / 4)
+     mod 2^128 (n = element count); the key is unchanged.
+Nothing else: padding between elements is left alone, the input state is read only.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import counter, layout, philox
+from .description import FEATURE_LEVEL_4_0, Description, validate
+
+LANES = 4
+CHUNK_ELEMENTS = 1 << 16  # bounded memory (and cache-sized): ~3 MiB of temporaries whatever the tensor size
+
+
+def words(state, first: int, count: int, *, rounds: int = philox.DEFAULT_ROUNDS) -> np.ndarray:
+    """Output elements first .. first+count-1 in logical (row-major) order, as uint32.
+
+    Rule 2: element i is lane i mod 4 of the block keyed by counter + floor(i/4).
+    """
+    if count <= 0:
+        return np.empty(0, dtype=np.uint32)
+    first_block = first // LANES
+    last_block = (first + count - 1) // LANES
+    ctr = counter.block_counters(state, first_block, last_block - first_block + 1)
+    interleaved = philox.philox4x32(*ctr, *counter.key_of(state), rounds=rounds).reshape(-1)
+    skip = first - first_block * LANES
+    return interleaved[skip:skip + count]
+
+
+def chunks(element_count: int, chunk: int = CHUNK_ELEMENTS):
+    """(first, count) pairs covering 0 .. element_count-1 in bounded pieces."""
+    for first in range(0, element_count, chunk):
+        yield first, min(chunk, element_count - first)
+
+
+def random_generator(state, sizes, strides, buffer, *, output_state=True, feature_level=FEATURE_LEVEL_4_0):
+    """The operator, per the backend contract (see rngcheck.backends.Backend)."""
+    validate(Description.of_call(state, sizes, strides, buffer, output_state, feature_level))
+    state = counter.state_array(state)
+    n = layout.element_count(sizes)
+    packed = layout.effective_strides(sizes, strides) == layout.packed_strides(sizes)
+    for first, count in chunks(n):
+        if packed:  # rule 3 with packed strides: offset = logical index
+            buffer[first:first + count] = words(state, first, count)
+        else:
+            buffer[layout.physical_offsets(sizes, strides, first, count)] = words(state, first, count)
+    return counter.advance(state, n) if output_state else None  # rule 4
