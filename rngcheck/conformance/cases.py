@@ -1,0 +1,312 @@
+"""The conformance cases: data, not code. Each has a stable id, a description and its rule.
+
+Families: kat, mapping, counter, key, layout, state, validation, property, scale
+(see README, "What the suite checks"). A case's expectation is explicit (from a vector
+file) or, by default, the reference model's answer, computed when the case is checked.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .. import counter, layout
+from ..description import FEATURE_LEVEL_3_0, FEATURE_LEVEL_4_0, RULES
+from ..vectors import kat_vectors, operator_vectors
+
+DML_PAGE = "DirectML DML_RANDOM_GENERATOR_OPERATOR_DESC"
+STRIDES_PAGE = "DirectML 'Using strides to express padding and memory layout'"
+BUFFER_DESC = "DirectML DML_BUFFER_TENSOR_DESC / DMLCalcBufferTensorSize"
+RULE_MAPPING = "element i is lane i mod 4 of Philox4x32-10(counter + floor(i/4) mod 2^128, key)"
+RULE_COUNTER = "output counter = input counter + ceil(n/4) mod 2^128; key unchanged"
+RULE_LAYOUT = "element i is written at offset sum(coordinate_d * stride_d); nothing else is written"
+RULE_PURE = "the operator is a pure function of the input state: no side effects, no global state"
+
+PROFILES = ("quick", "full", "strict")
+ALL = frozenset(PROFILES)
+FULL_ONLY = frozenset({"full", "strict"})
+
+# Procedures: how a case is run and judged (rngcheck.conformance.check).
+EXECUTE = "execute"      # one execution; words, state, guards, input state
+REPEAT = "repeat"        # the same execution twice, another in between: identical results
+CHAIN = "chain"          # executions chained through the returned state == one execution
+REJECT = "reject"        # an invalid description: must be refused when the backend validates
+ALIAS = "alias"          # aliasing strides: what the backend did is reported (implementation-defined)
+PROPERTY = "property"    # hypothesis: random descriptions against the reference, shrunk on failure
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    category: str
+    description: str
+    rule: str
+    source: str
+    state: tuple[int, ...] = (0, 0, 0, 0, 0, 0)
+    sizes: tuple[int, ...] = (4,)
+    strides: tuple[int, ...] | None = None
+    feature_level: tuple[int, int] = FEATURE_LEVEL_4_0
+    output_state: bool | tuple[int, ...] = True
+    procedure: str = EXECUTE
+    expected_words: tuple[int, ...] | None = None     # explicit expectation (vector files)
+    expected_sha256: str | None = None
+    expected_state: tuple[int, ...] | None = None
+    expected_rule: str | None = None                  # REJECT: the rule that is broken
+    buffer_elements: int | None = None                # override of the buffer's tensor part
+    state_shape: tuple[int, ...] | None = None        # override of the state array's shape
+    state_dtype: str = "uint32"
+    output_dtype: str = "uint32"
+    chain: tuple[tuple[int, ...], ...] = ()           # CHAIN: sizes of each execution
+    examples: int = 0                                 # PROPERTY: hypothesis examples
+    profiles: frozenset = ALL
+    note: str = ""
+    extra: dict = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def element_count(self) -> int:
+        return layout.element_count(self.sizes)
+
+    def shape_of_state(self) -> tuple[int, ...]:
+        if self.state_shape is not None:
+            return self.state_shape
+        return (1, 1, 1, 6) if self.feature_level == FEATURE_LEVEL_3_0 else (6,)
+
+
+def _level(sizes) -> tuple[int, int]:
+    """Feature level 3.0 for 4-D tensors (the form every level accepts), else 4.0."""
+    return FEATURE_LEVEL_3_0 if len(sizes) == 4 else FEATURE_LEVEL_4_0
+
+
+PI_STATE = counter.make_state(0x03707344_13198A2E_85A308D3_243F6A88, (0xA4093822, 0x299F31D0))
+BASE_STATE = tuple(int(w) for w in PI_STATE)
+
+
+def _state(counter_value: int, key=(0xA4093822, 0x299F31D0)) -> tuple[int, ...]:
+    return tuple(int(w) for w in counter.make_state(counter_value, key))
+
+
+def kat_cases() -> list[Case]:
+    cases = []
+    for v in kat_vectors():
+        if v.rounds != 10:
+            continue  # the 7-round lines test the reference's Philox itself (tests/)
+        cases.append(Case(
+            id=f"kat/philox4x32-10-{v.counter[0]:08x}-{v.key[0]:08x}",
+            category="kat",
+            description=f"Random123 known answer: {v.line.split(None, 2)[2].split('   ')[0]}",
+            rule=RULE_MAPPING, source=v.source,
+            state=v.counter + v.key, sizes=(4,), expected_words=v.expected,
+        ))
+    for v in operator_vectors():
+        cases.append(Case(
+            id=f"vectors/{v.id}", category="vectors",
+            description=v.description, rule=v.rule, source=v.source + " (rngcheck/vectors/operator.json)",
+            state=v.state, sizes=v.sizes, strides=v.strides, feature_level=v.feature_level,
+            expected_words=v.expected_words, expected_sha256=v.expected_sha256,
+            expected_state=v.expected_state, note=v.note,
+        ))
+    return cases
+
+
+def mapping_cases() -> list[Case]:
+    cases = []
+    counts = sorted(set(range(1, 10)) | {4 * k + d for k in (4, 16, 250) for d in (-1, 1)}
+                    | {1 << p for p in range(4, 13, 2)})
+    for n in counts:
+        cases.append(Case(
+            id=f"mapping/elements-{n}", category="mapping",
+            description=f"{n} elements, packed 1-D: element, lane and block",
+            rule=RULE_MAPPING, source=DML_PAGE, state=BASE_STATE, sizes=(n,)))
+    for rank in range(1, 9):
+        sizes = tuple([2, 3, 1, 2, 1, 3, 2, 2][:rank])
+        if rank == 4:
+            sizes = (2, 3, 1, 5)
+        cases.append(Case(
+            id=f"mapping/rank-{rank}", category="mapping",
+            description=f"rank {rank}, sizes {list(sizes)}: row-major order over all dimensions",
+            rule=RULE_MAPPING, source=DML_PAGE, state=BASE_STATE, sizes=sizes, feature_level=_level(sizes)))
+    return cases
+
+
+def counter_cases() -> list[Case]:
+    cases = []
+    for n in (1, 3, 4, 5, 7, 8, 9, 4097):
+        cases.append(Case(
+            id=f"counter/advance-{n}", category="counter",
+            description=f"{n} elements advance the counter by ceil({n}/4) = {counter.blocks_for(n)}",
+            rule=RULE_COUNTER, source=DML_PAGE + ", Remarks", state=BASE_STATE, sizes=(n,)))
+    boundaries = {"word0": 32, "word1": 64, "word2": 96, "word3-wrap": 128}
+    for name, bits in boundaries.items():
+        edge = (1 << bits) - 1
+        cases.append(Case(
+            id=f"counter/carry-{name}-between", category="counter",
+            description=f"counter 2^{bits}-1 plus 4 elements: the output state carries out of {name}",
+            rule=RULE_COUNTER, source=DML_PAGE + ", Remarks", state=_state(edge), sizes=(4,)))
+        cases.append(Case(
+            id=f"counter/carry-{name}-inside", category="counter",
+            description=f"counter 2^{bits}-3, 2x3x4 elements: blocks inside one execution straddle the carry",
+            rule=RULE_MAPPING, source=DML_PAGE, state=_state(edge - 2), sizes=(2, 3, 4)))
+    cases.append(Case(
+        id="counter/dml-example-324855", category="counter",
+        description="3x3x20x7219 from 'HelloFromSeattle' advances by 324,855 (page's printed result is wrong)",
+        rule=RULE_COUNTER, source=DML_PAGE + ", Remarks (errata: see note)",
+        state=_state(0x48656C6C_6F46726F_6D536561_74746C65), sizes=(3, 3, 20, 7219),
+        feature_level=FEATURE_LEVEL_3_0,
+        expected_state=_state(0x48656C6C_6F46726F_6D536561_74746C65 + 324_855),
+        note=("The DirectML page prints 0x48656c6c'6f46726f'6d536561'746f776e, which is the counter minus "
+              "324,855; the rule gives 0x48656c6c'6f46726f'6d536561'7479615c.")))
+    return cases
+
+
+def key_cases() -> list[Case]:
+    keys = {"zero": (0, 0), "ones": (0xFFFFFFFF, 0xFFFFFFFF), "low-only": (0x9E3779B9, 0),
+            "high-only": (0, 0x9E3779B9), "distinct": (0x01234567, 0x89ABCDEF)}
+    return [Case(id=f"key/{name}", category="key",
+                 description=f"key k0=0x{k0:08x} (word 4), k1=0x{k1:08x} (word 5): word order and extremes",
+                 rule="words 4 and 5 are the 64-bit key, word 4 the low half (k0)", source=DML_PAGE,
+                 state=_state(0x1F, (k0, k1)), sizes=(3, 4), feature_level=FEATURE_LEVEL_4_0)
+            for name, (k0, k1) in keys.items()]
+
+
+def layout_cases() -> list[Case]:
+    specs = [
+        ("packed-implicit", (2, 3, 4, 5), None, "4-D packed, strides absent"),
+        ("packed-explicit", (2, 3, 4, 5), (60, 20, 5, 1), "4-D packed, explicit strides"),
+        ("padded-rows", (1, 1, 2, 3), (6, 6, 5, 1), "2x3 with row stride 5 (padding)"),
+        ("padded-all", (2, 3, 3, 5), (120, 36, 11, 2), "every dimension padded, element stride 2"),
+        ("column-major", (1, 1, 3, 5), (15, 15, 1, 3), "column-major 3x5"),
+        ("nhwc", (2, 3, 4, 5), (60, 1, 15, 3), "NCHW sizes stored as NHWC"),
+        ("reversed-dims", (3, 4, 5), (1, 3, 12), "3-D with dimension order reversed"),
+        ("permuted-padded", (4, 5, 6), (7, 41, 1), "3-D permuted with padding"),
+        ("rank5", (2, 2, 3, 2, 3), None, "5-D packed (NCDHW)"),
+        ("rank5-ndhwc", (2, 3, 2, 2, 3), (36, 1, 18, 9, 3), "5-D stored as NDHWC"),
+        ("rank8", (2, 1, 2, 3, 1, 2, 1, 3), None, "8-D packed"),
+        ("rank8-strided", (2, 2, 1, 2, 1, 2, 1, 2), (1, 2, 64, 4, 64, 8, 64, 16), "8-D reversed strides, sizes of 1"),
+        ("ones", (1, 1, 1, 1), None, "a single element, 4-D"),
+        ("ones-middle", (3, 1, 1, 5), (5, 999, 7, 1), "sizes of 1 with arbitrary strides"),
+        ("big-row", (1, 1, 1, 4099), (4099, 4099, 4099, 1), "one long row"),
+        ("seattle-shape", (3, 3, 20, 7219), None, "the 3x3x20x7219 shape from the DirectML page"),
+        ("seattle-shape-padded", (3, 3, 20, 7219), (3 * 20 * 7232, 20 * 7232, 7232, 1),
+         "3x3x20x7219 with rows padded to 7232"),
+    ]
+    cases = []
+    for name, sizes, strides, description in specs:
+        big = layout.element_count(sizes) > 100_000
+        cases.append(Case(
+            id=f"layout/{name}", category="layout", description=description, rule=RULE_LAYOUT,
+            source=STRIDES_PAGE, state=BASE_STATE, sizes=sizes, strides=strides,
+            feature_level=_level(sizes), profiles=FULL_ONLY if big else ALL))
+    for name, sizes, strides, description in [
+        ("alias-broadcast", (1, 1, 3, 4), (0, 0, 0, 1), "stride 0: three rows share one row of memory"),
+        ("alias-overlap", (1, 1, 3, 4), (12, 12, 2, 1), "rows overlap (row stride 2 < row length 4)"),
+        ("alias-all", (1, 1, 2, 3), (0, 0, 0, 0), "every element at offset 0"),
+    ]:
+        cases.append(Case(
+            id=f"layout/{name}", category="layout", description=description + " (implementation-defined)",
+            rule="what an output whose elements alias does is implementation-defined", source=STRIDES_PAGE,
+            state=BASE_STATE, sizes=sizes, strides=strides, feature_level=FEATURE_LEVEL_3_0, procedure=ALIAS))
+    return cases
+
+
+def state_cases() -> list[Case]:
+    return [
+        Case(id="state/output-state-omitted", category="state",
+             description="OutputStateTensor omitted: the words are the same and nothing is returned",
+             rule="OutputStateTensor is optional (_Maybenull_)", source=DML_PAGE,
+             state=BASE_STATE, sizes=(2, 5), output_state=False),
+        Case(id="state/repeat-pure", category="state",
+             description="the same input twice (another execution in between) gives the same output",
+             rule=RULE_PURE, source=DML_PAGE, state=BASE_STATE, sizes=(3, 7), procedure=REPEAT),
+        Case(id="state/chain-4x", category="state",
+             description="four executions of 8, 12, 4, 16 elements chained equal one of 40",
+             rule=RULE_COUNTER, source=DML_PAGE + ", Remarks", state=BASE_STATE, sizes=(40,),
+             procedure=CHAIN, chain=((8,), (3, 4), (4,), (2, 2, 4))),
+        Case(id="state/chain-carry", category="state",
+             description="chained executions across the carry out of word 1 equal one execution",
+             rule=RULE_COUNTER, source=DML_PAGE + ", Remarks", state=_state((1 << 64) - 3), sizes=(32,),
+             procedure=CHAIN, chain=((8,), (8,), (16,))),
+        Case(id="state/fl3-state-shape", category="state",
+             description="feature level 3.0: state tensors {1,1,1,6}",
+             rule="InputStateTensor sizes {1,1,1,6} at feature level 3.0", source=DML_PAGE,
+             state=BASE_STATE, sizes=(1, 2, 3, 4), feature_level=FEATURE_LEVEL_3_0),
+        Case(id="state/fl4-state-shape-1x6", category="state",
+             description="feature level 4.0: state tensor {1,6}",
+             rule="InputStateTensor sizes {[1],...,6} at feature level 4.0", source=DML_PAGE + " (4.0 table)",
+             state=BASE_STATE, sizes=(5, 3), state_shape=(1, 6)),
+    ]
+
+
+def validation_cases() -> list[Case]:
+    def reject(name, rule, description, **kw):
+        kw.setdefault("sizes", (2, 4))
+        return Case(id=f"validation/{name}", category="validation", description=description,
+                    rule=f"{rule}: {RULES[rule]}", source=kw.pop("source", DML_PAGE), state=BASE_STATE,
+                    procedure=REJECT, expected_rule=rule, **kw)
+
+    return [
+        reject("feature-level-2", "feature-level", "feature level 2.1 (before the operator existed)",
+               feature_level=(2, 1), state_shape=(1, 1, 1, 6), sizes=(1, 1, 2, 4)),
+        reject("state-int32", "data-type", "InputStateTensor of INT32", state_dtype="int32"),
+        reject("output-float32", "data-type", "OutputTensor of FLOAT32", output_dtype="float32"),
+        reject("fl3-output-2d", "rank", "feature level 3.0 with a 2-D OutputTensor",
+               feature_level=FEATURE_LEVEL_3_0, state_shape=(1, 1, 1, 6)),
+        reject("fl3-state-1d", "rank", "feature level 3.0 with a 1-D state",
+               feature_level=FEATURE_LEVEL_3_0, state_shape=(6,), sizes=(1, 1, 2, 4)),
+        reject("rank-9", "rank", "a 9-D OutputTensor", sizes=(1, 1, 1, 1, 1, 1, 1, 2, 4)),
+        reject("rank-0", "rank", "a 0-D OutputTensor", sizes=()),
+        reject("state-sizes-2x6", "state-sizes", "state sizes {2,6}", state_shape=(2, 6)),
+        reject("state-sizes-6x1", "state-sizes", "state sizes {6,1}", state_shape=(6, 1)),
+        reject("fl3-state-sizes", "state-sizes", "feature level 3.0 with state sizes {1,1,6,1}",
+               feature_level=FEATURE_LEVEL_3_0, state_shape=(1, 1, 6, 1), sizes=(1, 1, 2, 4)),
+        reject("state-mismatch", "state-match", "input state {6}, output state {1,6}", output_state=(1, 6)),
+        reject("size-zero", "size-zero", "a dimension of size 0", sizes=(2, 0, 4)),
+        reject("too-many-elements", "element-count", "2^32 elements", sizes=(1 << 16, 1 << 16),
+               buffer_elements=16, source=BUFFER_DESC, extra={"only_if_validating": "it would write 16 GiB"}),
+        reject("stride-count", "stride-count", "three strides for two dimensions", strides=(4, 1, 1),
+               source=BUFFER_DESC),
+        reject("buffer-too-small", "buffer-size", "a buffer one element short of DMLCalcBufferTensorSize",
+               sizes=(2, 3), strides=(5, 1), buffer_elements=7, source=BUFFER_DESC),
+        reject("buffer-empty", "buffer-size", "a buffer of 0 elements", sizes=(2, 3), buffer_elements=0,
+               source=BUFFER_DESC),
+    ]
+
+
+def property_cases() -> list[Case]:
+    return [
+        Case(id="property/random-descriptions", category="property",
+             description="random states, ranks 1-8, sizes, permuted and padded strides against the reference",
+             rule=RULE_MAPPING + "; " + RULE_LAYOUT, source=DML_PAGE, procedure=PROPERTY,
+             examples=60, profiles=frozenset({"quick"})),
+        Case(id="property/random-descriptions-full", category="property",
+             description="as property/random-descriptions, with more examples and larger tensors",
+             rule=RULE_MAPPING + "; " + RULE_LAYOUT, source=DML_PAGE, procedure=PROPERTY,
+             examples=400, profiles=FULL_ONLY),
+    ]
+
+
+def scale_cases() -> list[Case]:
+    return [
+        Case(id="scale/2pow26-packed", category="scale",
+             description="2^26 elements packed (256 MiB), compared chunk by chunk",
+             rule=RULE_MAPPING, source=DML_PAGE, state=_state((1 << 96) - 5), sizes=(1 << 13, 1 << 13),
+             profiles=FULL_ONLY),
+        Case(id="scale/2pow24-strided", category="scale",
+             description="2^24 elements with padded rows and a permutation",
+             rule=RULE_LAYOUT, source=STRIDES_PAGE, state=BASE_STATE, sizes=(64, 1024, 256),
+             strides=(1, 64 * 260, 64), profiles=FULL_ONLY),
+        Case(id="scale/2pow20-quick", category="scale",
+             description="2^20 elements packed",
+             rule=RULE_MAPPING, source=DML_PAGE, state=BASE_STATE, sizes=(1 << 20,)),
+    ]
+
+
+def all_cases() -> list[Case]:
+    cases = (kat_cases() + mapping_cases() + counter_cases() + key_cases() + layout_cases()
+             + state_cases() + validation_cases() + property_cases() + scale_cases())
+    ids = [c.id for c in cases]
+    duplicates = {i for i in ids if ids.count(i) > 1}
+    assert not duplicates, f"duplicate case ids: {duplicates}"
+    return cases
+
+
+def cases_for(profile: str) -> list[Case]:
+    return [c for c in all_cases() if profile in c.profiles]

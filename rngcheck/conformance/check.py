@@ -1,0 +1,455 @@
+"""The verdict on one case for one backend. The suite owns it; a backend only computes.
+
+Every execution goes through :func:`execute`: the buffer is prefilled (guard words
+outside the extent, a padding pattern in the gaps, an "unwritten" pattern on the
+elements), the input state is copied, the backend is called, and then, in order:
+input state untouched, guard words intact, element words, returned state, padding.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+import traceback
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from .. import counter, layout, reference
+from ..description import FEATURE_LEVEL_4_0
+from ..errors import Rejected
+from ..vectors import sha256_of_words
+from . import cases as C
+from .diagnosis import diagnose_output, diagnose_state
+
+GUARD_WORDS = 64
+GUARD = 0xDEADBEEF      # outside the extent: must never change
+PADDING = 0xFEEDFACE    # inside the extent, no element there: implementation-defined
+UNWRITTEN = 0xBAADF00D  # element positions before the call: "never written" shows
+MISMATCHES_SHOWN = 8
+
+PASSED, FAILED, ERROR, INFO, SKIPPED = "passed", "failed", "error", "info", "skipped"
+
+
+@dataclass
+class Outcome:
+    status: str
+    message: str = ""
+    diagnosis: dict | None = None
+    mismatches: list = field(default_factory=list)
+    mismatch_count: int = 0
+    observations: list = field(default_factory=list)
+    output_sha256: str | None = None
+    returned_state: list | None = None
+    detail: str = ""
+    reproduce: dict | None = None
+
+
+class CaseFailed(Exception):
+    """Raised inside a check to stop at the first failed expectation."""
+
+    def __init__(self, outcome: Outcome):
+        super().__init__(outcome.message)
+        self.outcome = outcome
+
+
+def hex_word(value) -> str:
+    return f"0x{int(value) & 0xFFFFFFFF:08x}"
+
+
+def one_line(error: BaseException) -> str:
+    text = " ".join(str(error).split())
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+@dataclass
+class Execution:
+    """One call of the backend and what it left behind."""
+
+    full: np.ndarray            # guards + buffer: the backend saw full[GUARD_WORDS:]
+    extent: int                 # words of the tensor's extent
+    returned: object
+    state_before: np.ndarray
+    state_after: np.ndarray
+    seconds: float
+
+    @property
+    def tensor(self) -> np.ndarray:
+        return self.full[GUARD_WORDS:GUARD_WORDS + self.extent]
+
+
+def state_input(case: C.Case, state=None) -> np.ndarray:
+    words = case.state if state is None else state
+    values = np.array([int(w) for w in np.asarray(words).reshape(-1)], dtype=np.int64)
+    # A state described with other sizes than 6 words (a validation case) repeats its words.
+    return np.resize(values, case.shape_of_state()).astype(case.state_dtype)
+
+
+def prefilled_buffer(case: C.Case) -> tuple[np.ndarray, int]:
+    """(full array, extent): guards, then the extent with padding/unwritten patterns, then guards."""
+    if case.buffer_elements is not None:
+        extent = case.buffer_elements
+        full = np.full(GUARD_WORDS + extent + GUARD_WORDS, GUARD, dtype=np.uint32)
+        full[GUARD_WORDS:GUARD_WORDS + extent] = UNWRITTEN
+        return full, extent
+    extent = layout.required_elements(case.sizes, case.strides)
+    full = np.full(GUARD_WORDS + extent + GUARD_WORDS, GUARD, dtype=np.uint32)
+    tensor = full[GUARD_WORDS:GUARD_WORDS + extent]
+    if layout.effective_strides(case.sizes, case.strides) == layout.packed_strides(case.sizes):
+        tensor[:] = UNWRITTEN
+    else:
+        tensor[:] = PADDING
+        tensor[layout.covered_mask(case.sizes, case.strides, extent)] = UNWRITTEN
+    return full, extent
+
+
+def execute(backend, case: C.Case, state=None, sizes=None) -> Execution:
+    """Call the backend on ``case`` (or its state/sizes overridden) with a prefilled buffer."""
+    if sizes is not None:
+        case = replace(case, sizes=tuple(sizes), strides=None)
+    full, extent = prefilled_buffer(case)
+    # Normally the buffer runs on past the extent (the tail guards are in it, as in a larger
+    # D3D12 buffer); a case that sets buffer_elements gets exactly that many words.
+    buffer = full[GUARD_WORDS:] if case.buffer_elements is None else full[GUARD_WORDS:GUARD_WORDS + extent]
+    if case.output_dtype != "uint32":
+        buffer = buffer.view(case.output_dtype)
+    state_array = state_input(case, state)
+    state_before = state_array.copy()
+    start = time.perf_counter()
+    returned = backend.random_generator(state_array, tuple(case.sizes), case.strides, buffer,
+                                        output_state=case.output_state, feature_level=case.feature_level)
+    seconds = time.perf_counter() - start
+    return Execution(full, extent, returned, state_before, state_array, seconds)
+
+
+def expected_chunks(case: C.Case, state=None):
+    """(first, words) of the expected logical words, chunk by chunk (bounded memory)."""
+    state = counter.state_array(case.state if state is None else state)
+    if case.expected_words is not None:
+        yield 0, np.array(case.expected_words, dtype=np.uint32)
+        return
+    for first, count in reference.chunks(case.element_count):
+        yield first, reference.words(state, first, count)
+
+
+def actual_chunks(case: C.Case, tensor: np.ndarray):
+    for first, count in reference.chunks(case.element_count):
+        yield first, tensor[layout.physical_offsets(case.sizes, case.strides, first, count)]
+
+
+def mismatch_row(case: C.Case, state, index: int, offset: int, expected: int, actual: int) -> dict:
+    coords = [int(c) for c in layout.coordinates(case.sizes, [index])]
+    return {
+        "index": int(index), "coordinates": [int(c[0]) if hasattr(c, "__len__") else int(c) for c in coords],
+        "offset": int(offset), "expected": hex_word(expected), "actual": hex_word(actual),
+        "philox_counter": f"0x{(counter.counter_of(state) + index // 4) % (1 << 128):032x}",
+        "lane": int(index % 4),
+    }
+
+
+def check_guards(execution: Execution) -> None:
+    front = execution.full[:GUARD_WORDS]
+    back = execution.full[GUARD_WORDS + execution.extent:]
+    bad_front = np.flatnonzero(front != GUARD)
+    bad_back = np.flatnonzero(back != GUARD)
+    if bad_front.size or bad_back.size:
+        offsets = [int(i) - GUARD_WORDS for i in bad_front] + [execution.extent + int(i) for i in bad_back]
+        raise CaseFailed(Outcome(
+            FAILED, f"wrote outside the tensor's extent of {execution.extent} words at offsets "
+                    f"{offsets[:8]}{' ...' if len(offsets) > 8 else ''}",
+            diagnosis={"id": "out-of-extent-write",
+                       "summary": "wrote outside [0, sum((size_d-1)*stride_d)] of the buffer"}))
+
+
+def check_input_state(execution: Execution) -> None:
+    if not np.array_equal(execution.state_before, execution.state_after):
+        raise CaseFailed(Outcome(
+            FAILED, f"modified the input state: {[hex_word(w) for w in execution.state_before.reshape(-1)]} -> "
+                    f"{[hex_word(w) for w in execution.state_after.reshape(-1)]}",
+            diagnosis={"id": "input-state-modified", "summary": "the InputStateTensor is read-only"}))
+
+
+def compare_words(case: C.Case, execution: Execution, state=None) -> str:
+    """Raise CaseFailed on the first mismatching words; return the output's sha256."""
+    state = counter.state_array(case.state if state is None else state)
+    tensor = execution.tensor
+    rows, count = [], 0
+    actual_all = []
+    if case.expected_sha256 is not None:
+        digest = sha256_of_words(words for _, words in actual_chunks(case, tensor))
+        if digest != case.expected_sha256:
+            rows, count = _mismatch_rows(case, state, tensor)
+            raise CaseFailed(_mismatch_outcome(case, state, execution, rows, count,
+                                               f"sha256 of the output is {digest[:16]}..., expected "
+                                               f"{case.expected_sha256[:16]}..."))
+        return digest
+    for (first, expected), (_, actual) in zip(expected_chunks(case, state), _actual_for(case, tensor)):
+        actual_all.append(actual)
+        wrong = np.flatnonzero(expected != actual)
+        count += wrong.size
+        for i in wrong[:max(0, MISMATCHES_SHOWN - len(rows))]:
+            index = first + int(i)
+            offset = int(layout.physical_offsets(case.sizes, case.strides, index, 1)[0])
+            rows.append(mismatch_row(case, state, index, offset, expected[i], actual[i]))
+    if count:
+        raise CaseFailed(_mismatch_outcome(case, state, execution, rows, count,
+                                           f"{count} of {case.element_count} elements differ"))
+    return sha256_of_words(actual_all)
+
+
+def _actual_for(case, tensor):
+    if case.expected_words is not None:
+        yield 0, tensor[layout.physical_offsets(case.sizes, case.strides)]
+        return
+    yield from actual_chunks(case, tensor)
+
+
+def _mismatch_rows(case, state, tensor):
+    rows, count = [], 0
+    for (first, expected), (_, actual) in zip(expected_chunks(replace(case, expected_sha256=None), state),
+                                              actual_chunks(case, tensor)):
+        wrong = np.flatnonzero(expected != actual)
+        count += wrong.size
+        for i in wrong[:max(0, MISMATCHES_SHOWN - len(rows))]:
+            index = first + int(i)
+            offset = int(layout.physical_offsets(case.sizes, case.strides, index, 1)[0])
+            rows.append(mismatch_row(case, state, index, offset, expected[i], actual[i]))
+    return rows, count
+
+
+def _mismatch_outcome(case, state, execution, rows, count, message) -> Outcome:
+    diagnosis = diagnose_output(state, case.sizes, case.strides, execution.tensor, UNWRITTEN)
+    return Outcome(FAILED, f"{message}; looks like: {diagnosis['id']}", diagnosis=diagnosis,
+                   mismatches=rows, mismatch_count=int(count))
+
+
+def check_returned_state(case: C.Case, execution: Execution, state=None) -> list | None:
+    state = counter.state_array(case.state if state is None else state)
+    returned = execution.returned
+    if not case.output_state:
+        if returned is not None:
+            raise CaseFailed(Outcome(FAILED, "returned a state although no OutputStateTensor was described",
+                                     diagnosis={"id": "contract", "summary": "return None without an output state"}))
+        return None
+    if returned is None:
+        raise CaseFailed(Outcome(FAILED, "returned no state although an OutputStateTensor was described",
+                                 diagnosis={"id": "contract", "summary": "return the 6-word output state"}))
+    try:
+        values = np.asarray(returned)
+        ok = values.size == 6 and values.dtype.kind in "ui" and bool(np.all((values >= 0) & (values <= 0xFFFFFFFF)))
+    except Exception:
+        ok = False
+    if not ok:
+        raise CaseFailed(Outcome(FAILED, f"returned state is not 6 uint32 words: {str(returned)[:80]!r}",
+                                 diagnosis={"id": "contract", "summary": "return numpy uint32 of 6 words"}))
+    actual = values.reshape(-1).astype(np.uint32)
+    expected = (np.array(case.expected_state, dtype=np.uint32) if case.expected_state is not None
+                else counter.advance(state, case.element_count))
+    if not np.array_equal(actual, expected):
+        diagnosis = diagnose_state(state, case.element_count, actual)
+        raise CaseFailed(Outcome(
+            FAILED, f"output state {[hex_word(w) for w in actual]}, expected {[hex_word(w) for w in expected]}; "
+                    f"looks like: {diagnosis['id']}", diagnosis=diagnosis))
+    return [hex_word(w) for w in actual]
+
+
+def padding_observation(case: C.Case, execution: Execution, strict: bool) -> str | None:
+    tensor = execution.tensor
+    gaps = ~layout.covered_mask(case.sizes, case.strides, tensor.size)
+    gap_count = int(gaps.sum())
+    if not gap_count:
+        return None
+    changed = int((tensor[gaps] != PADDING).sum())
+    if not changed:
+        return f"padding preserved ({gap_count} padding words untouched)"
+    text = f"padding not preserved: {changed} of {gap_count} padding words overwritten"
+    if strict:
+        raise CaseFailed(Outcome(FAILED, text + " (strict profile requires padding to be preserved)",
+                                 diagnosis={"id": "padding-overwritten", "summary": "wrote between elements"}))
+    return text
+
+
+def _rejected_valid(case: C.Case, error: Rejected) -> Outcome:
+    if len(case.sizes) != 4 and case.feature_level >= FEATURE_LEVEL_4_0:
+        diagnosis = {"id": "rank-4-only", "summary": "refuses tensors that are not 4-D (4.0 allows 1 to 8 dims)"}
+    else:
+        diagnosis = {"id": "rejects-valid", "summary": "refuses a valid description"}
+    return Outcome(FAILED, f"rejected a valid description: {one_line(error)}", diagnosis=diagnosis)
+
+
+def check_execute(backend, case: C.Case, strict: bool) -> Outcome:
+    execution = execute(backend, case)
+    check_input_state(execution)
+    check_guards(execution)
+    digest = compare_words(case, execution)
+    returned = check_returned_state(case, execution)
+    observations = [o for o in [padding_observation(case, execution, strict)] if o]
+    return Outcome(PASSED, "", output_sha256=digest, returned_state=returned, observations=observations)
+
+
+def check_repeat(backend, case: C.Case, strict: bool) -> Outcome:
+    first = check_execute(backend, case, strict)
+    other = counter.add_to_counter(case.state, 0x1234567)
+    execute(backend, case, state=other)
+    again = execute(backend, case)
+    if not np.array_equal(again.tensor, execute_reference_tensor(case)) or \
+            not np.array_equal(np.asarray(again.returned).reshape(-1), counter.advance(case.state, case.element_count)):
+        raise CaseFailed(Outcome(
+            FAILED, "the same input gave a different result on a later execution",
+            diagnosis={"id": "hidden-state", "summary": "output depends on earlier executions (global state)"}))
+    return first
+
+
+def execute_reference_tensor(case: C.Case) -> np.ndarray:
+    full, extent = prefilled_buffer(case)
+    tensor = full[GUARD_WORDS:]
+    reference.random_generator(counter.state_array(case.state), case.sizes, case.strides, tensor,
+                               output_state=False, feature_level=case.feature_level)
+    return tensor[:extent]
+
+
+def check_chain(backend, case: C.Case, strict: bool) -> Outcome:
+    state = counter.state_array(case.state)
+    pieces = []
+    for sizes in case.chain:
+        execution = execute(backend, case, state=state, sizes=sizes)
+        check_guards(execution)
+        if execution.returned is None:
+            raise CaseFailed(Outcome(FAILED, "returned no state in a chained execution",
+                                     diagnosis={"id": "contract", "summary": "return the output state"}))
+        pieces.append(execution.tensor.copy())
+        state = counter.state_array(np.asarray(execution.returned).reshape(-1).astype(np.uint32))
+    joined = np.concatenate(pieces)
+    single = reference.words(case.state, 0, joined.size)
+    if not np.array_equal(joined, single):
+        index = int(np.flatnonzero(joined != single)[0])
+        first_state = execute(backend, case, sizes=case.chain[0]).returned
+        diagnosis = diagnose_state(case.state, layout.element_count(case.chain[0]), first_state)
+        raise CaseFailed(Outcome(
+            FAILED, f"chained executions differ from one execution from element {index}; "
+                    f"looks like: {diagnosis['id']}", diagnosis=diagnosis,
+            mismatches=[mismatch_row(replace(case, sizes=(joined.size,)), case.state, index, index,
+                                     single[index], joined[index])]))
+    if not np.array_equal(state, counter.advance(case.state, joined.size)):
+        raise CaseFailed(Outcome(FAILED, "the final chained state differs from one execution's",
+                                 diagnosis=diagnose_state(case.state, joined.size, state)))
+    return Outcome(PASSED, f"{len(case.chain)} executions chained", returned_state=[hex_word(w) for w in state])
+
+
+def check_reject(backend, case: C.Case, strict: bool) -> Outcome:
+    validates = bool(getattr(backend, "validates", False))
+    if not validates and case.extra.get("only_if_validating"):
+        return Outcome(SKIPPED, f"not run on a backend that does not validate: {case.extra['only_if_validating']}")
+    try:
+        execution = execute(backend, case)
+    except Rejected as error:
+        named = getattr(error, "rule", None)
+        note = f"rejected ({named})" if named else "rejected"
+        if named and named != case.expected_rule:
+            note += f"; expected rule {case.expected_rule}"
+        return Outcome(PASSED, note)
+    except Exception as error:
+        if validates:
+            return Outcome(FAILED, f"raised {one_line(error)} instead of rngcheck.Rejected",
+                           diagnosis={"id": "contract", "summary": "refuse invalid descriptions with Rejected"})
+        return Outcome(INFO, f"does not validate; raised {one_line(error)}")
+    if validates:
+        return Outcome(FAILED, f"accepted an invalid description ({case.expected_rule})",
+                       diagnosis={"id": "accepts-invalid", "summary": f"does not enforce rule {case.expected_rule}"})
+    written = int((execution.tensor != UNWRITTEN).sum())
+    return Outcome(INFO, f"does not validate: accepted it and wrote {written} words")
+
+
+def check_alias(backend, case: C.Case, strict: bool) -> Outcome:
+    execution = execute(backend, case)
+    check_input_state(execution)
+    check_guards(execution)
+    check_returned_state(case, execution)
+    offsets = layout.physical_offsets(case.sizes, case.strides)
+    expected = reference.words(case.state, 0, case.element_count)
+    tensor = execution.tensor
+    last = np.empty(tensor.size, dtype=np.uint32)
+    last[offsets] = expected
+    first = np.empty(tensor.size, dtype=np.uint32)
+    first[offsets[::-1]] = expected[::-1]
+    shared = np.unique(offsets)
+    if np.array_equal(tensor[shared], last[shared]):
+        what = "each shared offset holds the last element in row-major order (as the reference)"
+    elif np.array_equal(tensor[shared], first[shared]):
+        what = "each shared offset holds the first element in row-major order"
+    elif np.all(np.isin(tensor[shared], expected)):
+        what = "each shared offset holds one of its elements' words, in no row-major rule"
+    else:
+        what = "some shared offsets hold words that belong to none of their elements"
+    return Outcome(INFO, "implementation-defined: " + what, observations=[what])
+
+
+def check_property(backend, case: C.Case, strict: bool, seed: int) -> Outcome:
+    from hypothesis import HealthCheck, find, settings
+    from hypothesis.errors import NoSuchExample
+
+    from .strategies import descriptions
+
+    failures = {}
+
+    def fails(drawn: C.Case) -> bool:
+        outcome = run_case(backend, drawn, strict=False, seed=seed)
+        if outcome.status in (FAILED, ERROR):
+            failures[drawn] = outcome
+            return True
+        return False
+
+    big = case.examples > 100
+    try:
+        minimal = find(descriptions(max_elements=20000 if big else 600, max_rank=8),
+                       fails, random=random.Random(seed),
+                       settings=settings(max_examples=case.examples, database=None, deadline=None,
+                                         suppress_health_check=list(HealthCheck)))
+    except NoSuchExample:
+        return Outcome(PASSED, f"{case.examples} random descriptions agree with the reference (seed {seed})")
+    outcome = failures.get(minimal) or run_case(backend, minimal, strict=False, seed=seed)
+    outcome.message = f"minimal failing description: {describe_case(minimal)}; {outcome.message}"
+    outcome.reproduce = reproduction(minimal)
+    return outcome
+
+
+def describe_case(case: C.Case) -> str:
+    level = ".".join(map(str, case.feature_level))
+    return (f"state {[hex_word(w) for w in case.state]}, sizes {list(case.sizes)}, "
+            f"strides {None if case.strides is None else list(case.strides)}, feature level {level}")
+
+
+def reproduction(case: C.Case) -> dict:
+    """The case as the arguments of ``rngcheck repro``."""
+    return {
+        "state": ",".join(hex_word(w) for w in case.state),
+        "sizes": ",".join(map(str, case.sizes)),
+        "strides": None if case.strides is None else ",".join(map(str, case.strides)),
+        "feature_level": ".".join(map(str, case.feature_level)),
+    }
+
+
+PROCEDURES = {
+    C.EXECUTE: check_execute, C.REPEAT: check_repeat, C.CHAIN: check_chain,
+    C.REJECT: check_reject, C.ALIAS: check_alias,
+}
+
+
+def run_case(backend, case: C.Case, *, strict: bool = False, seed: int = 0) -> Outcome:
+    """The outcome of ``case`` on ``backend``: never raises for anything the backend does."""
+    try:
+        if case.procedure == C.PROPERTY:
+            return check_property(backend, case, strict, seed)
+        outcome = PROCEDURES[case.procedure](backend, case, strict)
+    except CaseFailed as failed:
+        outcome = failed.outcome
+    except Rejected as error:
+        outcome = _rejected_valid(case, error)
+    except (KeyboardInterrupt, SystemExit, MemoryError):
+        raise
+    except Exception as error:
+        outcome = Outcome(ERROR, f"backend raised {one_line(error)}",
+                          detail="".join(traceback.format_exception(error)[-6:]))
+    if outcome.status in (FAILED, ERROR) and outcome.reproduce is None and case.procedure != C.PROPERTY:
+        outcome.reproduce = reproduction(case)
+    return outcome

@@ -1,0 +1,158 @@
+"""The result document: the only thing reports read. JSON, versioned.
+
+Schema "rngcheck-result", version 1 (fields added later are optional; a reader refuses a
+newer major version):
+  schema, schema_version, rngcheck_version, created (UTC ISO 8601), command (argv),
+  profile, seed, reproduce (a command line that reruns the same cases),
+  environment {python, platform, machine, packages{name: version}},
+  errata [text], complete (false when interrupted),
+  backends [{name, spec, validates, describe{str: str}, summary{status: count}, verdict}],
+  cases [{id, category, description, rule, source, procedure, note, inputs{state, sizes, strides,
+          feature_level, output_state}}],
+  results [{backend, case, status, required, seconds, message, diagnosis{id, summary} | null,
+            mismatches [{index, coordinates, offset, expected, actual, philox_counter, lane}],
+            mismatch_count, observations [text], output_sha256, returned_state, reproduce, detail}],
+  agreement [{case, agree, outputs{backend: sha256}}]   (cases run on two or more backends),
+  summary {verdict: "pass" | "fail" | "incomplete", counts{status: n}, required_failed, cases, backends}
+Statuses: passed, failed, error (the backend raised), info (implementation-defined or a
+non-validating backend's answer to an invalid description), skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import shlex
+import sys
+from datetime import datetime, timezone
+from importlib import metadata
+from pathlib import Path
+
+from .. import __version__
+from ..errors import RngcheckError
+
+SCHEMA = "rngcheck-result"
+SCHEMA_VERSION = 1
+STATUSES = ("passed", "failed", "error", "info", "skipped")
+PACKAGES = ("numpy", "scipy", "hypothesis", "pytest", "pyopencl", "randomgen", "tensorflow", "jax", "Jinja2")
+ERRATA = [
+    "DirectML's page says the counter 0x48656c6c'6f46726f'6d536561'74746c65 advanced by 324,855 becomes "
+    "0x48656c6c'6f46726f'6d536561'746f776e; that is the counter minus 324,855. rngcheck follows the rule "
+    "(add ceil(n/4) with carry): 0x48656c6c'6f46726f'6d536561'7479615c.",
+]
+
+
+def package_versions() -> dict[str, str]:
+    versions = {}
+    for name in PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return versions
+
+
+def case_entry(case) -> dict:
+    return {
+        "id": case.id, "category": case.category, "description": case.description,
+        "rule": case.rule, "source": case.source, "procedure": case.procedure, "note": case.note,
+        "inputs": {
+            "state": [f"0x{int(w):08x}" for w in case.state], "sizes": list(case.sizes),
+            "strides": None if case.strides is None else list(case.strides),
+            "feature_level": ".".join(map(str, case.feature_level)),
+            "output_state": case.output_state if isinstance(case.output_state, bool) else list(case.output_state),
+        },
+    }
+
+
+def reproduce_command(profile: str, seed: int, command: list[str]) -> str:
+    """The command line that reruns the same cases with the same random choices."""
+    command = list(command) or ["run"]
+    if "--profile" not in command and not any(a.startswith("--profile=") for a in command):
+        command += ["--profile", profile]
+    if "--seed" not in command and not any(a.startswith("--seed=") for a in command):
+        command += ["--seed", str(seed)]
+    return shlex.join(["rngcheck"] + command)
+
+
+def new_document(profile: str, seed: int, command: list[str], cases) -> dict:
+    return {
+        "schema": SCHEMA, "schema_version": SCHEMA_VERSION, "rngcheck_version": __version__,
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "command": list(command), "profile": profile, "seed": seed,
+        "reproduce": reproduce_command(profile, seed, command),
+        "environment": {"python": sys.version.split()[0], "platform": platform.platform(),
+                        "machine": platform.machine(), "packages": package_versions()},
+        "errata": ERRATA, "complete": True,
+        "backends": [], "cases": [case_entry(c) for c in cases], "results": [],
+    }
+
+
+def result_entry(backend_name: str, case, outcome, required: bool, seconds: float) -> dict:
+    return {
+        "backend": backend_name, "case": case.id, "status": outcome.status, "required": required,
+        "seconds": round(seconds, 6), "message": outcome.message, "diagnosis": outcome.diagnosis,
+        "mismatches": outcome.mismatches, "mismatch_count": outcome.mismatch_count,
+        "observations": outcome.observations, "output_sha256": outcome.output_sha256,
+        "returned_state": outcome.returned_state, "reproduce": outcome.reproduce, "detail": outcome.detail,
+    }
+
+
+def is_failure(result: dict) -> bool:
+    return result["required"] and result["status"] in ("failed", "error")
+
+
+def finish(document: dict) -> dict:
+    """Fill in per-backend summaries, cross-backend agreement and the overall summary."""
+    by_backend = {}
+    for result in document["results"]:
+        by_backend.setdefault(result["backend"], []).append(result)
+    for entry in document["backends"]:
+        results = by_backend.get(entry["name"], [])
+        entry["summary"] = {s: sum(r["status"] == s for r in results) for s in STATUSES}
+        entry["verdict"] = "fail" if any(is_failure(r) for r in results) else "pass"
+    if len(document["backends"]) > 1:
+        outputs = {}
+        for result in document["results"]:
+            if result["output_sha256"]:
+                outputs.setdefault(result["case"], {})[result["backend"]] = result["output_sha256"]
+        document["agreement"] = [
+            {"case": case, "agree": len(set(hashes.values())) == 1, "outputs": hashes}
+            for case, hashes in outputs.items() if len(hashes) > 1]
+    counts = {s: sum(r["status"] == s for r in document["results"]) for s in STATUSES}
+    failed = sum(is_failure(r) for r in document["results"])
+    if not document.get("complete", True):
+        verdict = "incomplete"
+    elif failed or counts["passed"] == 0:
+        verdict = "fail"
+    else:
+        verdict = "pass"
+    document["summary"] = {"verdict": verdict, "counts": counts, "required_failed": failed,
+                           "cases": len(document["cases"]), "backends": len(document["backends"])}
+    return document
+
+
+def write(document: dict, path) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
+    tmp.replace(path)
+
+
+def read(path) -> dict:
+    """A result document, checked (raises RngcheckError with one line)."""
+    path = Path(path)
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise RngcheckError(f"cannot read {path}: {error.strerror}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise RngcheckError(f"{path}: not a complete JSON document ({error})") from None
+    if not isinstance(document, dict) or document.get("schema") != SCHEMA:
+        raise RngcheckError(f"{path}: not an rngcheck result document")
+    version = document.get("schema_version")
+    if not isinstance(version, int) or version > SCHEMA_VERSION:
+        raise RngcheckError(f"{path}: schema_version {version!r} is newer than this rngcheck reads "
+                            f"({SCHEMA_VERSION})")
+    return document

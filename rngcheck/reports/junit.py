@@ -1,0 +1,68 @@
+"""JUnit XML from a result document: one testsuite per backend, one testcase per case."""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def clean(text) -> str:
+    """Text that came from a backend, made safe for XML 1.0 (ElementTree escapes the rest)."""
+    return _NOT_XML.sub("\ufffd", str(text))
+
+
+def to_junit(document: dict) -> ET.ElementTree:
+    root = ET.Element("testsuites", name="rngcheck", tests="0", failures="0", errors="0", skipped="0")
+    cases = {c["id"]: c for c in document["cases"]}
+    totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    for backend in document["backends"]:
+        results = [r for r in document["results"] if r["backend"] == backend["name"]]
+        suite = ET.SubElement(root, "testsuite", name=clean(f"rngcheck.{backend['name']}"))
+        counts = {"tests": len(results), "failures": 0, "errors": 0, "skipped": 0}
+        properties = ET.SubElement(suite, "properties")
+        for key, value in backend["describe"].items():
+            ET.SubElement(properties, "property", name=clean(key), value=clean(value))
+        for result in results:
+            case = cases.get(result["case"], {})
+            element = ET.SubElement(suite, "testcase", name=result["case"],
+                                    classname=clean(f"rngcheck.{backend['name']}.{case.get('category', 'case')}"),
+                                    time=f"{result['seconds']:.6f}")
+            body = "\n".join(filter(None, [
+                result["message"],
+                f"diagnosis: {result['diagnosis']['id']}: {result['diagnosis']['summary']}" if result["diagnosis"] else "",
+                *(f"element {m['index']} at offset {m['offset']}: expected {m['expected']}, got {m['actual']} "
+                  f"(counter {m['philox_counter']}, lane {m['lane']})" for m in result["mismatches"]),
+                f"rule: {case.get('rule', '')} ({case.get('source', '')})",
+            ]))
+            status = result["status"]
+            if status in ("failed", "error") and not result["required"]:
+                status = "info"
+            if status == "failed":
+                counts["failures"] += 1
+                ET.SubElement(element, "failure", message=clean(result["message"][:500])).text = clean(body)
+            elif status == "error":
+                counts["errors"] += 1
+                ET.SubElement(element, "error", message=clean(result["message"][:500])).text = clean(
+                    body + "\n" + result["detail"])
+            elif status == "skipped":
+                counts["skipped"] += 1
+                ET.SubElement(element, "skipped", message=clean(result["message"][:500]))
+            elif result["message"] or result["observations"]:
+                ET.SubElement(element, "system-out").text = clean("\n".join([result["message"], *result["observations"]]))
+        for key, value in counts.items():
+            suite.set(key, str(value))
+            totals[key] += value
+    for key, value in totals.items():
+        root.set(key, str(value))
+    return ET.ElementTree(root)
+
+
+def write(document: dict, path) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tree = to_junit(document)
+    ET.indent(tree)
+    tree.write(path, encoding="utf-8", xml_declaration=True)

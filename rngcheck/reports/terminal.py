@@ -1,0 +1,50 @@
+"""The terminal summary of a result document."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+SHOWN_FAILURES = 12
+
+
+def _printable(text) -> str:
+    """Backend text on one line with control characters made visible."""
+    return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in str(text))
+
+
+def summary(document: dict) -> str:
+    lines = []
+    categories = {c["id"]: c["category"] for c in document["cases"]}
+    for backend in document["backends"]:
+        name = _printable(backend["name"])
+        results = [r for r in document["results"] if r["backend"] == backend["name"]]
+        device = _printable(backend["describe"].get("device", backend["describe"].get("implementation", "")))
+        lines.append(f"{name}  ({device})  profile {document['profile']}, seed {document['seed']}")
+        table = defaultdict(lambda: defaultdict(int))
+        for r in results:
+            status = r["status"] if r["required"] or r["status"] not in ("failed", "error") else "info"
+            table[categories.get(r["case"], "?")][status] += 1
+        for category, counts in table.items():
+            parts = ", ".join(f"{counts[s]} {s}" for s in ("passed", "failed", "error", "info", "skipped") if counts[s])
+            lines.append(f"  {category:<11} {parts}")
+        failures = [r for r in results if r["required"] and r["status"] in ("failed", "error")]
+        for r in failures[:SHOWN_FAILURES]:
+            lines.append(f"  FAIL {r['case']}: {_printable(r['message'])[:160]}")
+            for m in r["mismatches"][:2]:
+                lines.append(f"       element {m['index']} {m['coordinates']} at offset {m['offset']}: expected "
+                             f"{m['expected']}, got {m['actual']} (counter {m['philox_counter']}, lane {m['lane']})")
+        if len(failures) > SHOWN_FAILURES:
+            lines.append(f"  ... and {len(failures) - SHOWN_FAILURES} more failures (see the JSON document)")
+        info = [r for r in results if r["status"] == "info" and r["observations"]]
+        for r in info[:4]:
+            lines.append(f"  info {r['case']}: {_printable(r['observations'][0])[:140]}")
+        lines.append(f"  => {backend['verdict'].upper()}")
+    if document.get("agreement"):
+        disagree = [a["case"] for a in document["agreement"] if not a["agree"]]
+        lines.append(f"cross-backend: {len(document['agreement']) - len(disagree)} of {len(document['agreement'])} "
+                     f"cases identical on every backend" + (f"; differ: {', '.join(disagree[:8])}" if disagree else ""))
+    s = document["summary"]
+    counts = ", ".join(f"{n} {k}" for k, n in s["counts"].items() if n)
+    lines.append(f"rngcheck: {s['verdict'].upper()} ({counts}; {s['required_failed']} required failed)")
+    lines.append(f"reproduce: {document['reproduce']}")
+    return "\n".join(lines)

@@ -1,0 +1,161 @@
+"""Regenerate the vector files: ``python -m rngcheck.vectors.generate [--check] [--out DIR]``.
+
+random123_kat.json comes from sources/random123_philox4x32.txt (Random123's lines,
+verbatim). operator.json is computed by the reference model, except where a vector says
+its expectation is independent (the Random123 answers, the 324,855 example's state).
+``--check`` exits 1 when the committed files differ from what this script writes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from .. import counter, layout, reference
+from . import FORMAT, FORMAT_VERSION, KAT_FILE, OPERATOR_FILE, data_path, sha256_of_words
+
+SOURCE_FILE = "sources/random123_philox4x32.txt"
+RANDOM123 = "Random123 examples/kat_vectors (philox4x32 lines), via rngcheck/vectors/" + SOURCE_FILE
+DML_PAGE = "DirectML DML_RANDOM_GENERATOR_OPERATOR_DESC, Remarks"
+STRIDES_PAGE = "DirectML 'Using strides to express padding and memory layout'"
+EXPLICIT_LIMIT = 64  # tensors up to this many elements list their words; larger ones a sha256
+PI_KEY = (0xA4093822, 0x299F31D0)  # Random123's digits-of-pi key
+HELLO_FROM_SEATTLE = 0x48656C6C_6F46726F_6D536561_74746C65
+ERRATA = ("The DirectML page prints 0x48656c6c'6f46726f'6d536561'746f776e (\"HelloFromSeatown\") "
+          "as the result, which is the counter MINUS 324,855; the rule (add ceil(n/4) with carry) gives "
+          "0x48656c6c'6f46726f'6d536561'7479615c, which rngcheck requires.")
+
+
+def hex_words(words) -> list[str]:
+    return [f"0x{int(w):08x}" for w in words]
+
+
+def kat_document() -> dict:
+    vectors = []
+    for line in data_path(SOURCE_FILE).read_text(encoding="utf-8").splitlines():
+        if not line.startswith("philox4x32 "):
+            continue
+        fields = line.split()
+        values = [int(v, 16) for v in fields[2:]]
+        vectors.append({
+            "rounds": int(fields[1]),
+            "counter": hex_words(values[0:4]),
+            "key": hex_words(values[4:6]),
+            "expected": hex_words(values[6:10]),
+            "line": line,
+            "source": RANDOM123,
+        })
+    return {"format": FORMAT, "format_version": FORMAT_VERSION,
+            "generator": "python -m rngcheck.vectors.generate", "vectors": vectors}
+
+
+def operator_vector(vector_id, description, rule, source, state, sizes, strides=None,
+                    feature_level="4.0", expected_words=None, expected_state=None, note=""):
+    """One operator vector; expectations default to the reference model's."""
+    state = counter.state_array(state)
+    n = layout.element_count(sizes)
+    if expected_words is None:
+        if n <= EXPLICIT_LIMIT:
+            expected = {"words": hex_words(reference.words(state, 0, n))}
+        else:
+            expected = {"sha256": sha256_of_words(
+                reference.words(state, first, count) for first, count in reference.chunks(n)), "count": n}
+    else:
+        expected = {"words": hex_words(expected_words)}
+    entry = {
+        "id": vector_id, "description": description, "rule": rule, "source": source,
+        "state": hex_words(state), "sizes": list(sizes), "strides": None if strides is None else list(strides),
+        "feature_level": feature_level, "expected": expected,
+        "expected_state": hex_words(expected_state if expected_state is not None else counter.advance(state, n)),
+    }
+    if note:
+        entry["note"] = note
+    return entry
+
+
+def operator_document() -> dict:
+    vectors = []
+    key = PI_KEY
+    # The Random123 answers through the operator: a 4-element tensor is one Philox block.
+    for line in data_path(SOURCE_FILE).read_text(encoding="utf-8").splitlines():
+        fields = line.split()
+        if not line.startswith("philox4x32 ") or fields[1] != "10":
+            continue
+        values = [int(v, 16) for v in fields[2:]]
+        vectors.append(operator_vector(
+            f"kat-{values[0]:08x}-{values[4]:08x}",
+            f"Random123 Philox4x32-10 answer for counter {' '.join(fields[2:6])}, key {' '.join(fields[6:8])}",
+            "element i is lane i mod 4 of Philox4x32-10(counter + floor(i/4), key)", RANDOM123,
+            values[0:6], (4,), expected_words=values[6:10]))
+    # The page's own example, with the corrected counter (independent of the reference).
+    seattle = counter.make_state(HELLO_FROM_SEATTLE, key)
+    vectors.append(operator_vector(
+        "dml-example-324855", "the DirectML page's example: 3x3x20x7219 from 'HelloFromSeattle' advances by 324,855",
+        "the counter is incremented by ceil(outputSize / 4)", DML_PAGE,
+        seattle, (3, 3, 20, 7219), feature_level="3.0",
+        expected_state=counter.make_state(HELLO_FROM_SEATTLE + 324_855, key), note=ERRATA))
+    base = counter.make_state(0x0123456789ABCDEF_FEDCBA9876543210, key)
+    for n in range(1, 10):
+        vectors.append(operator_vector(
+            f"elements-{n}", f"{n} element(s), packed 1-D", "lane i mod 4 of block floor(i/4); counter += ceil(n/4)",
+            DML_PAGE, base, (n,)))
+    carries = {"word0": (1 << 32) - 2, "word1": (1 << 64) - 2, "word2": (1 << 96) - 2, "wrap128": (1 << 128) - 2}
+    for name, start in carries.items():
+        vectors.append(operator_vector(
+            f"carry-{name}", f"16 elements whose blocks straddle the carry out of {name}",
+            "counter + block index is a 128-bit add with carry, mod 2^128", DML_PAGE,
+            counter.make_state(start, key), (16,)))
+    layouts = [
+        ("padded-rows", "2x3 with row stride 5 (the strides page's padding example)", (2, 3), (5, 1)),
+        ("column-major", "2x3 stored column-major (strides 1, 2)", (2, 3), (1, 2)),
+        ("nhwc", "NCHW 1x3x2x2 stored as NHWC", (1, 3, 2, 2), (12, 1, 6, 3)),
+        ("rank8", "8-D tensor 2x1x2x1x2x1x2x3", (2, 1, 2, 1, 2, 1, 2, 3), None),
+        ("nchw-explicit", "1x1x3x5 with explicit packed strides", (1, 1, 3, 5), (15, 15, 5, 1)),
+    ]
+    for name, description, sizes, strides in layouts:
+        vectors.append(operator_vector(
+            f"layout-{name}", description, "element i is written at offset sum(coordinate_d * stride_d)",
+            STRIDES_PAGE, base, sizes, strides, feature_level="4.0" if len(sizes) != 4 else "3.0"))
+    vectors.append(operator_vector(
+        "large-permuted", "2^16 elements, 3-D, permuted and padded strides (sha256)",
+        "element i is written at offset sum(coordinate_d * stride_d)", STRIDES_PAGE,
+        base, (16, 64, 64), (1, 17 * 64, 17)))
+    return {"format": FORMAT, "format_version": FORMAT_VERSION,
+            "generator": "python -m rngcheck.vectors.generate",
+            "errata": ERRATA, "vectors": vectors}
+
+
+def render(document: dict) -> str:
+    return json.dumps(document, indent=1) + "\n"
+
+
+def documents() -> dict[str, str]:
+    return {KAT_FILE: render(kat_document()), OPERATOR_FILE: render(operator_document())}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m rngcheck.vectors.generate", description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="compare with the committed files instead of writing")
+    parser.add_argument("--out", type=Path, help="directory to write to (default: the package's own)")
+    args = parser.parse_args(argv)
+    stale = []
+    for name, text in documents().items():
+        target = (args.out / name) if args.out else data_path(name)
+        if args.check:
+            if not target.is_file() or target.read_text(encoding="utf-8") != text:
+                stale.append(name)
+        else:
+            target.write_text(text, encoding="utf-8")
+            print(f"wrote {target}")
+    if stale:
+        print(f"out of date: {', '.join(stale)} (run python -m rngcheck.vectors.generate)", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
