@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import counter, layout, philox, reference
 
-DIAGNOSIS_LIMIT = 1 << 21  # extents up to this many words are diagnosed whole; larger ones by a prefix
+DIAGNOSIS_LIMIT = 1 << 18  # extents up to this many words are diagnosed whole; larger ones by a prefix
 PREFIX = 4096
 
 
@@ -156,34 +156,42 @@ STATE_VARIANTS = [
 ]
 
 
+def _verdict(matches: list[Variant], unknown: str, summary: str) -> dict:
+    """The first matching variant, naming the others that predict the same on this case."""
+    if not matches:
+        return {"id": unknown, "summary": summary, "alternatives": []}
+    return {"id": matches[0].id, "summary": matches[0].summary, "alternatives": [v.id for v in matches[1:]]}
+
+
 def diagnose_state(state, element_count: int, actual) -> dict:
-    """The state variant that matches the returned state, or 'unknown'."""
+    """The state variants that match the returned state (those equal to the right answer excluded)."""
     actual = np.asarray(actual).reshape(-1)
+    right = counter.advance(state, element_count)
+    matches = []
     for variant in STATE_VARIANTS:
         predicted = np.asarray(variant.predict(state, element_count)).reshape(-1)
+        if np.array_equal(predicted, right):
+            continue  # indistinguishable from the spec on this case
         if predicted.shape == actual.shape and np.array_equal(predicted, actual):
-            return {"id": variant.id, "summary": variant.summary}
-    return {"id": "unknown-state", "summary": "the returned state matches no known bug class"}
+            matches.append(variant)
+    return _verdict(matches, "unknown-state", "the returned state matches no known bug class")
 
 
 def diagnose_output(state, sizes, strides, extent: np.ndarray, unwritten: int) -> dict:
-    """The variant whose prediction equals ``extent`` (the tensor's part of the buffer after the call).
+    """The variants whose prediction equals ``extent`` (the tensor's part of the buffer after the call).
 
-    Whole-extent comparison for element variants and layout variants when the extent is
-    at most DIAGNOSIS_LIMIT words; otherwise element variants on the first PREFIX elements.
+    Element variants are compared on the first PREFIX elements (at their offsets); layout
+    variants on the whole extent when it is at most DIAGNOSIS_LIMIT words.
     """
     n = layout.element_count(sizes)
-    offsets_all = None
-    if extent.size <= DIAGNOSIS_LIMIT:
-        count = n
-        offsets_all = layout.physical_offsets(sizes, strides)
-    else:
-        count = min(n, PREFIX)
+    count = min(n, PREFIX)
     offsets = layout.physical_offsets(sizes, strides, 0, count)
     actual = extent[offsets]
     aliased = layout.aliases(sizes, strides)
     if np.all(actual == unwritten):
-        return {"id": "not-written", "summary": "the output elements were never written"}
+        return {"id": "not-written", "summary": "the output elements were never written", "alternatives": []}
+    right = reference.words(state, 0, count)
+    matches = []
     for variant in _word_variants():
         predicted = variant.predict(count)(counter.state_array(state))
         if aliased:
@@ -191,12 +199,15 @@ def diagnose_output(state, sizes, strides, extent: np.ndarray, unwritten: int) -
             model = np.array(extent, copy=True)
             model[offsets] = predicted
             predicted = model[offsets]
-        if np.array_equal(predicted, actual):
-            return {"id": variant.id, "summary": variant.summary}
-    if offsets_all is not None and not aliased:
+        if np.array_equal(predicted, actual) and not np.array_equal(predicted, right):
+            matches.append(variant)
+    if extent.size <= DIAGNOSIS_LIMIT and not aliased:
+        offsets_all = layout.physical_offsets(sizes, strides)
         right_words = reference.words(state, 0, n)
         for variant in LAYOUT_VARIANTS:
             placed = variant.predict(sizes, strides)
+            if np.array_equal(placed, offsets_all):
+                continue  # the same placement as the spec's on this layout
             if placed.max(initial=-1) < extent.size and np.array_equal(extent[placed], right_words):
-                return {"id": variant.id, "summary": variant.summary}
-    return {"id": "unknown", "summary": "the output matches no known bug class"}
+                matches.append(variant)
+    return _verdict(matches, "unknown", "the output matches no known bug class")

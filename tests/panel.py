@@ -1,0 +1,207 @@
+"""A panel of deliberately broken backends: the suite must catch each one and name its bug.
+
+The panel shares no code with rngcheck's reference: its Philox and its counter arithmetic
+are written again here, plainly, with knobs that introduce one bug each. To add a broken
+backend, add an entry to PANEL: (name, knobs or a class, expected diagnosis id).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from rngcheck import Rejected
+from rngcheck.backends import Backend
+
+MASK32 = 0xFFFFFFFF
+
+
+def philox_blocks(counters: np.ndarray, k0: int, k1: int, rounds: int = 10) -> np.ndarray:
+    """Philox4x32-R over an (m, 4) array of counter words; returns (m, 4) uint32."""
+    x = counters.astype(np.uint64)
+    for r in range(rounds):
+        p0 = x[:, 0] * np.uint64(0xD2511F53)
+        p1 = x[:, 2] * np.uint64(0xCD9E8D57)
+        x = np.stack([(p1 >> np.uint64(32)) ^ x[:, 1] ^ np.uint64(k0), p1 & np.uint64(MASK32),
+                      (p0 >> np.uint64(32)) ^ x[:, 3] ^ np.uint64(k1), p0 & np.uint64(MASK32)], axis=1)
+        k0, k1 = (k0 + 0x9E3779B9) & MASK32, (k1 + 0xBB67AE85) & MASK32
+    return x.astype(np.uint32)
+
+
+def counter_plus(words, increments: np.ndarray, carry_bits: int = 128) -> np.ndarray:
+    """(m, 4) counter words of (counter + increment) mod 2^carry_bits (higher words kept)."""
+    value = sum(int(words[i]) << (32 * i) for i in range(4))
+    field = (1 << carry_bits) - 1
+    base_low = value & field
+    rows = []
+    for inc in increments.tolist():
+        v = (value & ~field & ((1 << 128) - 1)) | ((base_low + inc) & field)
+        rows.append([(v >> (32 * i)) & MASK32 for i in range(4)])
+    return np.array(rows, dtype=np.uint64).reshape(-1, 4)
+
+
+class KnobbedPhilox(Backend):
+    """A Philox DML_RANDOM_GENERATOR with one knob per known bug class (default: correct)."""
+
+    validates = False
+
+    def __init__(self, name="knobbed", *, counter_high_first=False, key_swapped=False, lanes_reversed=False,
+                 rounds=10, carry_bits=128, increment="ceil", state_carry_bits=128, ignore_strides=False,
+                 physical_order=False, lane_major=False, per_element=False, counter64=False):
+        self.name = name
+        self.knobs = dict(counter_high_first=counter_high_first, key_swapped=key_swapped,
+                          lanes_reversed=lanes_reversed, rounds=rounds, carry_bits=carry_bits,
+                          increment=increment, state_carry_bits=state_carry_bits, ignore_strides=ignore_strides,
+                          physical_order=physical_order, lane_major=lane_major, per_element=per_element,
+                          counter64=counter64)
+
+    def describe(self):
+        return {"implementation": "tests/panel.py KnobbedPhilox", "knobs": repr(self.knobs)}
+
+    def logical_words(self, state, n):
+        s = [int(w) for w in np.asarray(state).reshape(-1)]
+        ctr, (k0, k1) = s[:4], (s[4], s[5])
+        if self.knobs["counter_high_first"]:
+            ctr = ctr[::-1]
+        if self.knobs["counter64"]:
+            ctr = ctr[:2] + [0, 0]
+        if self.knobs["key_swapped"]:
+            k0, k1 = k1, k0
+        blocks = n if self.knobs["per_element"] else math.ceil(n / 4)
+        counters = counter_plus(ctr, np.arange(blocks), 64 if self.knobs["counter64"] else self.knobs["carry_bits"])
+        if self.knobs["counter_high_first"]:
+            counters = counters[:, ::-1]
+        out = philox_blocks(counters, k0, k1, self.knobs["rounds"])
+        if self.knobs["lanes_reversed"]:
+            out = out[:, ::-1]
+        i = np.arange(n)
+        if self.knobs["per_element"]:
+            return out[i, i % 4]
+        if self.knobs["lane_major"]:
+            return out[i % blocks, i // blocks]
+        return out.reshape(-1)[:n]
+
+    def offsets(self, sizes, strides):
+        n = math.prod(sizes)
+        if strides is None or self.knobs["ignore_strides"]:
+            return np.arange(n)
+        coords = np.indices(sizes).reshape(len(sizes), -1)
+        offsets = (coords * np.array(strides).reshape(-1, 1)).sum(axis=0)
+        return np.sort(offsets) if self.knobs["physical_order"] else offsets
+
+    def next_state(self, state, n):
+        s = [int(w) for w in np.asarray(state).reshape(-1)]
+        inc = {"ceil": math.ceil(n / 4), "n": n, "floor": n // 4, "none": 0}[self.knobs["increment"]]
+        ctr = counter_plus(s[:4], np.array([inc]), self.knobs["state_carry_bits"])[0]
+        return np.array([*ctr, s[4], s[5]], dtype=np.uint32)
+
+    def random_generator(self, state, sizes, strides, buffer, *, output_state=True, feature_level=(4, 0)):
+        n = math.prod(sizes)
+        buffer[self.offsets(tuple(sizes), strides)] = self.logical_words(state, n)
+        return self.next_state(state, n) if output_state else None
+
+
+class MutatesInputState(KnobbedPhilox):
+    def random_generator(self, state, sizes, strides, buffer, **kw):
+        result = super().random_generator(state, sizes, strides, buffer, **kw)
+        state.reshape(-1)[0] ^= 1
+        return result
+
+
+class HiddenGlobalState(KnobbedPhilox):
+    """Continues from its own counter after the first execution, as a stateful generator would."""
+
+    def __init__(self):
+        super().__init__("hidden-global-state")
+        self.internal = None
+
+    def random_generator(self, state, sizes, strides, buffer, **kw):
+        used = np.array(state, dtype=np.uint32).reshape(-1) if self.internal is None else self.internal
+        result = super().random_generator(used, sizes, strides, buffer, output_state=True)
+        self.internal = result
+        return result if kw.get("output_state", True) else None
+
+
+class WritesPastExtent(KnobbedPhilox):
+    def random_generator(self, state, sizes, strides, buffer, **kw):
+        result = super().random_generator(state, sizes, strides, buffer, **kw)
+        extent = sum((s - 1) * d for s, d in zip(sizes, strides or _packed(sizes))) + 1
+        if buffer.size > extent:
+            buffer[extent] = 0  # one word too many
+        return result
+
+
+class Only4D(KnobbedPhilox):
+    validates = True
+
+    def random_generator(self, state, sizes, strides, buffer, **kw):
+        if len(sizes) != 4:
+            raise Rejected(f"{len(sizes)}-D tensors are not supported")
+        return super().random_generator(state, sizes, strides, buffer, **kw)
+
+
+class ClaimsToValidate(KnobbedPhilox):
+    """Says it validates, but accepts everything it can compute."""
+
+    validates = True
+
+    def random_generator(self, state, sizes, strides, buffer, **kw):
+        if math.prod(sizes) >= 1 << 32:
+            raise Rejected("too large")
+        return super().random_generator(np.asarray(state).reshape(-1)[:6], sizes, strides, buffer, **kw)
+
+
+class OverwritesPadding(KnobbedPhilox):
+    def random_generator(self, state, sizes, strides, buffer, **kw):
+        extent = sum((s - 1) * d for s, d in zip(sizes, strides or _packed(sizes))) + 1
+        buffer[:extent] = 0
+        return super().random_generator(state, sizes, strides, buffer, **kw)
+
+
+class Crashes(KnobbedPhilox):
+    def random_generator(self, state, sizes, strides, buffer, **kw):
+        raise RuntimeError("device lost")
+
+
+class GarbageState(KnobbedPhilox):
+    def random_generator(self, state, sizes, strides, buffer, **kw):
+        super().random_generator(state, sizes, strides, buffer, **kw)
+        return np.zeros(5, dtype=np.float32) if kw.get("output_state", True) else None
+
+
+def _packed(sizes):
+    strides, step = [], 1
+    for s in reversed(sizes):
+        strides.append(step)
+        step *= s
+    return tuple(reversed(strides))
+
+
+# (name, backend factory, expected diagnosis id of at least one failure, profile that catches it)
+PANEL = [
+    ("counter-words-reversed", lambda: KnobbedPhilox(counter_high_first=True), "counter-words-reversed", "quick"),
+    ("key-words-swapped", lambda: KnobbedPhilox(key_swapped=True), "key-words-swapped", "quick"),
+    ("lanes-reversed", lambda: KnobbedPhilox(lanes_reversed=True), "lanes-reversed", "quick"),
+    ("lane-major", lambda: KnobbedPhilox(lane_major=True), "lane-major", "quick"),
+    ("block-per-element", lambda: KnobbedPhilox(per_element=True), "block-per-element", "quick"),
+    ("rounds-7", lambda: KnobbedPhilox(rounds=7), "rounds-7", "quick"),
+    ("rounds-12", lambda: KnobbedPhilox(rounds=12), "rounds-12", "quick"),
+    ("increment-n", lambda: KnobbedPhilox(increment="n"), "increment-n", "quick"),
+    ("increment-floor", lambda: KnobbedPhilox(increment="floor"), "increment-floor", "quick"),
+    ("state-not-advanced", lambda: KnobbedPhilox(increment="none"), "state-not-advanced", "quick"),
+    ("carry-32-bit", lambda: KnobbedPhilox(carry_bits=32), "carry-32-bit", "quick"),
+    ("carry-64-bit", lambda: KnobbedPhilox(carry_bits=64), "carry-64-bit", "quick"),
+    ("state-carry-32-bit", lambda: KnobbedPhilox(state_carry_bits=32), "state-carry-32-bit", "quick"),
+    ("state-carry-64-bit", lambda: KnobbedPhilox(state_carry_bits=64), "state-carry-64-bit", "quick"),
+    ("counter-64-bit", lambda: KnobbedPhilox(counter64=True), "counter-64-bit", "quick"),
+    ("strides-ignored", lambda: KnobbedPhilox(ignore_strides=True), "strides-ignored", "quick"),
+    ("logical-physical-confused", lambda: KnobbedPhilox(physical_order=True), "logical-physical-confused", "quick"),
+    ("mutates-input-state", lambda: MutatesInputState(), "input-state-modified", "quick"),
+    ("hidden-global-state", lambda: HiddenGlobalState(), "hidden-state", "quick"),
+    ("writes-past-extent", lambda: WritesPastExtent(), "out-of-extent-write", "quick"),
+    ("only-4d", lambda: Only4D(), "rank-4-only", "quick"),
+    ("claims-to-validate", lambda: ClaimsToValidate(), "accepts-invalid", "quick"),
+    ("overwrites-padding", lambda: OverwritesPadding(), "padding-overwritten", "strict"),
+    ("garbage-state", lambda: GarbageState(), "contract", "quick"),
+]
