@@ -46,10 +46,10 @@ class KnobbedPhilox(Backend):
 
     validates = False
 
-    def __init__(self, name="knobbed", *, counter_high_first=False, key_swapped=False, lanes_reversed=False,
+    def __init__(self, name=None, *, counter_high_first=False, key_swapped=False, lanes_reversed=False,
                  rounds=10, carry_bits=128, increment="ceil", state_carry_bits=128, ignore_strides=False,
                  physical_order=False, lane_major=False, per_element=False, counter64=False):
-        self.name = name
+        self.name = name or type(self).__name__
         self.knobs = dict(counter_high_first=counter_high_first, key_swapped=key_swapped,
                           lanes_reversed=lanes_reversed, rounds=rounds, carry_bits=carry_bits,
                           increment=increment, state_carry_bits=state_carry_bits, ignore_strides=ignore_strides,

@@ -37,7 +37,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 
 from ..description import FEATURE_LEVEL_4_0
-from ..errors import BackendSpecError, BackendUnavailable, Rejected
+from ..errors import BackendSpecError, BackendUnavailable, Rejected, RngcheckError
 
 ENTRY_POINT_GROUP = "rngcheck.backends"
 
@@ -89,6 +89,16 @@ def _registered():
 
 
 def _instantiate(obj, options: str, spec: str):
+    try:
+        return _construct(obj, options, spec)
+    except RngcheckError:
+        raise
+    except Exception as error:  # the backend's constructor or factory failed: one line, no traceback
+        text = " ".join(str(error).split())
+        raise BackendSpecError(f"creating backend {spec!r} failed: {type(error).__name__}: {text}") from None
+
+
+def _construct(obj, options: str, spec: str):
     if inspect.isclass(obj):
         if options:
             if hasattr(obj, "from_options"):

@@ -29,7 +29,8 @@ def summary(document: dict) -> str:
             lines.append(f"  {category:<11} {parts}")
         failures = [r for r in results if r["required"] and r["status"] in ("failed", "error")]
         for r in failures[:SHOWN_FAILURES]:
-            lines.append(f"  FAIL {r['case']}: {_printable(r['message'])[:160]}")
+            tag = f" [{r['diagnosis']['id']}]" if r["diagnosis"] else ""
+            lines.append(f"  FAIL {r['case']}{tag}: {_printable(r['message'])[:160]}")
             for m in r["mismatches"][:2]:
                 lines.append(f"       element {m['index']} {m['coordinates']} at offset {m['offset']}: expected "
                              f"{m['expected']}, got {m['actual']} (counter {m['philox_counter']}, lane {m['lane']})")

@@ -1,0 +1,103 @@
+"""The command line: exit codes, one-line errors, the documents it writes."""
+
+import json
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+PANEL = str(Path(__file__).parent / "panel.py")
+
+
+def rngcheck(*args, timeout=300):
+    return subprocess.run([sys.executable, "-m", "rngcheck", *args], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def test_quick_run_on_numpy_passes_and_writes_consistent_json_and_junit(tmp_path):
+    result = rngcheck("run", "--backend", "numpy", "--json", str(tmp_path / "r.json"),
+                      "--junit", str(tmp_path / "r.xml"))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "rngcheck: PASS" in result.stdout
+    document = json.loads((tmp_path / "r.json").read_text())
+    assert document["schema"] == "rngcheck-result" and document["schema_version"] == 1
+    assert document["summary"]["verdict"] == "pass"
+    assert document["backends"][0]["describe"]["implementation"].startswith("rngcheck reference")
+    assert "--seed 0" in document["reproduce"] and "--profile quick" in document["reproduce"]
+    root = ET.parse(tmp_path / "r.xml").getroot()
+    assert int(root.get("tests")) == len(document["results"])
+    assert int(root.get("failures")) == 0
+    assert len(root.findall(".//testcase")) == len(document["results"])
+
+
+def test_a_broken_backend_exits_1_and_junit_counts_match_json(tmp_path):
+    result = rngcheck("run", "--backend", f"{PANEL}:Only4D", "--case", "mapping", "--json", str(tmp_path / "r.json"),
+                      "--junit", str(tmp_path / "r.xml"))
+    assert result.returncode == 1
+    assert "rank-4-only" in result.stdout
+    document = json.loads((tmp_path / "r.json").read_text())
+    root = ET.parse(tmp_path / "r.xml").getroot()
+    failed = sum(r["status"] == "failed" and r["required"] for r in document["results"])
+    assert int(root.get("failures")) == failed > 0
+
+
+@pytest.mark.parametrize("args, message", [
+    (["run", "--backend", "nosuch"], "unknown backend 'nosuch'"),
+    (["run", "--backend", "nosuch_module_xyz:Thing"], "cannot import module 'nosuch_module_xyz'"),
+    (["run", "--backend", "/nonexistent/file.py:X"], "does not exist"),
+    (["run", "--backend", f"{PANEL}:NoSuchAttr"], "has no attribute 'NoSuchAttr'"),
+    (["run", "--backend", "json:dumps"], "creating backend 'json:dumps' failed"),
+    (["run", "--backend", "json:JSONDecodeError"], "creating backend"),
+    (["run", "--backend", "json:__doc__"], "is not a backend"),
+    (["run", "--backend", "numpy:bogus"], "is not key=value"),
+    (["run", "--backend", "numpy", "--case", "no-such-case"], "no case matches"),
+    (["repro", "--backend", "numpy", "--state", "1,2,3", "--sizes", "4"], "expected 6 values"),
+    (["repro", "--backend", "numpy", "--state", "1,2,3,4,5,x", "--sizes", "4"], "not a comma-separated list"),
+])
+def test_bad_input_is_one_line_and_exit_2(args, message):
+    result = rngcheck(*args)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_repro_reports_the_failure_with_its_diagnosis():
+    result = rngcheck("repro", "--backend", f"{PANEL}:KnobbedPhilox", "--state", "0xffffffff,0,0,0,1,2",
+                      "--sizes", "8")
+    assert result.returncode == 0
+    result = rngcheck("repro", "--backend", "tests.panel:Crashes", "--state", "0,0,0,0,1,2", "--sizes", "8")
+    assert result.returncode in (1, 2)
+
+
+def test_backends_lists_numpy_as_available():
+    result = rngcheck("backends")
+    assert result.returncode == 0
+    assert any(line.startswith("numpy") and "available" in line for line in result.stdout.splitlines())
+
+
+def test_vectors_list_shows_the_errata_and_export_writes_the_files(tmp_path):
+    result = rngcheck("vectors", "list")
+    assert "7479615c" in result.stdout and "philox4x32 10" in result.stdout
+    result = rngcheck("vectors", "export", "--out", str(tmp_path))
+    assert result.returncode == 0
+    assert (tmp_path / "operator.json").is_file() and (tmp_path / "random123_kat.json").is_file()
+
+
+def test_pytest_plugin_runs_the_suite_and_is_inert_without_a_backend(tmp_path):
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--pyargs",
+                          "rngcheck.conformance", "--rngcheck-backend", "numpy", "-k", "kat or mapping"],
+                         capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert run.returncode == 0, run.stdout[-2000:]
+    assert " passed" in run.stdout
+    broken = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--pyargs",
+                             "rngcheck.conformance", "--rngcheck-backend", f"{PANEL}:Only4D", "-k", "mapping"],
+                            capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert broken.returncode == 1
+    assert "rank-4-only" in broken.stdout
+    none = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--pyargs",
+                           "rngcheck.conformance"], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert none.returncode != 0
+    assert "needs a backend" in none.stdout

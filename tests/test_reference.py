@@ -1,0 +1,138 @@
+"""The reference model against independent answers: Random123, randomgen, the spec's arithmetic."""
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rngcheck import counter, layout, philox, reference
+from rngcheck.vectors import kat_vectors
+
+SHARED_KAT = Path(__file__).resolve().parents[2] / "shared" / "reference" / "random123_kat_vectors.txt"
+
+
+@pytest.mark.parametrize("vector", kat_vectors(), ids=lambda v: f"R{v.rounds}-{v.counter[0]:08x}")
+def test_philox_matches_every_random123_philox4x32_line(vector):
+    block = philox.philox4x32(*([w] for w in vector.counter), *vector.key, rounds=vector.rounds)
+    assert tuple(int(w) for w in block[0]) == vector.expected
+
+
+def test_the_vendored_random123_lines_are_verbatim_from_the_shared_reference():
+    if not SHARED_KAT.is_file():
+        if os.environ.get("CI"):
+            pytest.fail(f"{SHARED_KAT} is missing in CI")
+        pytest.skip("shared/reference not beside this checkout")
+    shared = [line for line in SHARED_KAT.read_text().splitlines() if line.startswith("philox4x32 ")]
+    assert [v.line for v in kat_vectors()] == shared
+    assert len(shared) == 6
+
+
+def test_kat_count_covers_both_round_counts():
+    assert sorted({v.rounds for v in kat_vectors()}) == [7, 10]
+
+
+@given(counter_value=st.integers(0, (1 << 128) - 1), key=st.integers(0, (1 << 64) - 1),
+       n=st.integers(1, 300))
+@settings(max_examples=60, deadline=None)
+def test_reference_words_equal_randomgen_philox4x32(counter_value, key, n):
+    """randomgen's C Philox (it emits block C+1 first for counter C, hence C-1)."""
+    randomgen = pytest.importorskip("randomgen")
+    state = counter.make_state(counter_value, key)
+    bitgen = randomgen.Philox(counter=(counter_value - 1) % (1 << 128), key=key, number=4, width=32)
+    expected = bitgen.random_raw(n).astype(np.uint32)
+    np.testing.assert_array_equal(reference.words(state, 0, n), expected)
+
+
+@given(first=st.integers(0, 5000), count=st.integers(0, 700), split=st.integers(0, 700))
+@settings(max_examples=80, deadline=None)
+def test_words_do_not_depend_on_how_the_stream_is_chunked(first, count, split):
+    state = counter.make_state((1 << 64) - 7, (3, 4))
+    split = min(split, count)
+    whole = reference.words(state, first, count)
+    parts = np.concatenate([reference.words(state, first, split), reference.words(state, first + split, count - split)])
+    np.testing.assert_array_equal(whole, parts)
+
+
+def test_chunked_operator_equals_one_piece(monkeypatch):
+    state = counter.make_state((1 << 32) - 3, (9, 9))
+    big = np.zeros(1000, dtype=np.uint32)
+    reference.random_generator(state, (1000,), None, big)
+    monkeypatch.setattr(reference, "CHUNK_ELEMENTS", 7)
+    small = np.zeros(1000, dtype=np.uint32)
+    reference.random_generator(state, (10, 100), None, small)
+    np.testing.assert_array_equal(big, small)
+
+
+@pytest.mark.parametrize("start, blocks, expected_high_words", [
+    ((1 << 32) - 1, 1, (0, 1, 0, 0)),
+    ((1 << 64) - 1, 1, (0, 0, 1, 0)),
+    ((1 << 96) - 1, 1, (0, 0, 0, 1)),
+    ((1 << 128) - 1, 1, (0, 0, 0, 0)),
+])
+def test_counter_add_carries_through_all_128_bits(start, blocks, expected_high_words):
+    state = counter.make_state(start, (5, 6))
+    assert tuple(int(w) for w in counter.add_to_counter(state, blocks)[:4]) == expected_high_words
+    assert tuple(int(w) for w in counter.add_to_counter(state, blocks)[4:]) == (5, 6)
+
+
+def test_block_counters_equal_the_scalar_add_across_every_carry():
+    for start in ((1 << 32) - 3, (1 << 64) - 3, (1 << 96) - 3, (1 << 128) - 3):
+        state = counter.make_state(start, 0)
+        words = counter.block_counters(state, 0, 6)
+        for j in range(6):
+            value = sum(int(words[i][j]) << (32 * i) for i in range(4))
+            assert value == (start + j) % (1 << 128)
+
+
+def test_the_dml_page_example_follows_the_rule_not_the_printed_value():
+    seattle = 0x48656C6C_6F46726F_6D536561_74746C65
+    n = 3 * 3 * 20 * 7219
+    assert counter.blocks_for(n) == 324_855
+    advanced = counter.counter_of(counter.advance(counter.make_state(seattle, 0), n))
+    assert advanced == 0x48656C6C_6F46726F_6D536561_7479615C
+    assert seattle - 324_855 == 0x48656C6C_6F46726F_6D536561_746F776E  # what the page prints
+
+
+@pytest.mark.parametrize("n, blocks", [(1, 1), (3, 1), (4, 1), (5, 2), (8, 2), (9, 3)])
+def test_blocks_for_is_ceil_of_n_over_4(n, blocks):
+    assert counter.blocks_for(n) == blocks
+
+
+def test_element_i_is_lane_i_mod_4_of_block_i_div_4():
+    state = counter.make_state(41, (7, 8))
+    words = reference.words(state, 0, 12)
+    for i in range(12):
+        block = philox.philox4x32([41 + i // 4], [0], [0], [0], 7, 8)[0]
+        assert words[i] == block[i % 4]
+
+
+def test_strided_placement_follows_the_strides_page_example():
+    # DHW 2x2x3 packed: the H element (d=1, h=0, w=1) is at offset 7.
+    assert layout.packed_strides((2, 2, 3)) == (6, 3, 1)
+    index = np.ravel_multi_index((1, 0, 1), (2, 2, 3))
+    assert layout.physical_offsets((2, 2, 3), None, index, 1)[0] == 7
+    # Padded 2x3 with row stride 5 needs 8 elements; column-major 2x3 is strides (1, 2).
+    assert layout.required_elements((2, 3), (5, 1)) == 8
+    assert list(layout.physical_offsets((2, 3), (1, 2))) == [0, 2, 4, 1, 3, 5]
+    assert layout.required_bytes((2, 3), (5, 1)) == 32
+
+
+def test_reference_writes_nothing_but_the_elements():
+    buffer = np.full(20, 0xFEEDFACE, dtype=np.uint32)
+    reference.random_generator(counter.make_state(0, 0), (2, 3), (5, 1), buffer)
+    untouched = [3, 4, 8] + list(range(9, 20))
+    assert all(buffer[i] == 0xFEEDFACE for i in untouched)
+    assert all(buffer[i] != 0xFEEDFACE for i in (0, 1, 2, 5, 6, 7))
+
+
+@pytest.mark.parametrize("sizes, strides, aliased", [
+    ((3, 4), None, False), ((3, 4), (1, 3), False), ((3, 4), (0, 1), True), ((3, 4), (2, 1), True),
+    ((1, 4), (0, 1), False), ((2, 2, 2), (1, 2, 4), False), ((2, 2), (1, 1), True),
+])
+def test_aliasing_is_detected(sizes, strides, aliased):
+    assert layout.aliases(sizes, strides) == aliased
+    offsets = layout.physical_offsets(sizes, strides)
+    assert (len(set(offsets.tolist())) < offsets.size) == aliased
