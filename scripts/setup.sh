@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Everything rngcheck needs on a fresh Debian/Ubuntu machine: PoCL (a CPU OpenCL device) and the
+# Python package with its test, OpenCL and report extras. Idempotent; run as root or with sudo.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+APT_PACKAGES="pocl-opencl-icd ocl-icd-libopencl1 clinfo"
+missing=""
+for pkg in $APT_PACKAGES; do
+  dpkg -s "$pkg" >/dev/null 2>&1 || missing="$missing $pkg"
+done
+if [ -n "$missing" ]; then
+  echo "setup: installing$missing" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi
+
+python3 -m pip install -q --disable-pip-version-check -e '.[test,opencl,report]'
