@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 from pathlib import Path
 
@@ -113,23 +114,39 @@ def cmd_repro(args) -> int:
     """Run one description on a backend and print the verdict: the reproduction of a failure."""
     from .conformance import cases as C
     from .conformance import check
+    from .conformance.runner import safe_describe
     from .reports import document as D
     from .reports import terminal
 
-    level = tuple(int(p) for p in args.feature_level.split("."))
+    try:
+        level = tuple(int(p) for p in args.feature_level.split("."))
+        assert len(level) == 2
+    except (ValueError, AssertionError):
+        raise RngcheckError(f"--feature-level {args.feature_level!r} is not like 4.0") from None
     strides = tuple(_words(args.strides, None, "--strides")) if args.strides else None
     case = C.Case(id="repro/command-line", category="repro", description="from the command line",
                   rule=C.RULE_MAPPING, source=C.DML_PAGE, state=tuple(_words(args.state, 6, "--state")),
                   sizes=tuple(_words(args.sizes, None, "--sizes")), strides=strides, feature_level=level)
+    from .description import Description, validate
+    from .errors import Rejected
+
+    try:
+        validate(Description(state_sizes=case.shape_of_state(), output_sizes=case.sizes,
+                             output_strides=strides, output_state_sizes=case.shape_of_state(),
+                             buffer_elements=1 << 62, feature_level=level))
+    except Rejected as error:
+        raise RngcheckError(f"impossible description: {error}") from None
     backends = _load_backends([args.backend])
     document = D.new_document("repro", 0, sys.argv[1:], [case])
     for named in backends:
-        entry = {"name": named.backend.name, "spec": named.spec, "validates": bool(named.backend.validates),
-                 "describe": {}}
+        entry = {"name": named.backend.name, "spec": named.spec,
+                 "validates": bool(getattr(named.backend, "validates", False)),
+                 "describe": safe_describe(named.backend)}
         document["backends"].append(entry)
         outcome = check.run_case(named.backend, case)
-        document["results"].append(D.result_entry(entry["name"], case, outcome, True, 0.0))
+        document["results"].append(D.result_entry(entry["name"], case, outcome, True, 0.0, named.spec))
     D.finish(document)
+    document["reproduce"] = shlex.join(["rngcheck"] + sys.argv[1:])
     print(terminal.summary(document))
     return EXIT_PASS if document["summary"]["verdict"] == "pass" else EXIT_FAIL
 

@@ -101,3 +101,32 @@ def test_pytest_plugin_runs_the_suite_and_is_inert_without_a_backend(tmp_path):
                            "rngcheck.conformance"], capture_output=True, text=True, cwd=tmp_path, timeout=300)
     assert none.returncode != 0
     assert "needs a backend" in none.stdout
+
+
+def test_numpy_passes_the_full_and_strict_profiles():
+    from rngcheck.backends import load
+    from rngcheck.conformance.runner import NamedBackend, RunOptions, run
+
+    for profile in ("full", "strict"):
+        document = run([NamedBackend("numpy", load("numpy"))], RunOptions(profile=profile))
+        assert document["summary"]["verdict"] == "pass", profile
+        assert document["summary"]["counts"]["passed"] > 100
+        categories = {c["category"] for c in document["cases"]}
+        assert {"kat", "vectors", "mapping", "counter", "key", "layout", "state", "validation", "property",
+                "scale"} <= categories
+
+
+def test_impossible_descriptions_in_repro_are_usage_errors():
+    for args in (["--sizes", "2,0"], ["--sizes", "2,3", "--strides", "1"], ["--sizes", "2", "--feature-level", "x"]):
+        result = rngcheck("repro", "--backend", "numpy", "--state", "0,0,0,0,0,0", *args)
+        assert result.returncode == 2 and "Traceback" not in result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_failures_print_a_ready_to_paste_reproduction():
+    result = rngcheck("run", "--backend", f"{PANEL}:Only4D", "--case", "mapping/rank-2")
+    assert result.returncode == 1
+    line = next(l for l in result.stdout.splitlines() if "reproduce: rngcheck repro" in l)
+    command = line.split("reproduce: ", 1)[1].split()
+    again = rngcheck(*command[1:])
+    assert again.returncode == 1 and "rank-4-only" in again.stdout

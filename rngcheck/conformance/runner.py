@@ -91,7 +91,7 @@ def run(backends: list[NamedBackend], options: RunOptions) -> dict:
                 outcome = check.run_case(named.backend, case, strict=options.profile == "strict", seed=options.seed)
                 document["results"].append(D.result_entry(entry["name"], case, outcome,
                                                           is_required(named.backend, case),
-                                                          time.perf_counter() - start))
+                                                          time.perf_counter() - start, named.spec))
     except KeyboardInterrupt:
         document["complete"] = False
         document["interrupted"] = True

@@ -11,7 +11,8 @@ newer major version):
           feature_level, output_state}}],
   results [{backend, case, status, required, seconds, message, diagnosis{id, summary} | null,
             mismatches [{index, coordinates, offset, expected, actual, philox_counter, lane}],
-            mismatch_count, observations [text], output_sha256, returned_state, reproduce, detail}],
+            mismatch_count, observations [text], output_sha256, returned_state,
+            reproduce{state, sizes, strides, feature_level} | null, reproduce_command, detail}],
   agreement [{case, agree, outputs{backend: sha256}}]   (cases run on two or more backends),
   summary {verdict: "pass" | "fail" | "incomplete", counts{status: n}, required_failed, cases, backends}
 Statuses: passed, failed, error (the backend raised), info (implementation-defined or a
@@ -88,13 +89,27 @@ def new_document(profile: str, seed: int, command: list[str], cases) -> dict:
     }
 
 
-def result_entry(backend_name: str, case, outcome, required: bool, seconds: float) -> dict:
+def repro_command(backend_spec: str, reproduce: dict | None) -> str | None:
+    """A ready-to-paste command line that reruns one failing description."""
+    if not reproduce:
+        return None
+    words = ["rngcheck", "repro", "--backend", backend_spec, "--state", reproduce["state"],
+             "--sizes", reproduce["sizes"]]
+    if reproduce.get("strides"):
+        words += ["--strides", reproduce["strides"]]
+    words += ["--feature-level", reproduce["feature_level"]]
+    return shlex.join(words)
+
+
+def result_entry(backend_name: str, case, outcome, required: bool, seconds: float,
+                 backend_spec: str | None = None) -> dict:
     return {
         "backend": backend_name, "case": case.id, "status": outcome.status, "required": required,
         "seconds": round(seconds, 6), "message": outcome.message, "diagnosis": outcome.diagnosis,
         "mismatches": outcome.mismatches, "mismatch_count": outcome.mismatch_count,
         "observations": outcome.observations, "output_sha256": outcome.output_sha256,
-        "returned_state": outcome.returned_state, "reproduce": outcome.reproduce, "detail": outcome.detail,
+        "returned_state": outcome.returned_state, "reproduce": outcome.reproduce,
+        "reproduce_command": repro_command(backend_spec or backend_name, outcome.reproduce), "detail": outcome.detail,
     }
 
 

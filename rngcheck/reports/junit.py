@@ -36,6 +36,7 @@ def to_junit(document: dict) -> ET.ElementTree:
                 *(f"element {m['index']} at offset {m['offset']}: expected {m['expected']}, got {m['actual']} "
                   f"(counter {m['philox_counter']}, lane {m['lane']})" for m in result["mismatches"]),
                 f"rule: {case.get('rule', '')} ({case.get('source', '')})",
+                f"reproduce: {result['reproduce_command']}" if result.get("reproduce_command") else "",
             ]))
             status = result["status"]
             if status in ("failed", "error") and not result["required"]:

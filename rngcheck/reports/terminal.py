@@ -34,6 +34,8 @@ def summary(document: dict) -> str:
             for m in r["mismatches"][:2]:
                 lines.append(f"       element {m['index']} {m['coordinates']} at offset {m['offset']}: expected "
                              f"{m['expected']}, got {m['actual']} (counter {m['philox_counter']}, lane {m['lane']})")
+            if r.get("reproduce_command"):
+                lines.append(f"       reproduce: {_printable(r['reproduce_command'])}")
         if len(failures) > SHOWN_FAILURES:
             lines.append(f"  ... and {len(failures) - SHOWN_FAILURES} more failures (see the JSON document)")
         info = [r for r in results if r["status"] == "info" and r["observations"]]
