@@ -29,40 +29,94 @@ def _words(text: str, count: int | None, what: str) -> list[int]:
     return values
 
 
-def _load_backends(specs: list[str] | None):
+REFERENCE = "numpy"  # runs in-process; every other backend runs in its own process
+
+
+def _load_one(spec: str, *, timeout: float, in_process: bool):
     from .backends import load
+    from .backends.exec_backend import ExecBackend, isolated
+
+    if in_process or spec == REFERENCE:
+        return load(spec)
+    if spec.startswith("exec:"):
+        backend = load(spec)
+        if isinstance(backend, ExecBackend):
+            backend.timeout = timeout
+        return backend
+    return isolated(spec, timeout=timeout)
+
+
+def _load_backends(specs: list[str] | None, *, timeout: float = 120.0, in_process: bool = False):
     from .conformance.runner import NamedBackend
     from .errors import BackendUnavailable
 
     if specs:
-        return [NamedBackend(spec, load(spec)) for spec in specs]
-    chosen = [NamedBackend("numpy", load("numpy"))]
+        loaded = []
+        try:
+            for spec in specs:
+                loaded.append(NamedBackend(spec, _load_one(spec, timeout=timeout, in_process=in_process)))
+        except BaseException:
+            _close(loaded)
+            raise
+        return loaded
+    chosen = [NamedBackend(REFERENCE, _load_one(REFERENCE, timeout=timeout, in_process=in_process))]
     try:
-        chosen.append(NamedBackend("opencl", load("opencl")))
+        chosen.append(NamedBackend("opencl", _load_one("opencl", timeout=timeout, in_process=in_process)))
     except (BackendUnavailable, RngcheckError) as error:
         print(f"rngcheck: opencl not used: {error}", file=sys.stderr)
     return chosen
 
 
+def _close(backends) -> None:
+    for named in backends:
+        try:
+            named.backend.close()
+        except Exception:
+            pass
+
+
+def _terminate_as_interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
 def cmd_run(args) -> int:
-    from .conformance.runner import RunOptions, run
+    import signal
+
+    from .conformance import journal as J
+    from .conformance.runner import RunOptions, run, select_cases
     from .reports import document as D
     from .reports import junit, terminal
 
-    backends = _load_backends(args.backend)
+    previous = None
+    if args.resume:
+        previous, settings = J.read(args.resume)
+        if previous["complete"]:
+            raise RngcheckError(f"{args.resume}: that run already finished")
+        args.profile = settings.get("profile", args.profile)
+        args.seed = settings.get("seed", args.seed)
+        args.case = settings.get("select") or None
+        args.backend = settings.get("backends") or args.backend
+        args.timeout = settings.get("timeout", args.timeout)
+        args.json = args.json or str(J.json_path_for(args.resume))
     options = RunOptions(profile=args.profile, seed=args.seed, select=args.case or [],
-                         progress=not args.quiet, command=sys.argv[1:] if args.record_argv else [])
-    from .conformance.runner import select_cases
+                         progress=not args.quiet, command=sys.argv[1:] if not args.resume else previous["command"])
     if not select_cases(options):
         raise RngcheckError(f"no case matches {args.case} in profile {args.profile}")
+    backends = _load_backends(args.backend, timeout=args.timeout, in_process=args.in_process)
+    journal_path = args.resume or args.journal or (J.journal_path_for(args.json) if args.json else None)
+    journal = J.Journal(journal_path, append=bool(args.resume)) if journal_path else None
+    previous_handler = signal.signal(signal.SIGTERM, _terminate_as_interrupt)
     try:
-        document = run(backends, options)
+        if journal and not args.resume:
+            journal.start(D.new_document(options.profile, options.seed, options.command, select_cases(options)),
+                          {"profile": args.profile, "seed": args.seed, "select": args.case or [],
+                           "backends": [b.spec for b in backends], "timeout": args.timeout})
+        document = run(backends, options, journal=journal, previous=previous)
     finally:
-        for named in backends:
-            try:
-                named.backend.close()
-            except Exception:
-                pass
+        signal.signal(signal.SIGTERM, previous_handler)
+        _close(backends)
+        if journal:
+            journal.close()
     if args.json:
         D.write(document, args.json)
     if args.junit:
@@ -73,6 +127,8 @@ def cmd_run(args) -> int:
     if not args.quiet:
         print(terminal.summary(document))
     if document.get("interrupted"):
+        print("rngcheck: interrupted; partial results written" + (f", resume with: rngcheck run --resume {journal_path}"
+                                                                 if journal_path else ""), file=sys.stderr)
         return EXIT_INTERRUPTED
     return EXIT_PASS if document["summary"]["verdict"] == "pass" else EXIT_FAIL
 
@@ -167,8 +223,15 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--json", metavar="FILE", help="write the result document")
     run.add_argument("--junit", metavar="FILE", help="write JUnit XML")
     run.add_argument("--html", metavar="FILE", help="write the HTML report")
+    run.add_argument("--journal", metavar="FILE", help="results journal, JSON Lines written case by case "
+                     "(default: beside --json, as NAME.journal.jsonl)")
+    run.add_argument("--resume", metavar="JOURNAL", help="finish the cases an interrupted run did not")
+    run.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS",
+                     help="time limit of one backend call; a hung backend is ended (default 120)")
+    run.add_argument("--in-process", action="store_true",
+                     help="run Python backends in rngcheck's own process (no crash or hang isolation)")
     run.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
-    run.set_defaults(handler=cmd_run, record_argv=True)
+    run.set_defaults(handler=cmd_run)
 
     backends = sub.add_parser("backends", help="list the registered backends, available or not")
     backends.add_argument("--json", action="store_true")

@@ -27,3 +27,31 @@ class BackendSpecError(RngcheckError):
 
 class VectorFileError(RngcheckError):
     """A malformed known-answer vector file."""
+
+
+class BackendCrashed(Exception):
+    """The backend's process died during a call (signal or exit code, and its stderr's tail)."""
+
+    def __init__(self, message: str, stderr_tail: str = ""):
+        super().__init__(message)
+        self.stderr_tail = stderr_tail
+
+
+class BackendTimeout(Exception):
+    """A call did not finish within the per-call time limit; the process was ended."""
+
+    def __init__(self, message: str, stderr_tail: str = ""):
+        super().__init__(message)
+        self.stderr_tail = stderr_tail
+
+
+class BackendProtocolError(Exception):
+    """The backend's process broke the exec protocol (noise on stdout, a short message)."""
+
+    def __init__(self, message: str, stderr_tail: str = ""):
+        super().__init__(message)
+        self.stderr_tail = stderr_tail
+
+
+class RemoteError(RuntimeError):
+    """An exception the backend raised in its own process, as the one line it reported."""

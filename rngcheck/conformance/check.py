@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import counter, layout, reference
 from ..description import FEATURE_LEVEL_4_0
-from ..errors import Rejected
+from ..errors import BackendCrashed, BackendProtocolError, BackendTimeout, Rejected, RemoteError
 from ..vectors import sha256_of_words
 from . import cases as C
 from .diagnosis import diagnose_output, diagnose_state
@@ -29,6 +29,8 @@ UNWRITTEN = 0xBAADF00D  # element positions before the call: "never written" sho
 MISMATCHES_SHOWN = 8
 
 PASSED, FAILED, ERROR, INFO, SKIPPED = "passed", "failed", "error", "info", "skipped"
+CRASHED, TIMEOUT = "crashed", "timeout"  # the backend's process died / did not answer in time
+BROKEN = (FAILED, ERROR, CRASHED, TIMEOUT)
 
 
 @dataclass
@@ -67,6 +69,8 @@ def hex_word(value) -> str:
 
 def one_line(error: BaseException) -> str:
     text = " ".join(str(error).split())
+    if isinstance(error, RemoteError):
+        return text  # already "Type: message" from the backend's process
     return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 
@@ -127,7 +131,7 @@ def execute(backend, case: C.Case, state=None, sizes=None) -> Execution:
     try:
         returned = backend.random_generator(state_array, tuple(case.sizes), case.strides, buffer,
                                             output_state=case.output_state, feature_level=case.feature_level)
-    except (Rejected, KeyboardInterrupt, SystemExit):
+    except (Rejected, KeyboardInterrupt, SystemExit, BackendCrashed, BackendTimeout, BackendProtocolError):
         raise
     except Exception as error:
         raise BackendRaised(error) from error
@@ -411,8 +415,14 @@ def check_property(backend, case: C.Case, strict: bool, seed: int) -> Outcome:
 
     failures = {}
 
+    class Abandon(Exception):
+        """A crash or hang: shrinking would only repeat it; report the first one."""
+
     def fails(drawn: C.Case) -> bool:
         outcome = run_case(backend, drawn, strict=False, seed=seed)
+        if outcome.status in (CRASHED, TIMEOUT):
+            failures[drawn] = outcome
+            raise Abandon
         if outcome.status in (FAILED, ERROR):
             failures[drawn] = outcome
             return True
@@ -426,6 +436,11 @@ def check_property(backend, case: C.Case, strict: bool, seed: int) -> Outcome:
                                          suppress_health_check=list(HealthCheck)))
     except NoSuchExample:
         return Outcome(PASSED, f"{case.examples} random descriptions agree with the reference (seed {seed})")
+    except Abandon:
+        (minimal, outcome), = list(failures.items())[-1:]
+        outcome.message = f"on {describe_case(minimal)}: {outcome.message}"
+        outcome.reproduce = reproduction(minimal)
+        return outcome
     outcome = failures.get(minimal) or run_case(backend, minimal, strict=False, seed=seed)
     outcome.message = f"minimal failing description: {describe_case(minimal)}; {outcome.message}"
     outcome.reproduce = reproduction(minimal)
@@ -467,12 +482,21 @@ def run_case(backend, case: C.Case, *, strict: bool = False, seed: int = 0) -> O
     except BackendRaised as raised:
         outcome = Outcome(ERROR, f"backend raised {raised}",
                           detail="".join(traceback.format_exception(raised.error)[-6:]))
+    except BackendCrashed as crash:
+        outcome = Outcome(CRASHED, f"backend crashed: {crash}", detail=crash.stderr_tail,
+                          diagnosis={"id": "crashed", "summary": "the backend's process died during the call"})
+    except BackendTimeout as hang:
+        outcome = Outcome(TIMEOUT, f"backend hung: {hang}", detail=hang.stderr_tail,
+                          diagnosis={"id": "timeout", "summary": "no answer within the time limit; process ended"})
+    except BackendProtocolError as broken:
+        outcome = Outcome(ERROR, f"backend broke the exec protocol: {broken}", detail=broken.stderr_tail,
+                          diagnosis={"id": "protocol", "summary": "stdout carries only protocol messages"})
     except (KeyboardInterrupt, SystemExit):
         raise
     except Exception as error:  # a bug in rngcheck itself: say so, keep going
         outcome = Outcome(ERROR, f"internal error in rngcheck (not the backend's fault): {one_line(error)}",
                           diagnosis={"id": "rngcheck-internal-error", "summary": "please report this"},
                           detail="".join(traceback.format_exception(error)[-8:]))
-    if outcome.status in (FAILED, ERROR) and outcome.reproduce is None and case.procedure != C.PROPERTY:
+    if outcome.status in BROKEN and outcome.reproduce is None and case.procedure != C.PROPERTY:
         outcome.reproduce = reproduction(case)
     return outcome

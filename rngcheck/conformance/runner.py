@@ -74,30 +74,59 @@ class Progress:
             sys.stderr.flush()
 
 
-def run(backends: list[NamedBackend], options: RunOptions) -> dict:
-    """Every selected case on every backend; returns the result document (see reports.document)."""
+def unique_name(backend, spec: str, taken) -> str:
+    name = str(getattr(backend, "name", "") or spec)
+    candidate, number = name, 2
+    while candidate in taken:
+        candidate, number = f"{name}#{number}", number + 1
+    return candidate
+
+
+def run(backends: list[NamedBackend], options: RunOptions, *, journal=None, previous: dict | None = None) -> dict:
+    """Every selected case on every backend; returns the result document (see reports.document).
+
+    ``journal``: a rngcheck.conformance.journal.Journal that receives each result as it is made.
+    ``previous``: a document rebuilt from a journal (``--resume``): its results are kept and
+    its finished cases are not run again.
+    """
     chosen = select_cases(options)
-    document = D.new_document(options.profile, options.seed, options.command, chosen)
-    progress = Progress(options.progress, len(chosen) * len(backends))
+    document = previous or D.new_document(options.profile, options.seed, options.command, chosen)
+    done = {(r["backend"], r["case"]) for r in document["results"]}
+    known = {b["spec"]: b for b in document["backends"]}
+    todo = sum(1 for named in backends for case in chosen
+               if (known.get(named.spec, {}).get("name"), case.id) not in done)
+    progress = Progress(options.progress, todo)
+    document["complete"] = True
+    document.pop("interrupted", None)
     try:
         for named in backends:
-            entry = {"name": getattr(named.backend, "name", named.spec), "spec": named.spec,
-                     "validates": bool(getattr(named.backend, "validates", False)),
-                     "describe": safe_describe(named.backend)}
-            document["backends"].append(entry)
+            entry = known.get(named.spec)
+            if entry is None:
+                entry = {"name": unique_name(named.backend, named.spec, {b["name"] for b in document["backends"]}),
+                         "spec": named.spec, "validates": bool(getattr(named.backend, "validates", False)),
+                         "describe": safe_describe(named.backend)}
+                document["backends"].append(entry)
+                if journal:
+                    journal.write({"backend": entry})
             for case in chosen:
+                if (entry["name"], case.id) in done:
+                    continue
                 progress.step(f"{entry['name']}: {case.id}")
                 start = time.perf_counter()
                 outcome = check.run_case(named.backend, case, strict=options.profile == "strict", seed=options.seed)
-                document["results"].append(D.result_entry(entry["name"], case, outcome,
-                                                          is_required(named.backend, case),
-                                                          time.perf_counter() - start, named.spec))
+                result = D.result_entry(entry["name"], case, outcome, is_required(named.backend, case),
+                                        time.perf_counter() - start, named.spec)
+                document["results"].append(result)
+                if journal:
+                    journal.write({"result": result})
     except KeyboardInterrupt:
         document["complete"] = False
         document["interrupted"] = True
     finally:
         progress.close()
     D.finish(document)
+    if journal and document["complete"]:
+        journal.write({"end": document["summary"]})
     return document
 
 

@@ -14,7 +14,7 @@ def test_case(request, rngcheck_backend, rngcheck_case):
     required = runner.is_required(rngcheck_backend, rngcheck_case)
     if outcome.status == check.SKIPPED:
         pytest.skip(outcome.message)
-    if required and outcome.status in (check.FAILED, check.ERROR):
+    if required and outcome.status in check.BROKEN:
         lines = [outcome.message]
         if outcome.diagnosis:
             lines.append(f"diagnosis: {outcome.diagnosis['id']}: {outcome.diagnosis['summary']}")

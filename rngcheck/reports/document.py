@@ -15,7 +15,8 @@ newer major version):
             reproduce{state, sizes, strides, feature_level} | null, reproduce_command, detail}],
   agreement [{case, agree, outputs{backend: sha256}}]   (cases run on two or more backends),
   summary {verdict: "pass" | "fail" | "incomplete", counts{status: n}, required_failed, cases, backends}
-Statuses: passed, failed, error (the backend raised), info (implementation-defined or a
+Statuses: passed, failed, error (the backend raised or broke the protocol), crashed (its
+process died), timeout (it did not answer in time), info (implementation-defined, or a
 non-validating backend's answer to an invalid description), skipped.
 """
 
@@ -34,7 +35,8 @@ from ..errors import RngcheckError
 
 SCHEMA = "rngcheck-result"
 SCHEMA_VERSION = 1
-STATUSES = ("passed", "failed", "error", "info", "skipped")
+STATUSES = ("passed", "failed", "error", "crashed", "timeout", "info", "skipped")
+BROKEN = ("failed", "error", "crashed", "timeout")
 PACKAGES = ("numpy", "scipy", "hypothesis", "pytest", "pyopencl", "randomgen", "tensorflow", "jax", "Jinja2")
 ERRATA = [
     "DirectML's page says the counter 0x48656c6c'6f46726f'6d536561'74746c65 advanced by 324,855 becomes "
@@ -114,7 +116,7 @@ def result_entry(backend_name: str, case, outcome, required: bool, seconds: floa
 
 
 def is_failure(result: dict) -> bool:
-    return result["required"] and result["status"] in ("failed", "error")
+    return result["required"] and result["status"] in BROKEN
 
 
 def finish(document: dict) -> dict:
@@ -153,6 +155,16 @@ def write(document: dict, path) -> None:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
     tmp.replace(path)
+
+
+def load(path) -> dict:
+    """A result document or a journal (rebuilt, marked incomplete if it has no end), checked."""
+    from ..conformance import journal
+
+    if journal.is_journal(path):
+        document, _ = journal.read(path)
+        return finish(document)
+    return read(path)
 
 
 def read(path) -> dict:

@@ -6,6 +6,8 @@ import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from .document import BROKEN
+
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
@@ -39,8 +41,10 @@ def to_junit(document: dict) -> ET.ElementTree:
                 f"reproduce: {result['reproduce_command']}" if result.get("reproduce_command") else "",
             ]))
             status = result["status"]
-            if status in ("failed", "error") and not result["required"]:
+            if status in BROKEN and not result["required"]:
                 status = "info"
+            elif status in ("crashed", "timeout"):
+                status = "error"
             if status == "failed":
                 counts["failures"] += 1
                 ET.SubElement(element, "failure", message=clean(result["message"][:500])).text = clean(body)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from .document import BROKEN, STATUSES
+
 SHOWN_FAILURES = 12
 
 
@@ -22,15 +24,15 @@ def summary(document: dict) -> str:
         lines.append(f"{name}  ({device})  profile {document['profile']}, seed {document['seed']}")
         table = defaultdict(lambda: defaultdict(int))
         for r in results:
-            status = r["status"] if r["required"] or r["status"] not in ("failed", "error") else "info"
+            status = r["status"] if r["required"] or r["status"] not in BROKEN else "info"
             table[categories.get(r["case"], "?")][status] += 1
         for category, counts in table.items():
-            parts = ", ".join(f"{counts[s]} {s}" for s in ("passed", "failed", "error", "info", "skipped") if counts[s])
+            parts = ", ".join(f"{counts[s]} {s}" for s in STATUSES if counts[s])
             lines.append(f"  {category:<11} {parts}")
-        failures = [r for r in results if r["required"] and r["status"] in ("failed", "error")]
+        failures = [r for r in results if r["required"] and r["status"] in BROKEN]
         for r in failures[:SHOWN_FAILURES]:
             tag = f" [{r['diagnosis']['id']}]" if r["diagnosis"] else ""
-            lines.append(f"  FAIL {r['case']}{tag}: {_printable(r['message'])[:160]}")
+            lines.append(f"  {r['status'].upper()} {r['case']}{tag}: {_printable(r['message'])[:160]}")
             for m in r["mismatches"][:2]:
                 lines.append(f"       element {m['index']} {m['coordinates']} at offset {m['offset']}: expected "
                              f"{m['expected']}, got {m['actual']} (counter {m['philox_counter']}, lane {m['lane']})")

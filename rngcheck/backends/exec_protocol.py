@@ -1,0 +1,166 @@
+"""The exec protocol, version 1: the runner and an implementation in any language talk over
+the child's stdin and stdout. The full description is docs/exec-protocol.md.
+
+Every message is: a 4-byte ASCII tag, a u32 payload length, the payload. All integers are
+little-endian. Child to runner: HELO (once, first), then DONE, RJCT or FAIL per CALL.
+Runner to child: CALL, and QUIT at the end.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+
+import numpy as np
+
+PROTOCOL_VERSION = 1
+HELLO, CALL, DONE, REJECT, FAIL, QUIT = b"HELO", b"CALL", b"DONE", b"RJCT", b"FAIL", b"QUIT"
+TAGS = {HELLO, CALL, DONE, REJECT, FAIL, QUIT}
+HEADER = struct.Struct("<4sI")
+MAX_PAYLOAD = (1 << 32) - 1
+
+# Data types, numbered as DirectML's DML_TENSOR_DATA_TYPE.
+DTYPE_CODES = {"float32": 1, "float16": 2, "uint32": 3, "uint16": 4, "uint8": 5, "int32": 6, "int16": 7, "int8": 8}
+CODE_DTYPES = {code: name for name, code in DTYPE_CODES.items()}
+
+FLAG_OUTPUT_STATE = 1
+FLAG_STRIDES = 2
+CALL_FIXED = struct.Struct("<9I")  # major, minor, flags, rank, strides, state rank, out-state rank, 2 dtypes
+STATE_NONE, STATE_WORDS, STATE_INVALID = 0, 1, 2
+
+
+class ProtocolError(Exception):
+    """The other side broke the protocol (noise on stdout, a wrong tag, a short message)."""
+
+
+def frame(tag: bytes, payload: bytes = b"") -> bytes:
+    return HEADER.pack(tag, len(payload)) + payload
+
+
+def hello_payload(name: str, validates: bool, describe: dict, error: str | None = None) -> bytes:
+    body = {"protocol": PROTOCOL_VERSION, "name": name, "validates": validates, "describe": describe}
+    if error:
+        body = {"protocol": PROTOCOL_VERSION, "error": error}
+    return json.dumps(body).encode()
+
+
+def encode_call(state, sizes, strides, buffer, output_state, feature_level) -> bytes:
+    """A CALL payload from the backend-contract arguments."""
+    state = np.asarray(state)
+    buffer = np.asarray(buffer)
+    out_sizes = () if not output_state else (state.shape if output_state is True else tuple(output_state))
+    flags = (FLAG_OUTPUT_STATE if output_state else 0) | (FLAG_STRIDES if strides is not None else 0)
+    stride_count = 0 if strides is None else len(strides)
+    parts = [CALL_FIXED.pack(int(feature_level[0]), int(feature_level[1]), flags, len(sizes), stride_count,
+                             state.ndim,
+                             len(out_sizes), DTYPE_CODES.get(str(state.dtype), 0),
+                             DTYPE_CODES.get(str(buffer.dtype), 0))]
+    parts.append(np.asarray(list(sizes), dtype="<i8").tobytes())
+    if strides is not None:
+        parts.append(np.asarray(list(strides), dtype="<i8").tobytes())
+    parts.append(np.asarray(state.shape, dtype="<i8").tobytes())
+    parts.append(np.asarray(out_sizes, dtype="<i8").tobytes())
+    parts.append(struct.pack("<I", state.size) + np.ascontiguousarray(state).view("<u4").tobytes())
+    parts.append(struct.pack("<Q", buffer.size) + np.ascontiguousarray(buffer).view("<u4").tobytes())
+    return b"".join(parts)
+
+
+class Reader:
+    def __init__(self, data: bytes):
+        self.data = memoryview(data)
+        self.at = 0
+
+    def take(self, count: int) -> memoryview:
+        if self.at + count > len(self.data):
+            raise ProtocolError(f"message ends after {len(self.data)} bytes, {self.at + count} needed")
+        piece = self.data[self.at:self.at + count]
+        self.at += count
+        return piece
+
+    def u32(self) -> int:
+        return struct.unpack("<I", self.take(4))[0]
+
+    def u64(self) -> int:
+        return struct.unpack("<Q", self.take(8))[0]
+
+    def i64s(self, count: int) -> tuple[int, ...]:
+        return tuple(int(v) for v in np.frombuffer(self.take(8 * count), dtype="<i8"))
+
+    def words(self, count: int) -> np.ndarray:
+        return np.frombuffer(self.take(4 * count), dtype="<u4").copy()
+
+
+def decode_call(payload: bytes) -> dict:
+    """The backend-contract arguments of a CALL (the child's side)."""
+    r = Reader(payload)
+    (major, minor, flags, rank, stride_count, state_rank, out_rank, state_code,
+     out_code) = CALL_FIXED.unpack(r.take(CALL_FIXED.size))
+    sizes = r.i64s(rank)
+    strides = r.i64s(stride_count) if flags & FLAG_STRIDES else None
+    state_shape = r.i64s(state_rank)
+    out_sizes = r.i64s(out_rank)
+    state = r.words(r.u32())
+    buffer = r.words(r.u64())
+    state_dtype = CODE_DTYPES.get(state_code, "uint32")
+    output_dtype = CODE_DTYPES.get(out_code, "uint32")
+    output_state: bool | tuple = False
+    if flags & FLAG_OUTPUT_STATE:
+        output_state = True if out_sizes == state_shape else out_sizes
+    try:
+        state = state.view(state_dtype).reshape(state_shape)
+    except ValueError:
+        state = state.view(state_dtype)
+    return {"state": state, "sizes": sizes, "strides": strides, "buffer": buffer.view(output_dtype)
+            if np.dtype(output_dtype).itemsize == 4 else buffer,
+            "output_state": output_state, "feature_level": (major, minor)}
+
+
+def encode_done(returned, buffer) -> bytes:
+    """A DONE payload: the returned state (or why it is not one) and the whole buffer."""
+    if returned is None:
+        head = struct.pack("<I", STATE_NONE)
+    else:
+        try:
+            values = np.asarray(returned)
+            valid = values.size == 6 and values.dtype.kind in "ui" and bool(np.all((values >= 0) & (values <= 0xFFFFFFFF)))
+        except Exception:
+            valid = False
+        if valid:
+            head = struct.pack("<I", STATE_WORDS) + values.reshape(-1).astype("<u4").tobytes()
+        else:
+            text = describe_garbage(returned).encode()
+            head = struct.pack("<II", STATE_INVALID, len(text)) + text
+    buffer = np.ascontiguousarray(buffer)
+    return head + struct.pack("<Q", buffer.size) + buffer.view("<u4").tobytes()
+
+
+def describe_garbage(value) -> str:
+    try:
+        array = np.asarray(value)
+        if array.dtype != object:
+            return f"{array.dtype}{list(array.shape)} {array.reshape(-1)[:8].tolist()}"
+    except Exception:
+        pass
+    return f"{type(value).__name__} {str(value)[:60]!r}"
+
+
+def decode_done(payload: bytes):
+    """(returned state or InvalidState, buffer words) from a DONE payload (the runner's side)."""
+    r = Reader(payload)
+    kind = r.u32()
+    if kind == STATE_NONE:
+        returned = None
+    elif kind == STATE_WORDS:
+        returned = r.words(6).astype(np.uint32)
+    elif kind == STATE_INVALID:
+        returned = InvalidState(bytes(r.take(r.u32())).decode(errors="replace"))
+    else:
+        raise ProtocolError(f"DONE with state kind {kind}")
+    buffer = r.words(r.u64())
+    if r.at != len(r.data):
+        raise ProtocolError(f"DONE has {len(r.data) - r.at} bytes too many")
+    return returned, buffer
+
+
+class InvalidState(str):
+    """What a backend returned instead of a state, as text (the verdict fails it as a contract break)."""

@@ -1,0 +1,110 @@
+"""Host a Python backend in its own process: ``python -m rngcheck.backends.worker SPEC``.
+
+It speaks the exec protocol on the stdout it was started with; anything the backend itself
+prints goes to stderr, so it cannot corrupt the protocol.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import traceback
+
+from . import exec_protocol as P
+
+
+def _one_line(error: BaseException) -> str:
+    text = " ".join(str(error).split())
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+class Channel:
+    def __init__(self, read_fd: int, write_fd: int):
+        self.reader = os.fdopen(read_fd, "rb", buffering=1 << 20)
+        self.writer = os.fdopen(write_fd, "wb", buffering=1 << 20)
+
+    def send(self, tag: bytes, payload: bytes = b"") -> None:
+        self.writer.write(P.frame(tag, payload))
+        self.writer.flush()
+
+    def receive(self) -> tuple[bytes, bytes] | None:
+        header = self.reader.read(P.HEADER.size)
+        if len(header) < P.HEADER.size:
+            return None
+        tag, length = P.HEADER.unpack(header)
+        return tag, self.reader.read(length)
+
+
+def serve(backend, channel: Channel) -> int:
+    """Answer CALLs with the backend until QUIT or end of input."""
+    from ..errors import Rejected
+
+    while True:
+        message = channel.receive()
+        if message is None or message[0] == P.QUIT:
+            return 0
+        tag, payload = message
+        if tag != P.CALL:
+            print(f"worker: unexpected message {tag!r}", file=sys.stderr)
+            return 3
+        try:
+            call = P.decode_call(payload)
+        except Exception as error:
+            channel.send(P.FAIL, json.dumps({"error": f"worker cannot decode the CALL: {_one_line(error)}"}).encode())
+            continue
+        buffer = call.pop("buffer")
+        try:
+            returned = backend.random_generator(call["state"], call["sizes"], call["strides"], buffer,
+                                                output_state=call["output_state"],
+                                                feature_level=call["feature_level"])
+        except Rejected as error:
+            channel.send(P.REJECT, json.dumps({"message": str(error), "rule": getattr(error, "rule", None)}).encode())
+            continue
+        except Exception as error:
+            traceback.print_exc(file=sys.stderr)
+            channel.send(P.FAIL, json.dumps({"error": _one_line(error)}).encode())
+            continue
+        channel.send(P.DONE, P.encode_done(returned, buffer))
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    # Keep the protocol on a private copy of stdout; the backend's prints go to stderr.
+    protocol_out = os.dup(1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    channel = Channel(os.dup(0), protocol_out)
+    if len(argv) != 1:
+        channel.send(P.HELLO, P.hello_payload("", False, {}, error="usage: python -m rngcheck.backends.worker SPEC"))
+        return 2
+    from ..errors import BackendUnavailable, RngcheckError
+    from . import load
+
+    try:
+        backend = load(argv[0])
+        hello = P.hello_payload(str(getattr(backend, "name", argv[0])), bool(getattr(backend, "validates", False)),
+                                {str(k): str(v) for k, v in dict(backend.describe() or {}).items()})
+    except BackendUnavailable as error:
+        body = json.loads(P.hello_payload("", False, {}, error=str(error)))
+        body["unavailable"] = True
+        channel.send(P.HELLO, json.dumps(body).encode())
+        return 2
+    except RngcheckError as error:
+        channel.send(P.HELLO, P.hello_payload("", False, {}, error=str(error)))
+        return 2
+    except Exception as error:
+        channel.send(P.HELLO, P.hello_payload("", False, {}, error=f"{argv[0]}: {_one_line(error)}"))
+        return 2
+    channel.send(P.HELLO, hello)
+    try:
+        return serve(backend, channel)
+    finally:
+        try:
+            backend.close()
+        except Exception:
+            pass
+
+
+if __name__ == "__main__":
+    sys.exit(main())
