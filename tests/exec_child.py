@@ -1,0 +1,67 @@
+"""A raw exec-protocol child with faults, for `exec:python tests/exec_child.py MODE`.
+
+Modes: ok (correct), noise (writes junk to stdout on the trigger case), exit-mid (writes
+half a DONE and exits on the trigger case), short-buffer (returns a buffer one word short),
+no-hello (never says HELO), bad-version (says protocol 99).
+"""
+
+import json
+import os
+import struct
+import sys
+
+import numpy as np
+
+from rngcheck import Rejected, reference
+from rngcheck.backends import exec_protocol as P
+
+TRIGGER = (7,)
+
+
+def main(mode: str) -> int:
+    out = os.fdopen(1, "wb")
+    inp = os.fdopen(0, "rb")
+
+    def send(tag, payload=b""):
+        out.write(P.frame(tag, payload))
+        out.flush()
+
+    if mode == "no-hello":
+        inp.read()
+        return 0
+    version = 99 if mode == "bad-version" else P.PROTOCOL_VERSION
+    send(P.HELLO, json.dumps({"protocol": version, "name": f"exec-child-{mode}", "validates": True,
+                              "describe": {"mode": mode}}).encode())
+    while True:
+        header = inp.read(P.HEADER.size)
+        if len(header) < P.HEADER.size:
+            return 0
+        tag, length = P.HEADER.unpack(header)
+        payload = inp.read(length)
+        if tag == P.QUIT:
+            return 0
+        call = P.decode_call(payload)
+        buffer = call.pop("buffer")
+        trigger = tuple(call["sizes"]) == TRIGGER
+        try:
+            state = reference.random_generator(call["state"], call["sizes"], call["strides"], buffer,
+                                               output_state=call["output_state"],
+                                               feature_level=call["feature_level"])
+        except Rejected as error:
+            send(P.REJECT, json.dumps({"message": str(error), "rule": error.rule}).encode())
+            continue
+        done = P.encode_done(state, buffer)
+        if trigger and mode == "noise":
+            out.write(b"hello from printf debugging\n")
+            out.flush()
+        if trigger and mode == "exit-mid":
+            out.write(P.frame(P.DONE, done)[:len(done) // 2])
+            out.flush()
+            os._exit(0)
+        if trigger and mode == "short-buffer":
+            done = P.encode_done(state, buffer[:-1])
+        send(P.DONE, done)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))

@@ -1,0 +1,114 @@
+"""Fault-injection backends: they crash, hang, and return garbage on chosen cases.
+
+The trigger is the tensor's sizes, so each fault hits a known case: sizes (7,) is
+mapping/elements-7 and sizes (9,) is mapping/elements-9.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import time
+
+import numpy as np
+
+from rngcheck import reference
+from rngcheck.backends import Backend
+
+TRIGGER = (7,)
+
+
+class Correct(Backend):
+    name = "correct"
+    validates = True
+
+    def random_generator(self, state, sizes, strides, buffer, **kw):
+        return reference.random_generator(state, sizes, strides, buffer, **kw)
+
+
+class Segfaults(Correct):
+    name = "segfaults"
+
+    def random_generator(self, state, sizes, strides, buffer, **kw):
+        if tuple(sizes) == TRIGGER:
+            ctypes.string_at(0)  # a real SIGSEGV
+        return super().random_generator(state, sizes, strides, buffer, **kw)
+
+
+class Aborts(Correct):
+    name = "aborts"
+
+    def random_generator(self, state, sizes, strides, buffer, **kw):
+        if tuple(sizes) == TRIGGER:
+            os.abort()
+        return super().random_generator(state, sizes, strides, buffer, **kw)
+
+
+class Exits(Correct):
+    name = "exits"
+
+    def random_generator(self, state, sizes, strides, buffer, **kw):
+        if tuple(sizes) == TRIGGER:
+            os._exit(7)
+        return super().random_generator(state, sizes, strides, buffer, **kw)
+
+
+class SleepsForever(Correct):
+    name = "sleeps-forever"
+
+    def random_generator(self, state, sizes, strides, buffer, **kw):
+        if tuple(sizes) == TRIGGER:
+            time.sleep(3600)
+        return super().random_generator(state, sizes, strides, buffer, **kw)
+
+
+class Slow(Correct):
+    """Correct but slow: keeps a run going long enough to be interrupted."""
+
+    name = "slow"
+
+    def random_generator(self, state, sizes, strides, buffer, **kw):
+        time.sleep(0.05)
+        return super().random_generator(state, sizes, strides, buffer, **kw)
+
+
+GARBAGE = {
+    "float-state": lambda state: np.zeros(6, dtype=np.float32),
+    "short-state": lambda state: np.zeros(5, dtype=np.uint32),
+    "none-state": lambda state: None,
+    "text-state": lambda state: "not a state",
+    "negative-state": lambda state: np.full(6, -1, dtype=np.int64),
+}
+
+
+class ReturnsGarbage(Correct):
+    """Returns one kind of garbage instead of the state on the trigger case."""
+
+    def __init__(self, kind: str = "float-state"):
+        self.kind = kind
+        self.name = f"garbage-{kind}"
+
+    def random_generator(self, state, sizes, strides, buffer, **kw):
+        result = super().random_generator(state, sizes, strides, buffer, **kw)
+        if tuple(sizes) == TRIGGER:
+            return GARBAGE[self.kind](state)
+        return result
+
+
+class RaisesArbitrary(Correct):
+    name = "raises"
+
+    def random_generator(self, state, sizes, strides, buffer, **kw):
+        if tuple(sizes) == TRIGGER:
+            raise KeyError("cache miss in the driver")
+        return super().random_generator(state, sizes, strides, buffer, **kw)
+
+
+class PrintsNoise(Correct):
+    """Prints to stdout on every call: isolated, this must not disturb the protocol."""
+
+    name = "prints"
+
+    def random_generator(self, state, sizes, strides, buffer, **kw):
+        print("driver: hello from the backend")
+        return super().random_generator(state, sizes, strides, buffer, **kw)

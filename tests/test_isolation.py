@@ -1,0 +1,159 @@
+"""A suite that survives the implementation it tests: crashes, hangs, garbage, kills, resume."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from rngcheck.conformance import journal as J
+from rngcheck.reports import document as D
+
+TESTS = Path(__file__).parent
+FAULTS = str(TESTS / "faults.py")
+EXEC_CHILD = f"exec:{sys.executable} {TESTS / 'exec_child.py'}"
+TRIGGER_CASE = "mapping/elements-7"
+
+
+def rngcheck(*args, timeout=300, **kw):
+    return subprocess.run([sys.executable, "-m", "rngcheck", *args], capture_output=True, text=True,
+                          timeout=timeout, **kw)
+
+
+def run_mapping(backend, tmp_path, *extra):
+    out = tmp_path / "result.json"
+    result = rngcheck("run", "--backend", backend, "--case", "mapping", "--timeout", "4", "--json", str(out),
+                      "--junit", str(tmp_path / "junit.xml"), *extra)
+    return result, json.loads(out.read_text())
+
+
+def by_case(document):
+    return {r["case"]: r for r in document["results"]}
+
+
+@pytest.mark.parametrize("backend, status, words", [
+    (f"{FAULTS}:Segfaults", "crashed", "signal 11 (SIGSEGV)"),
+    (f"{FAULTS}:Aborts", "crashed", "SIGABRT"),
+    (f"{FAULTS}:Exits", "crashed", "exit code 7"),
+    (f"{FAULTS}:SleepsForever", "timeout", "did not answer within 4 s"),
+    (f"{FAULTS}:RaisesArbitrary", "error", "KeyError: 'cache miss in the driver'"),
+    (f"{EXEC_CHILD} noise", "error", "noise on stdout"),
+    (f"{EXEC_CHILD} exit-mid", "crashed", "exited mid-protocol"),
+    (f"{EXEC_CHILD} short-buffer", "error", "returned a buffer of"),
+])
+def test_a_fault_is_that_case_s_status_and_later_cases_still_run(tmp_path, backend, status, words):
+    result, document = run_mapping(backend, tmp_path)
+    assert result.returncode == 1, result.stderr
+    results = by_case(document)
+    assert results[TRIGGER_CASE]["status"] == status
+    assert words in results[TRIGGER_CASE]["message"]
+    later = [r for case, r in results.items() if case != TRIGGER_CASE]
+    assert len(later) == len(document["cases"]) - 1
+    assert all(r["status"] == "passed" for r in later), [(r["case"], r["message"]) for r in later
+                                                        if r["status"] != "passed"]
+    journal, _ = J.read(tmp_path / "result.journal.jsonl")
+    assert len(journal["results"]) == len(document["results"]) and journal["complete"]
+    assert (tmp_path / "junit.xml").is_file()
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("kind", ["float-state", "short-state", "none-state", "text-state", "negative-state"])
+def test_garbage_in_place_of_the_state_fails_that_case_only(tmp_path, kind):
+    (tmp_path / "garbage.py").write_text(
+        f"import sys; sys.path.insert(0, {str(TESTS)!r})\nfrom faults import ReturnsGarbage\n"
+        f"def make():\n    return ReturnsGarbage({kind!r})\n")
+    result, document = run_mapping(f"{tmp_path / 'garbage.py'}:make", tmp_path)
+    assert result.returncode == 1
+    results = by_case(document)
+    assert results[TRIGGER_CASE]["status"] == "failed"
+    assert results[TRIGGER_CASE]["diagnosis"]["id"] == "contract"
+    assert sum(r["status"] == "passed" for r in results.values()) == len(results) - 1
+
+
+def test_a_backend_printing_to_stdout_does_not_disturb_the_protocol(tmp_path):
+    result, document = run_mapping(f"{FAULTS}:PrintsNoise", tmp_path)
+    assert result.returncode == 0
+    assert document["summary"]["verdict"] == "pass"
+
+
+@pytest.mark.parametrize("mode, words", [("no-hello", "no handshake"), ("bad-version", "speaks protocol 99")])
+def test_a_child_that_cannot_shake_hands_is_one_line_exit_2(mode, words):
+    result = rngcheck("run", "--backend", f"{EXEC_CHILD} {mode}", "--case", "kat", "--timeout", "3")
+    assert result.returncode == 2
+    assert words in result.stderr and "Traceback" not in result.stderr
+
+
+def test_exec_runs_no_shell():
+    result = rngcheck("run", "--backend", "exec:echo hi; touch /tmp/rngcheck-shell-was-used", "--case", "kat",
+                      "--timeout", "3")
+    assert result.returncode == 2
+    assert not Path("/tmp/rngcheck-shell-was-used").exists()
+
+
+def wait_for_results(journal: Path, count: int, process, limit: float = 120) -> None:
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        if journal.exists() and journal.read_text().count('"result"') >= count:
+            return
+        assert process.poll() is None, "the run ended before it could be killed"
+        time.sleep(0.05)
+    raise AssertionError("no progress in the journal")
+
+
+def test_sigkill_leaves_a_valid_journal_that_renders_and_resumes(tmp_path):
+    out = tmp_path / "killed.json"
+    journal = J.journal_path_for(out)
+    process = subprocess.Popen([sys.executable, "-m", "rngcheck", "run", "--backend", f"{FAULTS}:Slow",
+                                "--case", "mapping", "--case", "kat", "--json", str(out), "--quiet"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    wait_for_results(journal, 5, process)
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+    document = D.load(journal)
+    assert document["complete"] is False and document["summary"]["verdict"] == "incomplete"
+    finished = len(document["results"])
+    assert finished >= 5
+    assert not out.exists()
+    resumed = rngcheck("run", "--resume", str(journal))
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    final = json.loads(out.read_text())
+    assert final["complete"] and final["summary"]["verdict"] == "pass"
+    cases = [r["case"] for r in final["results"]]
+    assert len(cases) == len(set(cases)) == len(final["cases"]) > finished
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_interrupt_stops_cleanly_with_a_partial_report(tmp_path, signum):
+    out = tmp_path / "partial.json"
+    process = subprocess.Popen([sys.executable, "-m", "rngcheck", "run", "--backend", f"{FAULTS}:Slow",
+                                "--case", "mapping", "--json", str(out), "--quiet"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    wait_for_results(J.journal_path_for(out), 3, process)
+    process.send_signal(signum)
+    stdout, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr
+    assert "interrupted" in stderr and "Traceback" not in stderr
+    document = json.loads(out.read_text())
+    assert document["complete"] is False and document["summary"]["verdict"] == "incomplete"
+    assert 3 <= len(document["results"]) < len(document["cases"])
+    leftover = subprocess.run(["pgrep", "-f", "rngcheck.backends.worker .*faults.py:Slow"], capture_output=True)
+    assert leftover.returncode == 1, "a worker outlived the interrupted run"
+
+
+def test_the_c_example_passes_the_full_profile_through_exec(tmp_path):
+    binary = tmp_path / "philox_exec"
+    source = TESTS.parent / "examples" / "exec-c" / "philox_exec.c"
+    build = subprocess.run(["gcc", "-O2", "-std=c99", "-Wall", "-Wextra", "-Werror", "-o", str(binary), str(source)],
+                           capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr
+    result = rngcheck("run", "--backend", f"exec:{binary}", "--profile", "full", "--json", str(tmp_path / "c.json"))
+    assert result.returncode == 0, result.stdout[-3000:]
+    document = json.loads((tmp_path / "c.json").read_text())
+    assert document["backends"][0]["validates"] is True
+    assert document["summary"]["counts"]["passed"] >= 115
+    validation = [r for r in document["results"] if r["case"].startswith("validation/")]
+    assert validation and all(r["status"] == "passed" for r in validation)
