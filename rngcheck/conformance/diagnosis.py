@@ -78,6 +78,15 @@ def _counter_64(n):
     return words
 
 
+def _key_as_counter_high(n):
+    """XLA's two-word Philox state {key, counter}: the key doubles as the counter's high 64 bits."""
+    def words(state):
+        k0, k1 = counter.key_of(state)
+        low = counter.counter_of(state) & ((1 << 64) - 1)
+        return reference.words(counter.make_state(((k0 | k1 << 32) << 64) | low, (k0, k1)), 0, n)
+    return words
+
+
 def _from_advanced_state(n):
     return lambda state: reference.words(counter.advance(state, n), 0, n)
 
@@ -107,6 +116,8 @@ def _word_variants():
         Variant("counter-64-bit", "counter words 2 and 3 ignored (a 64-bit counter)", _counter_64),
         Variant("generated-after-advance", "words generated from the advanced (output) counter",
                 _from_advanced_state),
+        Variant("key-as-counter-high", "counter words 2-3 replaced by the key (XLA's 2-word Philox state)",
+                _key_as_counter_high),
     ]
     for rounds in (7, 6, 8, 9, 11, 12, 1, 0):
         variants.append(Variant(f"rounds-{rounds}", f"Philox4x32-{rounds}: {rounds} rounds instead of 10",
@@ -144,6 +155,8 @@ STATE_VARIANTS = [
             lambda s, n: counter.add_to_counter(s, n // 4)),
     Variant("increment-ceil-plus-one", "counter advanced by ceil(n/4) + 1", lambda s, n: counter.add_to_counter(
         s, counter.blocks_for(n) + 1)),
+    Variant("increment-256n", "counter advanced by 256 * n (TensorFlow's Generator.skip(n) rule)",
+            lambda s, n: counter.add_to_counter(s, 256 * n)),
     Variant("state-carry-32-bit", "output counter carried only within word 0",
             lambda s, n: counter.advance(s, n, counter_bits=32)),
     Variant("state-carry-64-bit", "output counter carried only within words 0-1",

@@ -1,0 +1,71 @@
+"""The ``randomgen`` backend: randomgen's Philox(number=4, width=32), a C implementation.
+
+Mapping (see docs/library-findings.md):
+  * key = k0 | k1 << 32 (state words 4, 5);
+  * randomgen increments its counter *before* computing a block, so the first block it
+    emits for counter X is block X + 1: we pass counter = C - 1 (mod 2^128) to get block C
+    first, then draw the n words with ``random_raw`` (one uint32 word per call, lanes in
+    order), from a fresh bit generator per execution (randomgen buffers unused lanes);
+  * the output state is read back from randomgen's own state after the draw: its counter
+    is that of the last block it computed, so the next block (the DirectML output
+    counter) is randomgen's counter + 1 (undoing the C - 1 above); the key is randomgen's.
+    A difference in randomgen's counter arithmetic therefore shows in the output state.
+"""
+
+from __future__ import annotations
+
+import platform
+
+import numpy as np
+
+from ..description import FEATURE_LEVEL_4_0
+from ..errors import BackendUnavailable
+from . import Backend, placement
+
+COUNTER_MOD = 1 << 128
+
+
+class RandomgenBackend(Backend):
+    """randomgen.Philox(number=4, width=32) on the CPU."""
+
+    name = "randomgen"
+    validates = False
+
+    def __init__(self):
+        try:
+            import randomgen
+        except ImportError:
+            raise BackendUnavailable("randomgen is not installed: pip install rngcheck[randomgen]") from None
+        self._randomgen = randomgen
+
+    def describe(self) -> dict[str, str]:
+        return {
+            "implementation": "randomgen.Philox(number=4, width=32)",
+            "randomgen": self._randomgen.__version__,
+            "numpy": np.__version__,
+            "device": f"cpu ({platform.processor() or platform.machine()})",
+        }
+
+    def _bit_generator(self, state):
+        c = sum(int(state[i]) << (32 * i) for i in range(4))
+        key = int(state[4]) | (int(state[5]) << 32)
+        return self._randomgen.Philox(counter=(c - 1) % COUNTER_MOD, key=key, number=4, width=32)
+
+    def random_generator(self, state, sizes, strides, buffer, *, output_state=True,
+                         feature_level=FEATURE_LEVEL_4_0):
+        state = placement.read_state(state)
+        bit_generator = self._bit_generator(state)
+        placement.place(sizes, strides, buffer, lambda first, count: bit_generator.random_raw(count))
+        if not output_state:
+            return None
+        return self._state_after(bit_generator)
+
+    @staticmethod
+    def _state_after(bit_generator) -> np.ndarray:
+        """The DirectML state after the draw, from randomgen's state (see the module doc)."""
+        inner = bit_generator.state["state"]
+        counter_words = [int(w) for w in np.asarray(inner["counter"]).reshape(-1)]
+        key_words = [int(w) for w in np.asarray(inner["key"]).reshape(-1)]
+        c = sum(w << (32 * i) for i, w in enumerate(counter_words))
+        c = (c + 1) % COUNTER_MOD
+        return np.array([(c >> (32 * i)) & 0xFFFFFFFF for i in range(4)] + key_words, dtype=np.uint32)
