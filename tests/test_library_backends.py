@@ -19,6 +19,7 @@ import pytest
 
 from rngcheck import counter, layout, reference
 from rngcheck.backends import load, placement
+from rngcheck.backends.exec_backend import isolated
 from rngcheck.errors import BackendUnavailable, Rejected
 
 REQUIRED_IN_CI = {"randomgen", "tensorflow", "jax"}
@@ -58,7 +59,7 @@ def library(module):
     """Skip when ``module`` is missing, except in CI where it must be installed.
 
     Only looks the module up: importing TensorFlow here would put its RTLD_GLOBAL LLVM into
-    the test process, which breaks pocl for tests/test_opencl.py (the backend isolates it).
+    the test process, which breaks pocl for tests/test_opencl.py (the backends run isolated).
     """
     if importlib.util.find_spec(module) is not None:
         return
@@ -117,13 +118,13 @@ MODELS = {
 
 @pytest.fixture(scope="module")
 def backends():
-    """Backends by spec, built once per module (a TensorFlow backend starts a worker process)."""
+    """Backends by spec, built once per module, each in its worker process as `rngcheck run` does."""
     built = {}
 
     def get(spec, module):
         library(module)
         if spec not in built:
-            built[spec] = load(spec)
+            built[spec] = isolated(spec)
         return built[spec]
 
     yield get
@@ -179,11 +180,26 @@ def test_against_model(model, state):
             assert np.array_equal(np.asarray(new_state, dtype=np.uint32).reshape(-1), want_state), (n, sizes)
 
 
+@pytest.fixture(scope="module")
+def chunked_backends():
+    """Backends whose worker splits every tensor into library calls of 8 elements."""
+    built = {}
+
+    def get(spec):
+        if spec not in built:
+            built[spec] = isolated(spec, env={"RNGCHECK_PLACEMENT_CHUNK": "8"})
+        return built[spec]
+
+    yield get
+    for backend in built.values():
+        backend.close()
+
+
 @pytest.mark.parametrize("state", [STATES[0], STATES[3], STATES[5]], ids=["plain", "carry64", "wrap"])
-def test_chunk_boundaries(model, state, monkeypatch):
+def test_chunk_boundaries(model, state, chunked_backends, request):
     """Tensors over several library calls (chunks of 8 elements) stay contiguous."""
-    backend, words_model, state_model = model
-    monkeypatch.setattr(placement, "CHUNK_ELEMENTS", 8)
+    _, words_model, state_model = model
+    backend = chunked_backends(MODELS[request.node.callspec.params["model"]][0])
     for n in (7, 8, 9, 17, 30):
         for sizes, strides in ((n,), None), ((n, 1), (2, 1)):
             buffer, new_state = run(backend, state, sizes, strides)
@@ -275,9 +291,9 @@ def test_tensorflow_generator_skips_256_blocks_per_output(backends):
 
 
 def test_tensorflow_runs_out_of_process(backends):
-    """isolate=1 (default): TensorFlow's RTLD_GLOBAL LLVM never enters this process (pocl needs it out)."""
+    """Isolated, TensorFlow's RTLD_GLOBAL LLVM never enters this process (pocl needs it out)."""
     backend = backends("tensorflow", "tensorflow")
-    assert backend.describe()["process"].startswith("child")
+    assert backend.describe()["exec-protocol"] == "1"
     run(backend, STATES[0], (5,), None)
     assert sys.modules.get("tensorflow") is None
 

@@ -237,6 +237,10 @@ class ExecBackend(Backend):
             self.stderr_file = None
 
 
-def isolated(spec: str, *, timeout: float = DEFAULT_TIMEOUT) -> ExecBackend:
-    """A Python backend (any spec ``rngcheck.backends.load`` takes) hosted in a worker process."""
-    return ExecBackend([sys.executable, "-m", "rngcheck.backends.worker", spec], timeout=timeout, label=spec)
+def isolated(spec: str, *, timeout: float = DEFAULT_TIMEOUT, env: dict | None = None) -> ExecBackend:
+    """A Python backend (any spec ``rngcheck.backends.load`` takes) hosted in a worker process.
+
+    ``env``: variables added to the worker's environment.
+    """
+    return ExecBackend([sys.executable, "-m", "rngcheck.backends.worker", spec], timeout=timeout, label=spec,
+                       env={**os.environ, **env} if env else None)

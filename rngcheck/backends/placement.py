@@ -9,6 +9,7 @@ where no element maps: a description whose elements cannot be placed inside the 
 
 from __future__ import annotations
 
+import os
 from typing import Callable, Iterator
 
 import numpy as np
@@ -16,7 +17,8 @@ import numpy as np
 from .. import counter, layout
 from ..errors import Rejected
 
-CHUNK_ELEMENTS = 1 << 22  # 16 MiB of uint32 per library call: bounded memory, few calls
+# 16 MiB of uint32 per library call: bounded memory, few calls (tests set a small one in the environment).
+CHUNK_ELEMENTS = int(os.environ.get("RNGCHECK_PLACEMENT_CHUNK", 1 << 22))
 
 
 def read_state(state) -> np.ndarray:

@@ -19,22 +19,17 @@ Output state (option ``state``):
     difference (docs/library-findings.md).
   * ``spec``: rngcheck.counter.advance (counter + ceil(n/4)), to check the words alone.
 
-Isolation (option ``isolate``, default 1): TensorFlow runs in a child process. The
-tensorflow-cpu wheel loads its libraries with RTLD_GLOBAL, exporting its own LLVM; once it
-is imported, pocl (the OpenCL backend's CPU driver, which uses the system's LLVM) fails to
-build kernels ("unknown target CPU") or segfaults. In a child process TensorFlow cannot
-break other backends of the same run. ``isolate=0`` imports TensorFlow in-process.
+Keep TensorFlow out of a process that runs OpenCL: the tensorflow-cpu wheel loads its
+libraries with RTLD_GLOBAL, exporting its own LLVM; once it is imported, pocl (the OpenCL
+backend's CPU driver, which uses the system's LLVM) fails to build kernels ("unknown target
+CPU") or segfaults. ``rngcheck run`` hosts every backend but the reference in its own worker
+process (rngcheck.backends.exec_backend.isolated), which is what keeps them apart.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import os
-import socket
-import subprocess
-import sys
-import tempfile
-from multiprocessing.connection import Connection
 
 import numpy as np
 
@@ -47,7 +42,6 @@ PHILOX_ALG = 1  # tensorflow RNG_ALG_PHILOX
 LOW64 = (1 << 64) - 1
 STATE_MODES = ("library", "spec")
 INSTALL_HINT = "tensorflow is not installed: pip install rngcheck[tensorflow]"
-START_TIMEOUT_S = 600
 
 
 class _TensorFlow:
@@ -106,131 +100,29 @@ class _TensorFlow:
                         + [new_key & 0xFFFFFFFF, new_key >> 32], dtype=np.uint32)
 
 
-def _serve(fd: int, device: str, jit_compile: bool) -> None:
-    """The child process: build _TensorFlow, then answer (method, args) requests until closed."""
-    conn = Connection(fd)
-    try:
-        engine = _TensorFlow(device, jit_compile)
-    except BackendUnavailable as error:
-        conn.send(("unavailable", str(error)))
-        return
-    conn.send(("ready", None))
-    while True:
-        try:
-            method, args = conn.recv()
-        except EOFError:
-            return
-        if method == "close":
-            return
-        try:
-            conn.send(("ok", getattr(engine, method)(*args)))
-        except Exception as error:  # report to the parent, keep serving
-            conn.send(("error", f"{type(error).__name__}: {error}"))
-
-
-class _Worker:
-    """A child process running _TensorFlow; same methods, called over a socket."""
-
-    def __init__(self, device: str, jit_compile: bool):
-        parent, child = socket.socketpair()
-        self._log = tempfile.TemporaryFile()
-        code = ("import sys; from rngcheck.backends.tensorflow_backend import _serve; "
-                "_serve(int(sys.argv[1]), sys.argv[2], sys.argv[3] == '1')")
-        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
-        self._process = subprocess.Popen(
-            [sys.executable, "-c", code, str(child.fileno()), device, "1" if jit_compile else "0"],
-            pass_fds=(child.fileno(),), stdin=subprocess.DEVNULL, stdout=self._log, stderr=self._log,
-            env=env)
-        child.close()
-        self._conn = Connection(parent.detach())
-        if not self._conn.poll(START_TIMEOUT_S):
-            self.close()
-            raise BackendUnavailable(f"tensorflow worker did not start within {START_TIMEOUT_S} s")
-        status, detail = self._receive()
-        if status == "unavailable":
-            self.close()
-            raise BackendUnavailable(detail)
-        self.describe_cache = self.call("describe")
-
-    def _receive(self):
-        try:
-            return self._conn.recv()
-        except (EOFError, OSError):
-            raise RuntimeError(f"the tensorflow worker process died: {self._log_tail()}") from None
-
-    def _log_tail(self) -> str:
-        self._process.poll()
-        self._log.seek(0)
-        tail = self._log.read().decode(errors="replace").strip().splitlines()[-5:]
-        return f"exit code {self._process.returncode}; " + " | ".join(tail)
-
-    def call(self, method: str, *args):
-        self._conn.send((method, args))
-        status, result = self._receive()
-        if status == "error":
-            raise RuntimeError(f"tensorflow worker: {result}")
-        return result
-
-    def close(self) -> None:
-        if self._process.poll() is None:
-            try:
-                self._conn.send(("close", ()))
-                self._process.wait(timeout=10)
-            except Exception:
-                self._process.kill()
-                self._process.wait()
-        self._conn.close()
-        self._log.close()
-
-
 class TensorFlowBackend(Backend):
     """TensorFlow's stateless Philox (StatelessRandomUniformFullIntV2) and Generator state."""
 
     name = "tensorflow"
     validates = False
 
-    def __init__(self, device: str = "/CPU:0", state: str = "library", jit_compile: str = "0",
-                 isolate: str = "1"):
-        for option, value in (("jit_compile", jit_compile), ("isolate", isolate)):
-            if str(value) not in ("0", "1"):
-                raise BackendSpecError(f"tensorflow option {option} must be 0 or 1, got {value!r}")
+    def __init__(self, device: str = "/CPU:0", state: str = "library", jit_compile: str = "0"):
+        if str(jit_compile) not in ("0", "1"):
+            raise BackendSpecError(f"tensorflow option jit_compile must be 0 or 1, got {jit_compile!r}")
         if state not in STATE_MODES:
             raise BackendSpecError(f"tensorflow option state must be one of {', '.join(STATE_MODES)}, "
                                    f"got {state!r}")
         if importlib.util.find_spec("tensorflow") is None:
             raise BackendUnavailable(INSTALL_HINT)
         self.state_mode = state
-        self.isolated = str(isolate) == "1" and os.name == "posix"
-        jit = str(jit_compile) == "1"
-        self._worker = None
-        if self.isolated:
-            self._worker = _Worker(device, jit)
-            self._describe = self._worker.describe_cache
-            self._call = self._worker.call
-        else:
-            engine = _TensorFlow(device, jit)
-            self._describe = engine.describe()
-            self._call = lambda method, *args: getattr(engine, method)(*args)
+        self.engine = _TensorFlow(device, str(jit_compile) == "1")
 
     def describe(self) -> dict[str, str]:
         return {
-            **self._describe,
+            **self.engine.describe(),
             "output-state": ("tf.random.Generator.skip(n)" if self.state_mode == "library"
                              else "rngcheck.counter.advance (spec)"),
-            "process": "child process (isolate=1)" if self.isolated else "in-process",
         }
-
-    def close(self) -> None:
-        if self._worker is not None:
-            self._worker.close()
-            self._worker = None
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
 
     def random_generator(self, state, sizes, strides, buffer, *, output_state=True,
                          feature_level=FEATURE_LEVEL_4_0):
@@ -241,11 +133,11 @@ class TensorFlowBackend(Backend):
 
         def produce(first, count):
             start = counter.counter_of(counter.add_to_counter(state, first // 4))
-            return self._call("words", start, key, count)
+            return self.engine.words(start, key, count)
 
         n = placement.place(sizes, strides, buffer, produce)
         if not output_state:
             return None
         if self.state_mode == "spec":
             return counter.advance(state, n)
-        return self._call("library_state", c, key, n)
+        return self.engine.library_state(c, key, n)

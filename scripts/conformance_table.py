@@ -1,0 +1,114 @@
+"""The published conformance table: run the full profile on real implementations, write the table.
+
+    python scripts/conformance_table.py [--backend SPEC ...] [--results DIR] [--update-readme] [--check]
+
+Runs `rngcheck run --profile full` for each backend (default: numpy, randomgen, tensorflow,
+jax, jax:state_words=3, and opencl when available), keeps each result document in
+--results (default results/table), and prints a markdown table: implementation, version,
+device, and per category the passed count or the diagnoses of the failures.
+--update-readme replaces the table between the markers in README.md.
+--check exits 1 when a backend fails other than as docs/expected-differences.json says.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from collections import Counter, defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT = ["numpy", "randomgen", "tensorflow", "jax", "jax:state_words=3", "opencl"]
+CATEGORIES = ["kat", "vectors", "mapping", "counter", "key", "layout", "state", "validation", "property", "scale"]
+BEGIN, END = "<!-- conformance-table:begin -->", "<!-- conformance-table:end -->"
+BROKEN = ("failed", "error", "crashed", "timeout")
+VERSION_KEYS = ("tensorflow", "jax", "randomgen", "numpy", "rngcheck", "platform", "exec-protocol")
+
+
+def run_backend(spec: str, results: Path) -> dict | None:
+    out = results / (spec.replace(":", "_").replace("=", "-").replace("/", "_") + ".json")
+    command = [sys.executable, "-m", "rngcheck", "run", "--backend", spec, "--profile", "full",
+               "--json", str(out), "--quiet"]
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode == 2:
+        print(f"{spec}: not run: {done.stderr.strip()}", file=sys.stderr)
+        return None
+    return json.loads(out.read_text())
+
+
+def cell(results: list[dict], category: str, cases: dict) -> str:
+    mine = [r for r in results if cases[r["case"]] == category]
+    if not mine:
+        return "–"
+    broken = [r for r in mine if r["required"] and r["status"] in BROKEN]
+    if not broken:
+        return f"{sum(r['status'] == 'passed' for r in mine)} pass"
+    names = Counter(r["diagnosis"]["id"] if r["diagnosis"] else r["status"] for r in broken)
+    return f"{len(broken)} fail: " + ", ".join(f"{name}" + (f" ×{n}" if n > 1 else "") for name, n in names.items())
+
+
+def table(documents: list[dict]) -> str:
+    header = ["implementation", "version", "device"] + CATEGORIES + ["verdict"]
+    lines = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
+    for document in documents:
+        backend = document["backends"][0]
+        describe = backend["describe"]
+        version = next((f"{k} {describe[k]}" for k in VERSION_KEYS if k in describe), "")
+        cases = {c["id"]: c["category"] for c in document["cases"]}
+        row = [f"`{backend['spec']}`", version, describe.get("device", "")]
+        row += [cell(document["results"], category, cases) for category in CATEGORIES]
+        row.append(backend["verdict"].upper())
+        lines.append("| " + " | ".join(str(c).replace("|", "/") for c in row) + " |")
+    return "\n".join(lines)
+
+
+def unexpected(document: dict, expected: dict) -> list[str]:
+    spec = document["backends"][0]["spec"]
+    allowed = set(expected.get(spec, {}).get("diagnoses", []))
+    problems = []
+    for r in document["results"]:
+        if r["required"] and r["status"] in BROKEN:
+            diagnosis = r["diagnosis"]["id"] if r["diagnosis"] else r["status"]
+            if diagnosis not in allowed:
+                problems.append(f"{spec}: {r['case']}: {diagnosis}: {r['message'][:120]}")
+    return problems
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--backend", action="append")
+    parser.add_argument("--results", type=Path, default=ROOT / "results" / "table")
+    parser.add_argument("--update-readme", action="store_true")
+    parser.add_argument("--check", action="store_true")
+    parser.add_argument("--require", action="append", default=[], help="a backend that must be available")
+    args = parser.parse_args(argv)
+    args.results.mkdir(parents=True, exist_ok=True)
+    documents = []
+    for spec in args.backend or DEFAULT:
+        document = run_backend(spec, args.results)
+        if document is None:
+            if spec in args.require:
+                print(f"{spec} is required here but could not run", file=sys.stderr)
+                return 1
+            continue
+        documents.append(document)
+    text = table(documents)
+    print(text)
+    expected = json.loads((ROOT / "docs" / "expected-differences.json").read_text())["backends"]
+    if args.update_readme:
+        readme = ROOT / "README.md"
+        content = readme.read_text()
+        start, end = content.index(BEGIN) + len(BEGIN), content.index(END)
+        readme.write_text(content[:start] + "\n" + text + "\n" + content[end:])
+    if args.check:
+        problems = [p for d in documents for p in unexpected(d, expected)]
+        for p in problems:
+            print("UNEXPECTED " + p, file=sys.stderr)
+        return 1 if problems else 0
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
