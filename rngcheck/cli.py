@@ -138,7 +138,7 @@ def cmd_backends(args) -> int:
 
     known = known_backends()
     for k in known:
-        status = "available" if k.available else f"unavailable: {k.reason}"
+        status = ("available" + (f": {k.reason}" if k.reason else "")) if k.available else f"unavailable: {k.reason}"
         print(f"{k.name:<12} {status}")
     if args.json:
         print(json.dumps([k.__dict__ for k in known], indent=1))

@@ -130,3 +130,23 @@ def test_failures_print_a_ready_to_paste_reproduction():
     command = line.split("reproduce: ", 1)[1].split()
     again = rngcheck(*command[1:])
     assert again.returncode == 1 and "rank-4-only" in again.stdout
+
+
+def test_without_an_opencl_platform_opencl_is_listed_unavailable_and_run_exits_2(tmp_path):
+    import os
+
+    env = dict(os.environ, OCL_ICD_VENDORS=str(tmp_path))  # an ICD directory with no vendor in it
+    listing = subprocess.run([sys.executable, "-m", "rngcheck", "backends"], capture_output=True, text=True, env=env)
+    line = next(l for l in listing.stdout.splitlines() if l.startswith("opencl"))
+    assert "unavailable: no OpenCL platform found" in line
+    run = subprocess.run([sys.executable, "-m", "rngcheck", "run", "--backend", "opencl"], capture_output=True,
+                         text=True, env=env)
+    assert run.returncode == 2 and "no OpenCL platform" in run.stderr and "Traceback" not in run.stderr
+    default = subprocess.run([sys.executable, "-m", "rngcheck", "run", "--quiet", "--case", "kat"],
+                             capture_output=True, text=True, env=env)
+    assert default.returncode == 0 and "opencl not used" in default.stderr
+
+
+def test_exec_without_a_command_is_a_usage_error():
+    result = rngcheck("run", "--backend", "exec")
+    assert result.returncode == 2 and "needs a command" in result.stderr

@@ -166,17 +166,27 @@ def load(spec: str):
 
 
 def known_backends() -> list[KnownBackend]:
-    """Every registered backend, tried: available or not, with the reason."""
+    """Every registered backend, tried in its own worker process: available or not, with the reason.
+
+    (A worker per backend: TensorFlow and OpenCL, for one, cannot share a process.)
+    """
+    from .exec_backend import isolated
+
     known = []
     for name, ep in sorted(_registered().items()):
         try:
-            backend = load(name)
+            target = ep.load()
+        except Exception as error:
+            known.append(KnownBackend(name, ep.value, False, f"cannot import {ep.value}: {error}"))
+            continue
+        usage = getattr(target, "usage", None)
+        if usage:  # needs options to exist at all (exec:COMMAND)
+            known.append(KnownBackend(name, ep.value, True, usage))
+            continue
+        try:
+            isolated(name).close()
         except Exception as error:  # listing must not die with one broken backend
             known.append(KnownBackend(name, ep.value, False, str(error) or type(error).__name__))
             continue
-        try:
-            backend.close()
-        except Exception:
-            pass
         known.append(KnownBackend(name, ep.value, True, ""))
     return known

@@ -47,7 +47,9 @@ def signal_name(returncode: int) -> str:
 class ExecBackend(Backend):
     """A backend process spoken to over the exec protocol."""
 
-    def __init__(self, command: list[str], *, timeout: float = DEFAULT_TIMEOUT, label: str | None = None,
+    usage = "give the command: --backend 'exec:./my_impl --flag' (docs/exec-protocol.md)"
+
+    def __init__(self, command: list[str] | None = None, *, timeout: float = DEFAULT_TIMEOUT, label: str | None = None,
                  env: dict | None = None):
         if not command:
             raise BackendSpecError("exec: needs a command, e.g. exec:./my_impl")
