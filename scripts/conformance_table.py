@@ -24,7 +24,7 @@ DEFAULT = ["numpy", "randomgen", "tensorflow", "jax", "jax:state_words=3", "open
 CATEGORIES = ["kat", "vectors", "mapping", "counter", "key", "layout", "state", "validation", "property", "scale"]
 BEGIN, END = "<!-- conformance-table:begin -->", "<!-- conformance-table:end -->"
 BROKEN = ("failed", "error", "crashed", "timeout")
-VERSION_KEYS = ("tensorflow", "jax", "randomgen", "numpy", "rngcheck", "platform", "exec-protocol")
+VERSION_KEYS = ("tensorflow", "jax", "randomgen", "driver version", "numpy", "rngcheck", "exec-protocol")
 
 
 def run_backend(spec: str, results: Path) -> dict | None:
