@@ -6,5 +6,9 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 mkdir -p results
 export POCL_CACHE_DIR="${POCL_CACHE_DIR:-$PWD/.pocl-cache}"
-rngcheck run --profile "${RNGCHECK_PROFILE:-full}" --json results/rngcheck-result.json \
+backends=()
+if [ -n "${CI:-}" ]; then
+  backends=(--backend numpy --backend opencl)  # in CI OpenCL (PoCL) is installed, so it is required
+fi
+rngcheck run "${backends[@]}" --profile "${RNGCHECK_PROFILE:-full}" --json results/rngcheck-result.json \
   --junit results/rngcheck-junit.xml "$@"
