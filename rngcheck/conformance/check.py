@@ -149,8 +149,10 @@ def expected_chunks(case: C.Case, state=None):
         yield first, reference.words(state, first, count)
 
 
-def actual_chunks(case: C.Case, tensor: np.ndarray):
-    for first, count in reference.chunks(case.element_count):
+def actual_chunks(case: C.Case, tensor: np.ndarray, whole: bool = False):
+    """(first, words) of the tensor's elements in logical order, chunk by chunk (or whole)."""
+    chunk = max(1, case.element_count) if whole else reference.CHUNK_ELEMENTS
+    for first, count in reference.chunks(case.element_count, chunk):
         yield first, tensor[layout.physical_offsets(case.sizes, case.strides, first, count)]
 
 
@@ -187,20 +189,29 @@ def check_input_state(execution: Execution) -> None:
 
 
 def compare_words(case: C.Case, execution: Execution, state=None) -> str:
-    """Raise CaseFailed on the first mismatching words; return the output's sha256."""
+    """Raise CaseFailed on mismatching words; return the output's sha256."""
     state = counter.state_array(case.state if state is None else state)
     tensor = execution.tensor
-    rows, count = [], 0
-    actual_all = []
     if case.expected_sha256 is not None:
         digest = sha256_of_words(words for _, words in actual_chunks(case, tensor))
         if digest != case.expected_sha256:
-            rows, count = _mismatch_rows(case, state, tensor)
+            rows, count, _ = scan_mismatches(replace(case, expected_sha256=None), state, tensor)
             raise CaseFailed(_mismatch_outcome(case, state, execution, rows, count,
                                                f"sha256 of the output is {digest[:16]}..., expected "
                                                f"{case.expected_sha256[:16]}..."))
         return digest
-    for (first, expected), (_, actual) in zip(expected_chunks(case, state), _actual_for(case, tensor)):
+    rows, count, actual = scan_mismatches(case, state, tensor)
+    if count:
+        raise CaseFailed(_mismatch_outcome(case, state, execution, rows, count,
+                                           f"{count} of {case.element_count} elements differ"))
+    return sha256_of_words(actual)
+
+
+def scan_mismatches(case: C.Case, state, tensor):
+    """(first mismatch rows, mismatch count, actual chunks) of the tensor against the expectation."""
+    rows, count, actual_all = [], 0, []
+    whole = case.expected_words is not None  # an explicit expectation is one chunk
+    for (first, expected), (_, actual) in zip(expected_chunks(case, state), actual_chunks(case, tensor, whole)):
         actual_all.append(actual)
         wrong = np.flatnonzero(expected != actual)
         count += wrong.size
@@ -208,30 +219,7 @@ def compare_words(case: C.Case, execution: Execution, state=None) -> str:
             index = first + int(i)
             offset = int(layout.physical_offsets(case.sizes, case.strides, index, 1)[0])
             rows.append(mismatch_row(case, state, index, offset, expected[i], actual[i]))
-    if count:
-        raise CaseFailed(_mismatch_outcome(case, state, execution, rows, count,
-                                           f"{count} of {case.element_count} elements differ"))
-    return sha256_of_words(actual_all)
-
-
-def _actual_for(case, tensor):
-    if case.expected_words is not None:
-        yield 0, tensor[layout.physical_offsets(case.sizes, case.strides)]
-        return
-    yield from actual_chunks(case, tensor)
-
-
-def _mismatch_rows(case, state, tensor):
-    rows, count = [], 0
-    for (first, expected), (_, actual) in zip(expected_chunks(replace(case, expected_sha256=None), state),
-                                              actual_chunks(case, tensor)):
-        wrong = np.flatnonzero(expected != actual)
-        count += wrong.size
-        for i in wrong[:max(0, MISMATCHES_SHOWN - len(rows))]:
-            index = first + int(i)
-            offset = int(layout.physical_offsets(case.sizes, case.strides, index, 1)[0])
-            rows.append(mismatch_row(case, state, index, offset, expected[i], actual[i]))
-    return rows, count
+    return rows, count, actual_all
 
 
 def _mismatch_outcome(case, state, execution, rows, count, message) -> Outcome:
