@@ -250,6 +250,13 @@ def build_parser() -> argparse.ArgumentParser:
     repro.add_argument("--feature-level", default="4.0")
     repro.set_defaults(handler=cmd_repro)
 
+    from .reports import command as report_command
+
+    report = sub.add_parser("report", help="one self-contained HTML comparison (and a markdown summary) from "
+                                           "result documents, stats documents and journals")
+    report_command.add_arguments(report)
+    report.set_defaults(handler=report_command.run)
+
     try:
         from .stats import command as stats_command
     except ImportError:

@@ -12,24 +12,25 @@ from __future__ import annotations
 
 import io
 import itertools
+from html import escape
 import math
 import re
 
 import numpy as np
 
 LANES, BITS = 4, 32
-STATUS_COLOURS = {"passed": "#2e7d32", "failed": "#c62828", "error": "#6a1b9a", "info": "#1565c0",
-                  "skipped": "#9e9e9e"}
+STATUS_COLOURS = {"passed": "#2e7d32", "failed": "#c62828", "error": "#6a1b9a", "crashed": "#4a148c",
+                  "timeout": "#e65100", "info": "#1565c0", "skipped": "#9e9e9e"}
 _counter = itertools.count(1)
 
 
-def _pyplot():
-    import matplotlib
+def _figure(width: float, height: float, rows: int = 1):
+    """A Figure without pyplot: no global backend is chosen, no GUI is touched."""
+    from matplotlib.figure import Figure
 
-    matplotlib.use("svg", force=False) if matplotlib.get_backend().lower() not in ("svg", "agg") else None
-    import matplotlib.pyplot as plt
-
-    return plt
+    fig = Figure(figsize=(width, height))
+    axes = fig.subplots(rows, 1, squeeze=False)
+    return fig, axes[:, 0]
 
 
 def _rc():
@@ -54,41 +55,40 @@ def label(text, limit: int = 40) -> str:
     return text.replace("$", r"\$")
 
 
-_ID = re.compile(r'\bid="([^"]+)"')
+_ID = re.compile(r'\sid="([^"]+)"')
+_REFERENCE = re.compile(r'(?:url\(#|href="#)([^")]+)')
+_GEOMETRY = re.compile(r'\b(d|x|y|width|height|transform|points|viewBox)="([^"]*)"')
+_DECIMALS = re.compile(r"(\d+\.\d\d)\d+")
 
 
-def _inline(svg: str, prefix: str) -> str:
-    """Strip the prolog, prefix every id (and its references), let the figure scale."""
+def _inline(svg: str, prefix: str, title: str = "") -> str:
+    """Strip the prolog and metadata, keep only referenced ids (prefixed: several figures
+    share a page), shorten geometry (2 decimals of a point are plenty) and whitespace."""
     start = svg.find("<svg")
-    svg = svg[start:]
-    ids = set(_ID.findall(svg))
-    if ids:
-        def rename(match):
-            return f'{match.group(1)}{prefix}-{match.group(2)}{match.group(3)}'
-        pattern = re.compile(r'(\bid="|url\(#|href="#)(' + "|".join(re.escape(i) for i in sorted(ids, key=len, reverse=True))
-                             + r')(["\)])')
-        svg = pattern.sub(rename, svg)
-    # responsive: keep the viewBox, let CSS size it
-    svg = re.sub(r'^<svg([^>]*?)\swidth="[^"]*"\sheight="[^"]*"', r'<svg\1', svg, count=1)
-    svg = svg.replace("<svg ", f'<svg class="figure" role="img" data-figure="{prefix}" ', 1)
+    svg = re.sub(r"<metadata>.*?</metadata>\s*", "", svg[start:], count=1, flags=re.S)
+    referenced = set(_REFERENCE.findall(svg))
+    svg = _ID.sub(lambda m: f' id="{prefix}-{m.group(1)}"' if m.group(1) in referenced else "", svg)
+    svg = _REFERENCE.sub(lambda m: m.group(0).replace("#" + m.group(1), f"#{prefix}-{m.group(1)}"), svg)
+    svg = _GEOMETRY.sub(lambda m: f'{m.group(1)}="' + " ".join(_DECIMALS.sub(r"\1", m.group(2)).split()) + '"', svg)
+    svg = re.sub(r">\s+<", "><", svg)
+    svg = svg.replace("<svg ", f'<svg class="figure" role="img" aria-label="{escape(title, quote=True)}" '
+                               f'data-figure="{prefix}" ', 1)
     return svg.strip()
 
 
-def _render(fig, plt) -> str:
+def _render(fig, title: str) -> str:
     buffer = io.StringIO()
     fig.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None, "Creator": None})
-    plt.close(fig)
-    return _inline(buffer.getvalue(), f"fig{next(_counter)}")
+    return _inline(buffer.getvalue(), f"fig{next(_counter)}", title)
 
 
 def status_bars(columns: list[str], counts: list[dict]) -> str:
     """Horizontal stacked bars: one per backend column, the share of each status."""
     import matplotlib
 
-    plt = _pyplot()
     with matplotlib.rc_context(_rc()):
         height = 0.55 + 0.32 * len(columns)
-        fig, ax = plt.subplots(figsize=(7.2, height))
+        fig, (ax,) = _figure(7.2, height)
         y = np.arange(len(columns))[::-1]
         left = np.zeros(len(columns))
         for status, colour in STATUS_COLOURS.items():
@@ -99,19 +99,19 @@ def status_bars(columns: list[str], counts: list[dict]) -> str:
             left += values
         ax.set_yticks(y, [label(c, 28) for c in columns])
         ax.set_xlabel("cases")
-        ax.legend(ncol=5, fontsize=8, frameon=False, loc="lower center", bbox_to_anchor=(0.5, 1.0))
+        if left.any():
+            ax.legend(ncol=5, fontsize=8, frameon=False, loc="lower center", bbox_to_anchor=(0.5, 1.0))
         ax.set_xlim(0, max(1.0, float(left.max())))
-        return _render(fig, plt)
+        return _render(fig, "cases of each status, per backend")
 
 
 def pvalue_histogram(series: dict[str, list[float]], bins: int = 20) -> str:
     """Histogram of p-values on [0, 1] (stacked by series) against the uniform expectation."""
     import matplotlib
 
-    plt = _pyplot()
     edges = np.linspace(0.0, 1.0, bins + 1)
     with matplotlib.rc_context(_rc()):
-        fig, ax = plt.subplots(figsize=(7.2, 2.6))
+        fig, (ax,) = _figure(7.2, 2.6)
         bottom = np.zeros(bins)
         total = 0
         palette = ["#1565c0", "#90caf9", "#ef6c00", "#ffcc80", "#2e7d32", "#a5d6a7"]
@@ -127,8 +127,9 @@ def pvalue_histogram(series: dict[str, list[float]], bins: int = 20) -> str:
         ax.set_xlim(0, 1)
         ax.set_xlabel("p-value")
         ax.set_ylabel("results")
-        ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-        return _render(fig, plt)
+        if total:
+            ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+        return _render(fig, "histogram of p-values against the uniform expectation")
 
 
 def _grid_of(entry) -> np.ndarray | None:
@@ -156,54 +157,70 @@ def lane_bias(tables: list[dict]) -> str:
     document records) that cell is marked and every other cell is known to be closer to 0.
     """
     import matplotlib
-    from matplotlib.colors import TwoSlopeNorm
+    import matplotlib.patches
+    from matplotlib.colors import SymLogNorm, TwoSlopeNorm
 
-    plt = _pyplot()
     with matplotlib.rc_context(_rc()):
-        fig, axes = plt.subplots(len(tables), 1, figsize=(7.2, 0.5 + 1.15 * len(tables)), squeeze=False)
+        fig, axes = _figure(7.2, 0.3 + 1.45 * len(tables), rows=len(tables))
+        fig.set_layout_engine("constrained")
         limit = 4.0
         for table in tables:
             if table.get("grid") is not None:
                 limit = max(limit, float(np.nanmax(np.abs(table["grid"]))))
             if table.get("worst"):
                 limit = max(limit, abs(float(table["worst"][2])))
-        norm = TwoSlopeNorm(vmin=-limit, vcenter=0.0, vmax=limit)
-        image = None
-        for ax, table in zip(axes[:, 0], tables):
+        if limit > 12:
+            norm = SymLogNorm(linthresh=2.0, vmin=-limit, vmax=limit, base=10)
+        else:
+            norm = TwoSlopeNorm(vmin=-limit, vcenter=0.0, vmax=limit)
+        cmap = matplotlib.colormaps["RdBu_r"]
+        mesh = None
+        bits, lanes = np.arange(BITS + 1) - 0.5, np.arange(LANES + 1) - 0.5
+        for ax, table in zip(axes, tables):
             grid = table.get("grid")
             worst = table.get("worst")
             if grid is None:
-                grid = np.zeros((LANES, BITS))
-                image = ax.imshow(grid, cmap="RdBu_r", norm=norm, aspect="auto", alpha=0.25)
-            else:
-                image = ax.imshow(grid, cmap="RdBu_r", norm=norm, aspect="auto")
+                ax.set_facecolor("#f4f6f8")
+            else:  # an embedded 4x32 image: far smaller than 128 vector cells
+                mesh = ax.imshow(grid, cmap=cmap, norm=norm, aspect="auto", interpolation="nearest",
+                                 extent=(-0.5, BITS - 0.5, LANES - 0.5, -0.5))
+            ax.vlines(bits[1:-1], -0.5, LANES - 0.5, colors="white", linewidth=0.6)
+            ax.hlines(lanes[1:-1], -0.5, BITS - 0.5, colors="white", linewidth=0.6)
             if worst:
                 lane, bit, z = int(worst[0]), int(worst[1]), float(worst[2])
-                colour = plt.get_cmap("RdBu_r")(norm(z))
-                ax.add_patch(matplotlib.patches.Rectangle((bit - 0.5, lane - 0.5), 1, 1, facecolor=colour,
+                ax.add_patch(matplotlib.patches.Rectangle((bit - 0.5, lane - 0.5), 1, 1, facecolor=cmap(norm(z)),
                                                           edgecolor="black", linewidth=1.2))
-                ax.annotate(f"z = {z:+.2f}", (bit, lane), xytext=(bit + (1.2 if bit < 24 else -1.2), lane),
-                            ha="left" if bit < 24 else "right", va="center", fontsize=8)
-            ax.set_title(label(table["title"], 80), fontsize=9, loc="left")
+                right = bit < 24
+                ax.annotate(f"z = {z:+.2f}", (bit, lane), xytext=(bit + (0.8 if right else -0.8), lane),
+                            ha="left" if right else "right", va="center", fontsize=8)
+            ax.set_title(label(table["title"], 100), fontsize=8.5, loc="left")
             ax.set_yticks(range(LANES), [f"lane {i}" for i in range(LANES)])
             ax.set_xticks(range(0, BITS, 4))
             ax.set_xlim(-0.5, BITS - 0.5)
             ax.set_ylim(LANES - 0.5, -0.5)
             ax.tick_params(labelsize=8)
-        axes[-1, 0].set_xlabel("bit position (0 = least significant)")
-        if image is not None:
-            fig.colorbar(image, ax=axes[:, 0].tolist(), fraction=0.03, pad=0.01, label="z")
-        return _render(fig, plt)
+        axes[-1].set_xlabel("bit position (0 = least significant)")
+        if mesh is None:
+            from matplotlib.cm import ScalarMappable
+            mesh = ScalarMappable(norm=norm, cmap=cmap)
+        bar = fig.colorbar(mesh, ax=list(axes), fraction=0.03, pad=0.01, label="z")
+        if bar.solids is not None:
+            bar.solids.set_rasterized(True)  # one small image instead of 256 vector strips
+        return _render(fig, "bias per Philox lane and bit position")
 
 
-def log10_p_bars(names: list[str], log10_p: list[float], fail_at: float = 1e-10, suspect_at: float | None = None) -> str:
-    """-log10(p) per result, with the FAIL (and SUSPECT) thresholds: failing tests stand out."""
+def log10_p_bars(names: list[str], log10_p: list, fail_at: float = 1e-10, suspect_at: float | None = None) -> str:
+    """-log10(p) per result, with the FAIL (and SUSPECT) thresholds: failing tests stand out.
+    A None (p below every double, or a degenerate statistic) is drawn past the largest bar."""
     import matplotlib
 
-    plt = _pyplot()
     with matplotlib.rc_context(_rc()):
-        values = np.array([min(-v, 320.0) if v == v and v is not None else 0.0 for v in log10_p])
-        fig, ax = plt.subplots(figsize=(7.2, 0.6 + 0.16 * len(names)))
+        finite = [-v for v in log10_p if v is not None and v == v and v > -math.inf]
+        beyond = max([400.0] + [2.0 * v for v in finite])  # p underflowed with no log10: drawn past the rest
+        values = np.array([max(-v, 0.01) if v is not None and v == v and v > -math.inf else beyond for v in log10_p])
+        fig, (ax,) = _figure(7.2, 0.6 + 0.16 * len(names))
+        if values.max() > 100 * max(values.min(), 0.01):
+            ax.set_xscale("log")
         y = np.arange(len(names))[::-1]
         colours = ["#c62828" if v >= -math.log10(fail_at) else
                    "#ef6c00" if suspect_at and v >= -math.log10(suspect_at) else "#90a4ae" for v in values]
@@ -212,5 +229,5 @@ def log10_p_bars(names: list[str], log10_p: list[float], fail_at: float = 1e-10,
         if suspect_at:
             ax.axvline(-math.log10(suspect_at), color="#ef6c00", linestyle=":", linewidth=1)
         ax.set_yticks(y, [label(n, 48) for n in names], fontsize=7)
-        ax.set_xlabel("-log10 p")
-        return _render(fig, plt)
+        ax.set_xlabel("-log10 p (dashed: the FAIL level; dotted: the SUSPECT level)")
+        return _render(fig, "-log10 p of the failing and suspect results")

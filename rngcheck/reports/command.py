@@ -1,0 +1,79 @@
+"""``rngcheck report``: one comparison from result documents, stats documents and journals.
+
+    rngcheck report results/a.json results/b.json stats.json --html report.html --summary summary.md
+
+Several result documents (runs on other machines, drivers or backends) become the columns
+of one comparison; stats documents add the statistical section; a journal of an
+interrupted run renders as a report marked incomplete. Without --html or --summary the
+markdown summary is printed.
+
+Exit codes: 0 the comparison passes; 1 a backend or a statistical test fails, or the
+report is incomplete (a SUSPECT left unresolved counts too); 2 an unreadable document, a
+newer schema version, or an unwritable output (one line on stderr).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from ..errors import RngcheckError
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("documents", nargs="+", metavar="DOCUMENT.json",
+                        help="result documents (rngcheck run --json), stats documents (rngcheck stats --json) "
+                             "or results journals, in any order")
+    parser.add_argument("--html", metavar="FILE", help="write the self-contained HTML report")
+    parser.add_argument("--summary", metavar="FILE", help="write a short markdown summary (for CI comments)")
+    parser.add_argument("--quiet", action="store_true", help="print nothing but errors")
+
+
+def run(args) -> int:
+    from . import html, summary
+
+    sources = [html.read(path) for path in args.documents]
+    model = html.build(sources, figures=bool(args.html))
+    if args.html:
+        text = html.render_model(model)
+        _write(args.html, text)
+    if args.summary:
+        name = os.path.basename(args.html) if args.html else None
+        summary.write(model, args.summary, html_name=name)
+    if not args.html and not args.summary:
+        print(summary.render(model), end="")
+    elif not args.quiet:
+        written = " and ".join(filter(None, [args.html, args.summary]))
+        print(f"rngcheck report: {model['verdict']} ({len(model['columns'])} backend columns, "
+              f"{len(model['stats'])} stats documents); wrote {written}")
+    return 0 if model["verdict"] == "PASS" else 1
+
+
+def _write(path, text: str) -> None:
+    from pathlib import Path
+
+    path = Path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+    except OSError as error:
+        raise RngcheckError(f"cannot write {path}: {error.strerror or error}") from None
+
+
+def main(argv=None) -> int:
+    """Standalone entry (until the CLI wires the subcommand): python -m rngcheck.reports.command."""
+    parser = argparse.ArgumentParser(prog="rngcheck report", description=__doc__.splitlines()[0])
+    add_arguments(parser)
+    args = parser.parse_args(argv)
+    try:
+        return run(args)
+    except RngcheckError as error:
+        print(f"rngcheck: error: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

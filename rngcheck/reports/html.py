@@ -1,0 +1,858 @@
+"""The HTML comparison report: one self-contained page from result (and stats) documents.
+
+    write([document, ...], "report.html")                  # result and/or stats documents, mixed
+    write([result_document], "report.html", stats=[stats_document])
+    render(documents) -> str
+
+The page reads only documents: result documents (schema "rngcheck-result", see
+``reports.document``), statistics documents (schema "rngcheck-stats", see
+``stats.battery``) and results journals (JSON Lines, one object per line, as a run writes
+them case by case; a journal renders as an incomplete report). Several result documents
+(other runs, machines, drivers) become columns of one comparison; a backend name that
+occurs in several documents is told apart by its run.
+
+Safety: the page has no script and no external resource (inline CSS, inline SVG, a
+Content-Security-Policy that forbids everything else); every string from a document goes
+through Jinja2's autoescape. A document of a newer schema version, not JSON, or not an
+rngcheck document is refused with one line (RngcheckError); a truncated journal, an
+interrupted run (``complete`` false) or missing fields give a report marked incomplete.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shlex
+from collections import Counter, OrderedDict
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from .. import __version__
+from ..errors import RngcheckError
+from . import document as D
+
+STATS_SCHEMA = "rngcheck-stats"
+STATS_SCHEMA_VERSION = 1
+JOURNAL_SCHEMAS = ("rngcheck-journal", "rngcheck-result-journal")
+DETAILED_FAILURES = 40      # per backend column: full sections; the rest in a compact table
+MISMATCH_ROWS = 16          # first mismatching elements shown per case
+TEXT_LIMIT = 4000           # characters of a message / traceback shown
+STATUSES = tuple(getattr(D, "STATUSES", ("passed", "failed", "error", "crashed", "timeout", "info", "skipped")))
+BROKEN = tuple(getattr(D, "BROKEN", ("failed", "error", "crashed", "timeout")))
+TEMPLATE = "report.html.j2"
+UNDIAGNOSED = {  # a failure without a diagnosis, by status
+    "failed": "no known bug class matches",
+    "error": "the backend raised an exception or broke the protocol",
+    "crashed": "the backend's process died",
+    "timeout": "the backend did not answer in time",
+}
+
+
+# ---------------------------------------------------------------------------------------
+# Reading documents.
+# ---------------------------------------------------------------------------------------
+
+@dataclass
+class Source:
+    """One input document: a result document (possibly rebuilt from a journal) or a stats document."""
+
+    kind: str                 # "result" | "stats"
+    doc: dict
+    name: str = ""            # the file it came from, or "document N"
+    problems: list = field(default_factory=list)   # why the report is incomplete, in words
+
+
+def _version_check(doc: dict, schema: str, supported: int, where: str) -> None:
+    version = doc.get("schema_version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise RngcheckError(f"{where}: {schema} document without a valid schema_version ({version!r})")
+    if version > supported:
+        raise RngcheckError(f"{where}: {schema} schema_version {version} is newer than this rngcheck reads "
+                            f"({supported}); upgrade rngcheck (this is {__version__})")
+
+
+def _stats_schema_version() -> int:
+    """The stats document version this rngcheck writes (and so reads)."""
+    try:
+        from ..stats import battery
+    except ImportError:  # pragma: no cover
+        return STATS_SCHEMA_VERSION
+    version = getattr(battery, "SCHEMA_VERSION", STATS_SCHEMA_VERSION)
+    return version if isinstance(version, int) else STATS_SCHEMA_VERSION
+
+
+def classify(doc, where: str = "document") -> Source:
+    """A parsed document as a Source (raises RngcheckError with one line)."""
+    if not isinstance(doc, dict):
+        raise RngcheckError(f"{where}: not an rngcheck result or stats document (a JSON {type(doc).__name__})")
+    schema = doc.get("schema")
+    if schema == D.SCHEMA:
+        _version_check(doc, schema, D.SCHEMA_VERSION, where)
+        source = Source("result", doc, where)
+        if doc.get("complete") is False or doc.get("interrupted"):
+            source.problems.append("the run was interrupted before every case ran")
+        return source
+    if schema == STATS_SCHEMA:
+        _version_check(doc, schema, _stats_schema_version(), where)
+        source = Source("stats", doc, where)
+        if doc.get("complete") is False:
+            source.problems.append(_text(doc.get("message")) or "the stream ended before the tier's size")
+        return source
+    if schema in JOURNAL_SCHEMAS:
+        return _from_journal([doc], where, truncated=False)
+    raise RngcheckError(f"{where}: not an rngcheck result or stats document (schema {schema!r})")
+
+
+def read(path) -> Source:
+    """A result document, stats document or journal from a file (raises RngcheckError, one line)."""
+    path = Path(path)
+    journal = _journal_module()
+    if journal is not None and path.is_file() and journal.is_journal(path):
+        try:
+            document, _ = journal.read(path)
+        except (KeyError, TypeError, AttributeError, IndexError):
+            raise RngcheckError(f"{path}: a damaged journal (its first line is not a complete journal header)") from None
+        source = classify(document, str(path))
+        if not document.get("complete"):
+            source.problems = [p for p in source.problems if "interrupted" not in p]
+            source.problems.append(f"a journal of a run that did not finish: {len(_list(document.get('results')))} "
+                                   f"results recorded")
+            if _last_line_cut(path):
+                source.problems.append("the journal's last line was cut off (the runner was stopped while writing it)")
+        return source
+    try:
+        raw = path.read_bytes()
+    except OSError as error:
+        raise RngcheckError(f"cannot read {path}: {error.strerror or error}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise RngcheckError(f"{path}: not UTF-8 text ({error.reason} at byte {error.start})") from None
+    if not text.strip():
+        raise RngcheckError(f"{path}: empty file, not an rngcheck document")
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as error:
+        lines = [line for line in text.splitlines() if line.strip()]
+        if len(lines) > 1 and lines[0].lstrip().startswith("{"):
+            try:
+                first = json.loads(lines[0])
+            except json.JSONDecodeError:
+                first = None
+            if isinstance(first, dict):
+                return _journal(lines, str(path))
+        raise RngcheckError(f"{path}: truncated or not JSON ({error.msg} at line {error.lineno} column "
+                            f"{error.colno}); rerun, or give the run's journal") from None
+    return classify(doc, str(path))
+
+
+def _journal_module():
+    try:
+        from ..conformance import journal
+    except ImportError:  # pragma: no cover - an rngcheck without journals
+        return None
+    return journal if hasattr(journal, "is_journal") and hasattr(journal, "read") else None
+
+
+def _last_line_cut(path: Path) -> bool:
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+        json.loads(lines[-1])
+    except (OSError, UnicodeDecodeError, IndexError):
+        return False
+    except ValueError:
+        return True
+    return False
+
+
+def _journal(lines: list[str], where: str) -> Source:
+    objects, truncated = [], False
+    for number, line in enumerate(lines, 1):
+        try:
+            objects.append(json.loads(line))
+        except json.JSONDecodeError:
+            if number == len(lines):
+                truncated = True  # the runner was killed while writing the last line
+                continue
+            raise RngcheckError(f"{where}: line {number} of the journal is not JSON") from None
+    return _from_journal(objects, where, truncated)
+
+
+def _from_journal(objects: list, where: str, truncated: bool) -> Source:
+    """A result document rebuilt from journal records: a header (the document's fields,
+    schema "rngcheck-result" or a journal schema), backend entries and results, in any order.
+
+    Records are recognised by their fields, so a header, a backend ({"name", "describe"})
+    and a result ({"backend", "case", "status"}) may also be wrapped as {"type": ..., "<type>": {...}}.
+    """
+    doc = {"schema": D.SCHEMA, "schema_version": D.SCHEMA_VERSION, "backends": [], "cases": [], "results": []}
+    finished, recognised = False, 0
+    for obj in objects:
+        if not isinstance(obj, dict):
+            continue
+        kind = obj.get("type") or obj.get("kind") or obj.get("event") or obj.get("record")
+        if isinstance(kind, str) and isinstance(obj.get(kind), dict):
+            obj = {**obj[kind], "_type": kind}
+        if obj.get("schema") in (D.SCHEMA, *JOURNAL_SCHEMAS):
+            version = obj.get("schema_version", 1)
+            if isinstance(version, int) and version > D.SCHEMA_VERSION:
+                raise RngcheckError(f"{where}: journal schema_version {version} is newer than this rngcheck reads "
+                                    f"({D.SCHEMA_VERSION})")
+            for key, value in obj.items():
+                if key in ("backends", "cases", "results") and isinstance(value, list):
+                    doc[key].extend(value)
+                elif key not in ("schema", "schema_version", "complete", "_type"):
+                    doc[key] = value
+            recognised += 1
+            if "summary" in obj and obj.get("complete", True):
+                finished = True
+        elif {"backend", "case", "status"} <= obj.keys():
+            doc["results"].append(obj)
+            recognised += 1
+        elif "name" in obj and "describe" in obj:
+            doc["backends"].append(obj)
+            recognised += 1
+        elif "id" in obj and "category" in obj:
+            doc["cases"].append(obj)
+            recognised += 1
+        elif kind in ("end", "finished", "complete", "done"):
+            finished = True
+    if not recognised:
+        raise RngcheckError(f"{where}: not an rngcheck document or journal (no result records)")
+    # One entry per backend and per (backend, case): the last record wins (a resumed journal).
+    doc["backends"] = list(OrderedDict((str(b.get("name")), b) for b in doc["backends"] if isinstance(b, dict)).values())
+    doc["results"] = list(OrderedDict(((str(r.get("backend")), str(r.get("case"))), r)
+                                      for r in doc["results"] if isinstance(r, dict)).values())
+    doc["complete"] = finished and not truncated
+    source = Source("result", doc, where)
+    if truncated:
+        source.problems.append("the journal's last line was cut off (the runner was stopped while writing it)")
+    if not finished:
+        source.problems.append(f"a journal of an unfinished run: {len(doc['results'])} results recorded")
+    return source
+
+
+def sources_of(documents) -> list[Source]:
+    """Sources from in-memory documents (dicts), paths, or Sources."""
+    out = []
+    for number, item in enumerate(documents, 1):
+        if isinstance(item, Source):
+            out.append(item)
+        elif isinstance(item, (str, Path)):
+            out.append(read(item))
+        else:
+            out.append(classify(item, f"document {number}"))
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# Small helpers (every value from a document may be missing or of the wrong type).
+# ---------------------------------------------------------------------------------------
+
+def _text(value, limit: int = TEXT_LIMIT) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, (list, tuple)):
+        text = ", ".join(str(v) for v in value)  # one level: documents hold flat lists of words
+    else:
+        text = str(value)
+    if len(text) > limit:
+        text = text[:limit] + f" ... ({len(text) - limit} more characters)"
+    return text
+
+
+def _list(value) -> list:
+    return value if isinstance(value, list) else []
+
+
+def _dict(value) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
+def _int(value, default: int = 0) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return default
+
+
+def _float(value):
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        return None
+    return value
+
+
+def _effective_status(result: dict) -> str:
+    """A failure that is not required (implementation-defined, non-validating) counts as info."""
+    status = _text(result.get("status")) or "error"
+    if status not in STATUSES:
+        status = "error"
+    if status in BROKEN and result.get("required") is False:
+        return "info"
+    return status
+
+
+def _anchor_part(text: str) -> str:
+    """Text for an id attribute: any characters but whitespace (HTML5); '/' is kept."""
+    return "".join("_" if c.isspace() else c for c in _text(text, 200)) or "_"
+
+
+def p_text(entry: dict) -> str:
+    """A p-value for display, never rounded to 0 or 1 (the document's own p_display first)."""
+    shown = entry.get("p_display")
+    if isinstance(shown, str) and shown:
+        return shown
+    p, q = _float(entry.get("p_value")), _float(entry.get("q_value"))
+    if p is None or p != p:
+        return "undefined (degenerate statistic)"
+    if q is not None and p > 0.5 and q < 1e-4:
+        return f"1 - {q:.2g}" if q >= 1e-300 else "1 - < 1e-300"
+    if p < 1e-300:
+        log10_p = _float(entry.get("log10_p"))
+        return f"1e{log10_p:.0f}" if log10_p is not None and math.isfinite(log10_p) else "< 1e-300"
+    if p < 1e-4:
+        return f"{p:.2g}"
+    if p > 0.9999:
+        return "> 0.9999"
+    return f"{p:.4f}"
+
+
+def _log10_p(entry: dict):
+    """log10 of a result's p-value; None when it is below every representable number (or degenerate)."""
+    value = _float(entry.get("log10_p"))
+    if value is not None and math.isfinite(value):
+        return value
+    p = _float(entry.get("p_value"))
+    if p is not None and p > 0 and math.isfinite(p):
+        return math.log10(p)
+    return None
+
+
+def _number(value) -> str:
+    value = _float(value)
+    if value is None:
+        return ""
+    if value != value:
+        return "nan"
+    return f"{value:.6g}"
+
+
+def _short(digest) -> str:
+    digest = _text(digest)
+    return digest[:12] if digest else ""
+
+
+# ---------------------------------------------------------------------------------------
+# The comparison model: plain dicts of strings and numbers; the template only lays it out.
+# ---------------------------------------------------------------------------------------
+
+def build(sources: list[Source], figures: bool = True) -> dict:
+    """The comparison model of the sources (``figures=False``: no SVG is drawn, e.g. for the summary)."""
+    results_sources = [s for s in sources if s.kind == "result"]
+    stats_sources = [s for s in sources if s.kind == "stats"]
+    runs, columns = [], []
+    cases = OrderedDict()   # id -> case entry (the first document that has it)
+    names = Counter()
+    extra_problems = {}   # id(source) -> problems found while building (the Source is not modified)
+    for index, source in enumerate(results_sources):
+        doc = source.doc
+        run = _run(index, source)
+        runs.append(run)
+        for case in _list(doc.get("cases")):
+            if isinstance(case, dict) and case.get("id") is not None:
+                cases.setdefault(_text(case["id"], 300), case)
+        entries = [b for b in _list(doc.get("backends")) if isinstance(b, dict)]
+        seen = {_text(b.get("name")) for b in entries}
+        for result in _list(doc.get("results")):
+            if isinstance(result, dict) and _text(result.get("backend")) not in seen:
+                seen.add(_text(result.get("backend")))
+                entries.append({"name": result.get("backend"), "describe": {}})
+                extra_problems.setdefault(id(source), []).append(
+                    f"backend {_text(result.get('backend'))!r} has results but no entry")
+        for entry in entries:
+            name = _text(entry.get("name"), 200)
+            names[name] += 1
+            results = OrderedDict()
+            for result in _list(doc.get("results")):
+                if isinstance(result, dict) and _text(result.get("backend"), 200) == name:
+                    case_id = _text(result.get("case"), 300)
+                    results[case_id] = result
+                    if case_id not in cases:
+                        cases[case_id] = {"id": case_id, "category": case_id.split("/")[0] if "/" in case_id else "?"}
+            columns.append({"name": name, "run": run, "entry": entry, "results": results})
+    multiple_runs = len(results_sources) > 1
+    used = set()
+    for column in columns:
+        label = column["name"]
+        if names[column["name"]] > 1 and multiple_runs:
+            label = f"{column['name']} [{column['run']['label']}]"
+        anchor = _anchor_part(label)
+        while anchor in used:
+            anchor += "_"
+        used.add(anchor)
+        column["label"] = label
+        column["anchor"] = anchor
+        _fill_column(column)
+
+    case_list = [_case_view(cid, case) for cid, case in cases.items()]
+    categories = list(OrderedDict((c["category"], None) for c in case_list))
+    case_by_id = {c["id"]: c for c in case_list}
+
+    # Anchors: case-<id> on the first failure section of that case, else on its row in the case list.
+    failure_anchor = {}
+    for column in columns:
+        for failure in column["failures"]:
+            failure["case_view"] = case_by_id.get(failure["case"])
+            failure["anchor"] = f"case-{column['anchor']}-{_anchor_part(failure['case'])}"
+            if failure["case"] not in failure_anchor and failure["detailed"]:
+                failure_anchor[failure["case"]] = failure
+                failure["case_anchor"] = f"case-{_anchor_part(failure['case'])}"
+            else:
+                failure["case_anchor"] = None
+    for case in case_list:
+        case["row_anchor"] = None if case["id"] in failure_anchor else f"case-{_anchor_part(case['id'])}"
+        case["link"] = f"#case-{_anchor_part(case['id'])}"
+        case["cells"] = [_cell(column, case["id"]) for column in columns]
+
+    matrix = _matrix(columns, categories, case_by_id)
+    agreement = _agreement(columns, case_by_id)
+    observations = _observations(columns, case_list)
+    stats = [_stats_view(i, s, figures) for i, s in enumerate(stats_sources)]
+
+    counts = Counter()
+    for column in columns:
+        counts.update(column["counts"])
+    required_failed = sum(len(c["failures"]) for c in columns)
+    problems = [f"{s.name}: {p}" for s in sources for p in list(s.problems) + extra_problems.get(id(s), [])]
+    if any(c["verdict"] == "fail" for c in columns) or any(s["verdict"] == "FAIL" for s in stats):
+        verdict = "FAIL"
+    elif problems or any(s["verdict"] == "INCOMPLETE" for s in stats) or (columns and not counts["passed"]):
+        verdict = "INCOMPLETE" if problems or any(s["verdict"] == "INCOMPLETE" for s in stats) else "FAIL"
+    elif any(s["verdict"] == "SUSPECT" for s in stats):
+        verdict = "SUSPECT"
+    elif not columns and not stats:
+        verdict = "INCOMPLETE"
+    else:
+        verdict = "PASS"
+
+    errata = list(OrderedDict((_text(e), None) for s in results_sources for e in _list(s.doc.get("errata"))))
+    counter_cases = [c for c in case_list if c["category"] in ("counter", "vectors")]
+    figures_ = {}
+    if columns and figures:
+        figures_["status"] = _figure("status_bars", [c["label"] for c in columns], [c["counts"] for c in columns])
+    return {
+        "title": _title(columns, stats),
+        "verdict": verdict,
+        "incomplete": bool(problems),
+        "problems": problems,
+        "counts": {s: counts[s] for s in STATUSES},
+        "required_failed": required_failed,
+        "case_count": len(case_list),
+        "runs": runs,
+        "columns": columns,
+        "failing_columns": [c for c in columns if c["failures"]],
+        "describe_rows": _describe_rows(columns),
+        "categories": categories,
+        "matrix": matrix,
+        "agreement": agreement,
+        "observations": observations,
+        "cases": case_list,
+        "counter_cases": counter_cases,
+        "errata": errata,
+        "stats": stats,
+        "figures": figures_,
+        "generated": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "rngcheck_version": __version__,
+        "sources": [{"name": s.name, "kind": s.kind} for s in sources],
+    }
+
+
+def _title(columns, stats) -> str:
+    names = list(OrderedDict((c["label"], None) for c in columns))
+    if not names:
+        names = list(OrderedDict((s["title"], None) for s in stats))
+    shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+    return f"rngcheck report: {shown}" if shown else "rngcheck report"
+
+
+def _run(index: int, source: Source) -> dict:
+    doc = source.doc
+    env = _dict(doc.get("environment"))
+    command = doc.get("command")
+    if isinstance(command, list):
+        command = shlex.join(["rngcheck"] + [_text(w) for w in command]) if command else ""
+    packages = _dict(env.get("packages"))
+    created = _text(doc.get("created"))
+    label = f"run {index + 1}"
+    detail = ", ".join(filter(None, [_text(env.get("machine")), created]))
+    return {
+        "index": index + 1,
+        "label": label,
+        "title": f"{label}" + (f" ({detail})" if detail else ""),
+        "file": source.name,
+        "created": created,
+        "rngcheck_version": _text(doc.get("rngcheck_version")),
+        "schema_version": _text(doc.get("schema_version")),
+        "profile": _text(doc.get("profile")),
+        "seed": _text(doc.get("seed")),
+        "command": _text(command),
+        "reproduce": _text(doc.get("reproduce")),
+        "python": _text(env.get("python")),
+        "platform": _text(env.get("platform")),
+        "machine": _text(env.get("machine")),
+        "packages": [(_text(k), _text(v)) for k, v in packages.items()],
+        "complete": not source.problems,
+        "problems": list(source.problems),
+    }
+
+
+def _fill_column(column: dict) -> None:
+    entry = column["entry"]
+    counts = Counter()
+    failures = []
+    for case_id, result in column["results"].items():
+        status = _effective_status(result)
+        counts[status] += 1
+        if status in BROKEN:
+            failures.append(_failure_view(column, case_id, result))
+    for number, failure in enumerate(failures):
+        failure["detailed"] = number < DETAILED_FAILURES
+    if failures:
+        verdict = "fail"
+    elif not column["run"]["complete"]:
+        verdict = "incomplete"
+    elif not counts["passed"]:
+        verdict = "fail"
+    else:
+        verdict = "pass"
+    groups = OrderedDict()
+    for failure in failures:
+        key = failure["diagnosis_id"] or f"({failure['status']})"
+        group = groups.setdefault(key, {"id": failure["diagnosis_id"], "summary": failure["diagnosis_summary"],
+                                        "label": UNDIAGNOSED.get(failure["status"], UNDIAGNOSED["failed"]),
+                                        "alternatives": [], "count": 0, "first": failure, "cases": []})
+        group["count"] += 1
+        group["cases"].append(failure["case"])
+        for alternative in failure["alternatives"]:
+            if alternative not in group["alternatives"]:
+                group["alternatives"].append(alternative)
+    column.update({
+        "spec": _text(entry.get("spec")),
+        "validates": entry.get("validates"),
+        "describe": [(_text(k, 200), _text(v)) for k, v in _dict(entry.get("describe")).items()],
+        "counts": {s: counts[s] for s in STATUSES},
+        "failures": failures,
+        "detailed_failures": [f for f in failures if f["detailed"]],
+        "brief_failures": [f for f in failures if not f["detailed"]],
+        "diagnoses": sorted(groups.values(), key=lambda g: -g["count"]),
+        "verdict": verdict,
+    })
+
+
+def _failure_view(column: dict, case_id: str, result: dict) -> dict:
+    diagnosis = _dict(result.get("diagnosis"))
+    mismatches = []
+    for m in _list(result.get("mismatches"))[:MISMATCH_ROWS]:
+        if isinstance(m, dict):
+            coords = m.get("coordinates")
+            mismatches.append({
+                "index": _text(m.get("index")),
+                "coordinates": "(" + ", ".join(_text(c) for c in coords) + ")" if isinstance(coords, list) else _text(coords),
+                "offset": _text(m.get("offset")), "expected": _text(m.get("expected")),
+                "actual": _text(m.get("actual")), "philox_counter": _text(m.get("philox_counter")),
+                "lane": _text(m.get("lane")),
+            })
+    returned = result.get("returned_state")
+    return {
+        "column": column["label"],
+        "case": case_id,
+        "status": _effective_status(result),
+        "message": _text(result.get("message")),
+        "diagnosis_id": _text(diagnosis.get("id"), 200),
+        "diagnosis_summary": _text(diagnosis.get("summary"), 500),
+        "alternatives": [_text(a, 200) for a in _list(diagnosis.get("alternatives"))],
+        "mismatches": mismatches,
+        "mismatch_count": _int(result.get("mismatch_count"), len(mismatches)),
+        "mismatches_listed": len(_list(result.get("mismatches"))),
+        "observations": [_text(o) for o in _list(result.get("observations"))],
+        "returned_state": ", ".join(_text(w) for w in returned) if isinstance(returned, list) else _text(returned),
+        "reproduce_command": _text(result.get("reproduce_command")),
+        "detail": _text(result.get("detail")),
+        "seconds": _number(result.get("seconds")),
+    }
+
+
+def _counter_text(state) -> str:
+    """The 128-bit counter of a state (words 0-3, word 0 least significant) as 0xw3'w2'w1'w0."""
+    try:
+        words = [int(str(w), 0) for w in state[:4]]
+    except (TypeError, ValueError):
+        return ""
+    if len(words) != 4:
+        return ""
+    return "0x" + "'".join(f"{w & 0xFFFFFFFF:08x}" for w in reversed(words))
+
+
+def _case_view(case_id: str, case: dict) -> dict:
+    inputs = _dict(case.get("inputs"))
+    sizes = _list(inputs.get("sizes"))
+    try:
+        elements = str(math.prod(int(v) for v in sizes)) if sizes else ""
+    except (TypeError, ValueError):
+        elements = ""
+    strides = inputs.get("strides")
+    output_state = inputs.get("output_state")
+    return {
+        "id": case_id,
+        "category": _text(case.get("category")) or "?",
+        "description": _text(case.get("description")),
+        "rule": _text(case.get("rule")),
+        "source": _text(case.get("source")),
+        "procedure": _text(case.get("procedure")),
+        "note": _text(case.get("note")),
+        "state": " ".join(_text(w) for w in _list(inputs.get("state"))),
+        "counter": _counter_text(_list(inputs.get("state"))),
+        "elements": elements,
+        "sizes": "{" + ", ".join(_text(s) for s in _list(inputs.get("sizes"))) + "}" if "sizes" in inputs else "",
+        "strides": "packed" if strides is None else "{" + ", ".join(_text(s) for s in _list(strides)) + "}",
+        "feature_level": _text(inputs.get("feature_level")),
+        "output_state": ("yes" if output_state is True else "omitted" if output_state is False
+                         else "{" + ", ".join(_text(s) for s in _list(output_state)) + "}" if output_state is not None else ""),
+    }
+
+
+def _cell(column: dict, case_id: str) -> dict:
+    result = column["results"].get(case_id)
+    if result is None:
+        return {"status": "", "text": "not run", "link": None}
+    status = _effective_status(result)
+    link = f"#case-{column['anchor']}-{_anchor_part(case_id)}" if status in BROKEN else None
+    return {"status": status, "text": status, "link": link,
+            "title": _text(result.get("message"), 300)}
+
+
+def _matrix(columns, categories, case_by_id) -> list[dict]:
+    rows = []
+    for category in categories + ["total"]:
+        cells = []
+        for column in columns:
+            counts = Counter()
+            for case_id, result in column["results"].items():
+                case = case_by_id.get(case_id)
+                if category == "total" or (case and case["category"] == category):
+                    counts[_effective_status(result)] += 1
+            cells.append({s: counts[s] for s in STATUSES})
+        rows.append({"category": category, "cells": cells,
+                     "errata": category in ("counter", "vectors")})
+    return rows
+
+
+def _agreement(columns, case_by_id) -> dict:
+    if len(columns) < 2:
+        return {"shown": False}
+    compared, differ = 0, []
+    for case_id in case_by_id:
+        outputs = [(column, column["results"].get(case_id, {}).get("output_sha256")) for column in columns]
+        outputs = [(c, d) for c, d in outputs if isinstance(d, str) and d]
+        if len(outputs) < 2:
+            continue
+        compared += 1
+        if len({d for _, d in outputs}) > 1:
+            digests = {c["label"]: d for c, d in outputs}
+            differ.append({"case": case_id, "link": f"#case-{_anchor_part(case_id)}",
+                           "cells": [_short(digests.get(c["label"])) or "-" for c in columns]})
+    return {"shown": True, "compared": compared, "agree": compared - len(differ), "differ": differ}
+
+
+def _observations(columns, case_list) -> list[dict]:
+    """Implementation-defined answers and observations (padding, aliasing, invalid descriptions)."""
+    rows = []
+    for case in case_list:
+        texts, any_text = [], False
+        for column in columns:
+            result = column["results"].get(case["id"])
+            text = ""
+            if result is not None:
+                observed = [_text(o) for o in _list(result.get("observations"))]
+                status = _effective_status(result)
+                if observed:
+                    text = "; ".join(observed)
+                elif status == "info":
+                    text = _text(result.get("message"))
+            texts.append(text)
+            any_text = any_text or bool(text)
+        if any_text:
+            rows.append({"case": case, "texts": texts})
+    return rows
+
+
+def _describe_rows(columns) -> list[dict]:
+    keys = list(OrderedDict((k, None) for c in columns for k, _ in c["describe"]))
+    rows = [{"key": key, "values": [dict(c["describe"]).get(key, "") for c in columns]} for key in keys]
+    return rows
+
+
+# ---------------------------------------------------------------------------------------
+# Statistics.
+# ---------------------------------------------------------------------------------------
+
+_VERDICT_ORDER = {"FAIL": 0, "SUSPECT": 1, "PASS": 2}
+
+
+def _stats_view(index: int, source: Source, draw: bool = True) -> dict:
+    doc = source.doc
+    src = _dict(doc.get("source"))
+    title = _text(src.get("backend") or src.get("raw") or src.get("file") or src.get("generator") or src.get("path")
+                  or src.get("implementation") or f"stream {index + 1}", 200)
+    results = [r for r in _list(doc.get("results")) if isinstance(r, dict)]
+    rows = []
+    for r in results:
+        retest = _dict(r.get("retest"))
+        rows.append({
+            "verdict": _text(r.get("verdict")) or "?",
+            "first_verdict": _text(r.get("first_verdict")),
+            "test": _text(r.get("test"), 200), "stream": _text(r.get("stream"), 100),
+            "level": _text(r.get("level"), 100), "statistic": _number(r.get("statistic")),
+            "p": p_text(r), "retest": (p_text(retest) + " " + _text(retest.get("verdict"))) if retest else "",
+            "source": _text(r.get("source"), 300),
+            "where": (f"lane {_text(r.get('lane'))}, bit {_text(r.get('bit'))}"
+                      if r.get("lane") is not None and r.get("bit") is not None else ""),
+        })
+    rows.sort(key=lambda row: _VERDICT_ORDER.get(row["verdict"], -1))
+    thresholds = _dict(doc.get("thresholds"))
+    counts = _dict(doc.get("counts"))
+    verdict = _text(doc.get("verdict")) or "INCOMPLETE"
+    if verdict not in ("PASS", "FAIL", "SUSPECT", "INCOMPLETE"):
+        verdict = "INCOMPLETE"
+    figures = {}
+    if not draw:
+        results_for_figures = []
+    else:
+        results_for_figures = results
+    second = [_float(r.get("p_value")) for r in results_for_figures if r.get("level") == "second-level"]
+    other = [_float(r.get("p_value")) for r in results_for_figures if r.get("level") != "second-level"]
+    series = {}
+    if any(v is not None for v in second):
+        series["second-level (KS of per-sample p-values)"] = [v for v in second if v is not None]
+    if any(v is not None for v in other):
+        series["first-level and aggregate"] = [v for v in other if v is not None]
+    if series:
+        figures["histogram"] = _figure("pvalue_histogram", series)
+    tables = _lane_tables(results_for_figures)
+    if tables:
+        figures["lanes"] = _figure("lane_bias", tables)
+    bad = [r for r in results_for_figures if r.get("verdict") in ("FAIL", "SUSPECT") or r.get("first_verdict") in ("FAIL", "SUSPECT")]
+    if bad:
+        bad.sort(key=lambda r: -math.inf if _log10_p(r) is None else _log10_p(r))
+        bad = bad[:30]
+        figures["worst"] = _figure("log10_p_bars", [f"{_text(r.get('test'))} {_text(r.get('stream'))} {_text(r.get('level'))}"
+                                                   for r in bad], [_log10_p(r) for r in bad],
+                                   _float(thresholds.get("fail")) or 1e-10, _float(thresholds.get("suspect")))
+    return {
+        "index": index + 1,
+        "anchor": f"stats-{index + 1}",
+        "file": source.name,
+        "title": title,
+        "verdict": verdict,
+        "counts": {k: _int(counts.get(k)) for k in ("PASS", "SUSPECT", "FAIL")},
+        "tier": _text(doc.get("tier")),
+        "seed": _text(doc.get("seed")),
+        "source": [(_text(k, 200), _text(v)) for k, v in src.items()],
+        "reproduce": _text(doc.get("reproduce")),
+        "bytes_tested": _int(doc.get("bytes_tested")),
+        "mib_tested": f"{_int(doc.get('bytes_tested')) / (1 << 20):.1f}",
+        "mib_requested": f"{_int(doc.get('bytes_requested')) / (1 << 20):.1f}",
+        "complete": doc.get("complete") is not False,
+        "message": _text(doc.get("message")),
+        "elapsed": _number(doc.get("elapsed_seconds")),
+        "suspect_at": _number(thresholds.get("suspect")),
+        "fail_at": _number(thresholds.get("fail")),
+        "tests": _text(thresholds.get("tests")),
+        "rows": rows,
+        "not_run": [{"test": _text(n.get("test")), "stream": _text(n.get("stream")), "reason": _text(n.get("reason"))}
+                    for n in _list(doc.get("not_run")) if isinstance(n, dict)],
+        "problems": list(source.problems),
+        "figures": figures,
+    }
+
+
+def _lane_tables(results: list[dict]) -> list[dict]:
+    """The per (lane, bit) tables of the main stream (lanes.frequency, lag1, lag4)."""
+    from .figures import _grid_of
+
+    tables = OrderedDict()
+    for r in results:
+        test = _text(r.get("test"))
+        if not test.startswith("lanes.") or _text(r.get("stream")) not in ("main", ""):
+            continue
+        base = test[:-len(".worst")] if test.endswith(".worst") else test
+        table = tables.setdefault(base, {"title": base, "grid": None, "worst": None})
+        grid = _grid_of(r)
+        if grid is not None:
+            table["grid"] = grid
+        if r.get("lane") is not None and r.get("bit") is not None and _float(r.get("statistic")) is not None:
+            lane, bit = _int(r.get("lane"), -1), _int(r.get("bit"), -1)
+            if 0 <= lane < 4 and 0 <= bit < 32:
+                table["worst"] = (lane, bit, _float(r.get("statistic")))
+                table["title"] = (f"{base}: most biased cell lane {lane}, bit {bit}; p = {p_text(r)} "
+                                  f"({_text(r.get('verdict'))})")
+    return [t for t in tables.values() if t["grid"] is not None or t["worst"] is not None]
+
+
+def _figure(name: str, *args) -> dict:
+    """An inline SVG figure, or the reason it could not be drawn (matplotlib missing)."""
+    try:
+        from . import figures
+    except ImportError as error:  # pragma: no cover - matplotlib is in the report extra
+        return {"svg": None, "error": f"figures need matplotlib ({error})"}
+    try:
+        return {"svg": getattr(figures, name)(*args), "error": None}
+    except ImportError as error:
+        return {"svg": None, "error": f"figures need matplotlib ({error})"}
+
+
+# ---------------------------------------------------------------------------------------
+# Rendering.
+# ---------------------------------------------------------------------------------------
+
+def _environment():
+    try:
+        import jinja2
+    except ImportError:
+        raise RngcheckError("the HTML report needs Jinja2: pip install 'rngcheck[report]'") from None
+    from markupsafe import Markup
+
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(Path(__file__).parent / "templates")),
+                             autoescape=True, trim_blocks=True, lstrip_blocks=True)
+    # Only the figures (SVG that matplotlib wrote from numbers and escaped labels) are trusted markup.
+    env.filters["svg"] = lambda figure: Markup(figure["svg"]) if figure and figure.get("svg") else ""
+    return env
+
+
+def render(documents, stats=None) -> str:
+    """The report's HTML text; ``documents`` (and ``stats``) are dicts, paths or Sources, mixed."""
+    sources = sources_of(list(documents) + list(stats or []))
+    if not sources:
+        raise RngcheckError("no document to report on")
+    return render_model(build(sources))
+
+
+def render_model(model: dict) -> str:
+    """The HTML text of a model from ``build``."""
+    return _environment().get_template(TEMPLATE).render(**model)
+
+
+def write(documents, path, stats=None) -> None:
+    """Write the report for result and/or stats documents (mixed) to ``path``."""
+    text = render(documents, stats)
+    path = Path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+    except OSError as error:
+        raise RngcheckError(f"cannot write {path}: {error.strerror or error}") from None

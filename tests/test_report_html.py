@@ -1,0 +1,576 @@
+"""The HTML comparison report, its markdown summary and `rngcheck report` (reports/html.py,
+summary.py, command.py), and the JUnit XML's agreement with the JSON document.
+
+Documents are real: the conformance runner on numpy and on broken backends of the panel,
+and `rngcheck stats` on a deliberately biased raw stream.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import re
+import xml.etree.ElementTree as ET
+from html.parser import HTMLParser
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import os
+
+for _module in ("jinja2", "matplotlib"):  # the report extra: required in CI, skipped without it elsewhere
+    if os.environ.get("CI") == "true":
+        __import__(_module)
+    else:
+        pytest.importorskip(_module)
+
+import panel  # tests/ is on sys.path (conftest.py)
+from rngcheck.conformance.runner import NamedBackend, RunOptions, run
+from rngcheck.errors import RngcheckError
+from rngcheck.reports import command, html, junit, summary
+from rngcheck.reports import document as D
+
+PANEL = str(Path(__file__).parent / "panel.py")
+EVIL_NAME = "<script>alert(1)</script>"
+EVIL_DEVICE = "<b>bold</b><img src=x onerror=alert(2)> & \"quotes\" 'single'"
+EVIL_ERROR = "<img src=x onerror=alert(3)>device lost</td></table>"
+
+
+class EvilName(panel.KnobbedPhilox):
+    """Lanes reversed (so it fails with mismatches), and HTML in everything it says."""
+
+    def __init__(self):
+        super().__init__(EVIL_NAME, lanes_reversed=True)
+
+    def describe(self):
+        return {"device": EVIL_DEVICE, "driver<i>": "</style><script>alert(4)</script>"}
+
+
+class EvilCrash(panel.KnobbedPhilox):
+    def __init__(self):
+        super().__init__("crash <u>underlined</u>")
+
+    def random_generator(self, state, sizes, strides, buffer, **kw):
+        raise RuntimeError(EVIL_ERROR)
+
+
+def result_document(backends, select=(), profile="quick", seed=0):
+    """A finished result document, as `rngcheck run --json` writes it."""
+    command_line = ["run"] + [w for spec, _ in backends for w in ("--backend", spec)]
+    document = run([NamedBackend(spec, backend) for spec, backend in backends],
+                   RunOptions(profile=profile, seed=seed, select=list(select), command=command_line))
+    return json.loads(json.dumps(document))  # exactly what a reader of the file gets
+
+
+def stats_document(tmp_path, biased: bool = True) -> dict:
+    """`rngcheck stats --input FILE --json` on a raw stream (bit 0 of lane 0 stuck at 1 when biased)."""
+    from rngcheck.stats import command as stats_command
+
+    words = np.random.default_rng(7).integers(0, 2 ** 32, (2 << 20) // 4, dtype=np.uint32)
+    if biased:
+        words[::4] |= np.uint32(1)
+    raw = tmp_path / ("biased.raw" if biased else "fair.raw")
+    raw.write_bytes(words.astype("<u4").tobytes())
+    out = tmp_path / (raw.stem + ".json")
+    parser = argparse.ArgumentParser()
+    stats_command.add_arguments(parser)
+    stats_command.run(parser.parse_args(["--input", str(raw), "--tier", "smoke", "--bytes", "2M",
+                                         "--json", str(out), "--quiet"]))
+    return json.loads(out.read_text())
+
+
+@pytest.fixture(scope="module")
+def typical():
+    """numpy against a broken panel backend, the whole quick profile: the typical comparison."""
+    return result_document([("numpy", _load("numpy")), (f"{PANEL}:Only4D", panel.Only4D())])
+
+
+@pytest.fixture(scope="module")
+def counter_reversed():
+    return result_document([("numpy", _load("numpy")),
+                            ("panel:counter-words-reversed", panel.KnobbedPhilox("counter-words-reversed",
+                                                                                 counter_high_first=True))],
+                           select=["mapping", "counter", "kat"])
+
+
+@pytest.fixture(scope="module")
+def evil():
+    return result_document([("evil.py:EvilName", EvilName()), ("evil.py:EvilCrash", EvilCrash())],
+                           select=["kat", "mapping", "layout"])
+
+
+@pytest.fixture(scope="module")
+def stats_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("stats")
+
+
+@pytest.fixture(scope="module")
+def biased_stats(stats_dir):
+    return stats_document(stats_dir, biased=True)
+
+
+def _load(name):
+    from rngcheck.backends import load
+    return load(name)
+
+
+class Elements(HTMLParser):
+    """Every start tag with its attributes; the text outside tags."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.tags, self.text = [], []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+
+    def handle_startendtag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+def parse(text: str) -> Elements:
+    parser = Elements()
+    parser.feed(text)
+    parser.close()
+    return parser
+
+
+def ids_of(text: str) -> list[str]:
+    return [attrs["id"] for _, attrs in parse(text).tags if "id" in attrs]
+
+
+def assert_self_contained(text: str) -> None:
+    elements = parse(text)
+    names = {tag for tag, _ in elements.tags}
+    assert not names & {"script", "link", "iframe", "object", "embed", "img", "base", "form", "audio", "video"}
+    for tag, attrs in elements.tags:
+        for key, value in attrs.items():
+            assert not key.startswith("on"), (tag, key)
+            if key in ("src", "href", "xlink:href", "action", "poster"):
+                assert value is None or value.startswith(("#", "data:")), (tag, key, value)
+    assert "@import" not in text and "url(http" not in text
+    assert re.search(r'<meta http-equiv="Content-Security-Policy" content="default-src \'none\'', text)
+
+
+# ---------------------------------------------------------------------------------------
+# Safety: every document string is text.
+# ---------------------------------------------------------------------------------------
+
+def test_backend_strings_with_html_are_shown_as_text(evil):
+    text = html.render([evil])
+    assert EVIL_NAME not in text and "<img src=x" not in text and "<b>bold</b>" not in text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text
+    assert_self_contained(text)
+    shown = "".join(parse(text).text)
+    assert EVIL_NAME in shown                    # the name reads as itself
+    assert EVIL_DEVICE in shown
+    assert "<img src=x onerror=alert(3)>device lost" in shown   # the exception text, as text
+    assert "</style><script>alert(4)</script>" in shown
+
+
+def test_document_strings_cannot_break_out_of_attributes_or_figures(evil):
+    doc = copy.deepcopy(evil)
+    doc["reproduce"] = "\" onmouseover=\"alert(5)"
+    text = html.render([doc])
+    assert 'onmouseover="alert(5)' not in text
+    for tag, attrs in parse(text).tags:
+        assert not any(k.startswith("on") for k in attrs), tag
+    # the figures carry the backend names as labels: escaped there too
+    for svg in re.findall(r"<svg.*?</svg>", text, flags=re.S):
+        assert "<script" not in svg and "<img" not in svg
+
+
+def test_html_report_passes_through_jinja_autoescape_only():
+    env = html._environment()
+    assert env.autoescape is True
+    template = Path(html.__file__).parent / "templates" / html.TEMPLATE
+    source = template.read_text()
+    assert "|safe" not in source and "Markup(" not in source  # only the `svg` filter marks markup
+
+
+# ---------------------------------------------------------------------------------------
+# Content.
+# ---------------------------------------------------------------------------------------
+
+def test_broken_backends_diagnosis_is_at_the_top(counter_reversed, tmp_path):
+    path = tmp_path / "report.html"
+    html.write([counter_reversed], path)
+    text = path.read_text()
+    top = text[:text.index('<section id="configuration">')]
+    assert 'id="verdict" class="verdict v-FAIL">FAIL<' in top
+    assert "counter-words-reversed" in top and "counter words in reverse order" in top
+    assert top.index("counter-words-reversed") < top.index("numpy</strong>")  # the failing backend first
+    # the matrix, agreement, the first mismatching elements table, reproduction
+    assert '<section id="matrix">' in text and '<section id="agreement">' in text
+    failure = next(r for r in counter_reversed["results"] if r["status"] == "failed" and r["mismatches"])
+    assert failure["mismatches"][0]["philox_counter"] in text
+    assert failure["mismatches"][0]["expected"] in text and failure["mismatches"][0]["actual"] in text
+    assert "rngcheck repro --backend panel:counter-words-reversed" in text
+    # configuration: describe(), versions, profile, seed, command line, date, reproduce command
+    for needle in ("rngcheck reference model (numpy)", counter_reversed["created"], "quick, seed 0",
+                   counter_reversed["environment"]["python"], "numpy " + counter_reversed["environment"]["packages"]["numpy"],
+                   counter_reversed["reproduce"].replace("'", "&#39;")):
+        assert needle in text, needle
+
+
+def test_errata_is_next_to_the_counter_vectors(counter_reversed):
+    text = html.render([counter_reversed])
+    section = text[text.index('<section id="counter-vectors">'):]
+    section = section[:section.index("</section>")]
+    assert 'id="errata"' in section and "324,855" in section
+    assert "7479615c" in section
+    assert "counter/dml-example-324855" in section
+
+
+def test_implementation_defined_observations_are_stated(typical):
+    text = html.render([typical])
+    section = text[text.index('<section id="implementation-defined">'):]
+    section = section[:section.index("</section>")]
+    assert "layout/alias-broadcast" in section
+    assert "each shared offset holds" in section
+    assert "padding" in section
+
+
+def test_every_case_has_an_anchor_and_failures_have_per_backend_anchors(typical):
+    text = html.render([typical])
+    ids = ids_of(text)
+    assert len(ids) == len(set(ids)), [i for i in ids if ids.count(i) > 1][:5]
+    for case in typical["cases"]:
+        assert f"case-{case['id']}" in ids, case["id"]
+    failing = [r for r in typical["results"] if r["status"] == "failed" and r["required"]]
+    assert failing
+    for result in failing:
+        assert f"case-{result['backend']}-{result['case']}" in ids
+    # case-<id> of a failing case is its failure section, showing the diagnosis
+    first = failing[0]
+    section = re.search(r'<section class="case" id="case-' + re.escape(first["case"]) + r'">(.*?)</section>', text, re.S)
+    assert section and first["diagnosis"]["id"] in section.group(1)
+    # links inside the page resolve
+    for target in set(re.findall(r'href="#([^"]+)"', text)):
+        assert target in ids, target
+
+
+def test_typical_report_is_well_under_a_megabyte(typical, biased_stats, tmp_path):
+    path = tmp_path / "typical.html"
+    html.write([typical, biased_stats], path)
+    size = path.stat().st_size
+    assert size < 600_000, size
+    assert_self_contained(path.read_text())
+
+
+def test_many_failures_stay_bounded():
+    doc = result_document([("panel:block-per-element", panel.KnobbedPhilox("block-per-element", per_element=True))],
+                          select=["kat", "mapping", "key", "state", "counter/[!d]*"])
+    failures = sum(r["status"] == "failed" for r in doc["results"])
+    assert failures > html.DETAILED_FAILURES
+    text = html.render([doc])
+    assert len(text) < 700_000
+    ids = ids_of(text)
+    for result in doc["results"]:
+        if result["status"] == "failed":
+            assert f"case-block-per-element-{result['case']}" in ids
+
+
+def test_stats_section_p_values_histogram_and_lane_picture(typical, biased_stats):
+    text = html.render([typical], stats=[biased_stats])
+    section = text[text.index('<section id="statistics">'):]
+    assert "lanes.frequency" in section
+    for entry in biased_stats["results"]:
+        assert entry["p_display"].replace("<", "&lt;").replace(">", "&gt;") in section
+    cells = re.findall(r'<td class="mono nowrap">([^<]*)</td>', section)
+    assert cells and not any(c.strip() in ("0", "1", "0.0000", "1.0000", "0.0", "1.0") for c in cells)
+    assert section.count('<svg class="figure"') >= 2  # p-value histogram, lane x bit picture
+    worst = next(e for e in biased_stats["results"] if e["test"] == "lanes.frequency.worst" and e["stream"] == "main")
+    assert (worst["lane"], worst["bit"]) == (0, 0)
+    assert "most biased cell lane 0, bit 0" in section
+    assert biased_stats["verdict"] == "FAIL"
+    assert 'id="verdict" class="verdict v-FAIL"' in text
+
+
+def test_p_values_never_shown_as_0_or_1():
+    assert html.p_text({"p_value": 0.0, "q_value": None, "log10_p": -400.0}) == "1e-400"
+    assert html.p_text({"p_value": 0.0, "q_value": None}) == "< 1e-300"
+    assert html.p_text({"p_value": 1.0, "q_value": 1e-12}) == "1 - 1e-12"
+    assert html.p_text({"p_value": 0.99999, "q_value": None}) == "> 0.9999"
+    assert html.p_text({"p_value": 3e-7}) == "3e-07"
+
+
+def test_figures_have_unique_ids_and_no_external_references(typical, biased_stats):
+    text = html.render([typical], stats=[biased_stats, biased_stats])
+    ids = ids_of(text)
+    assert len(ids) == len(set(ids))
+    for reference in re.findall(r'url\(#([^)]+)\)', text):
+        assert reference in ids
+    for svg in re.findall(r"<svg.*?</svg>", text, flags=re.S):
+        assert not re.search(r'(href|src)="(?!#|data:)', svg)
+
+
+# ---------------------------------------------------------------------------------------
+# Several documents, incomplete and bad documents.
+# ---------------------------------------------------------------------------------------
+
+def test_merge_of_several_documents(typical, counter_reversed, biased_stats, tmp_path):
+    paths = []
+    for name, doc in (("a.json", typical), ("b.json", counter_reversed), ("s.json", biased_stats)):
+        D.write(doc, tmp_path / name) if doc.get("schema") == D.SCHEMA else (tmp_path / name).write_text(json.dumps(doc))
+        paths.append(tmp_path / name)
+    model = html.build([html.read(p) for p in paths], figures=False)
+    labels = [c["label"] for c in model["columns"]]
+    assert labels == ["numpy [run 1]", "Only4D", "numpy [run 2]", "counter-words-reversed"]
+    assert len({c["anchor"] for c in model["columns"]}) == 4
+    assert len(model["runs"]) == 2 and len(model["stats"]) == 1
+    assert model["verdict"] == "FAIL"
+    assert model["agreement"]["shown"] and model["agreement"]["compared"] > 0
+    assert model["agreement"]["agree"] == model["agreement"]["compared"]  # every backend that answered is exact
+    text = html.render(paths)
+    ids = ids_of(text)
+    assert len(ids) == len(set(ids))
+    assert text.count("<th>numpy [run 1]</th>") >= 2
+
+
+def test_interrupted_run_is_marked_incomplete(typical):
+    doc = copy.deepcopy(typical)
+    doc["complete"] = False
+    doc["interrupted"] = True
+    doc["results"] = [r for r in doc["results"] if r["backend"] == "numpy"][:20]
+    model = html.build(html.sources_of([doc]), figures=False)
+    assert model["verdict"] == "INCOMPLETE" and model["incomplete"]
+    text = html.render([doc])
+    assert 'id="incomplete"' in text and "interrupted" in text
+
+
+def real_journal(tmp_path) -> Path:
+    """The journal `rngcheck run --json` writes beside its document (numpy runs in-process)."""
+    from rngcheck import cli
+
+    assert cli.main(["run", "--backend", "numpy", "--case", "mapping", "--json", str(tmp_path / "r.json"),
+                     "--quiet"]) == 0
+    journals = list(tmp_path.glob("*.jsonl"))
+    assert len(journals) == 1
+    return journals[0]
+
+
+def test_journal_of_a_killed_run_renders_incomplete(tmp_path):
+    journal = real_journal(tmp_path)
+    lines = journal.read_text().splitlines()
+    assert json.loads(lines[-1]).keys() == {"end"}
+    kept = lines[:12]  # header, backend, ten results: then SIGKILL in the middle of a line
+    journal.write_text("\n".join(kept) + "\n" + lines[12][:57])
+    source = html.read(journal)
+    assert source.kind == "result"
+    model = html.build([source], figures=False)
+    assert model["incomplete"] and model["verdict"] == "INCOMPLETE"
+    assert sum(sum(c["counts"].values()) for c in model["columns"]) == 10
+    page = html.render([journal])
+    assert "Incomplete report" in page and "did not finish: 10 results" in page and "cut off" in page
+    assert command.main([str(journal), "--summary", str(tmp_path / "s.md")]) == 1
+    assert "**Incomplete:**" in (tmp_path / "s.md").read_text()
+
+
+def test_damaged_journal_header_is_a_one_line_error(tmp_path):
+    path = tmp_path / "bad.journal.jsonl"
+    path.write_text('{"journal": "rngcheck-journal", "version": 1}\n{"result": {}}\n')
+    with pytest.raises(RngcheckError, match="damaged journal"):
+        html.read(path)
+    path.write_text('{"journal": "rngcheck-journal", "version": 1, "document": {"schema": "rngcheck-result", '
+                    '"schema_version": 7, "backends": [], "results": []}}\n')
+    with pytest.raises(RngcheckError, match="newer"):
+        html.read(path)
+
+
+def test_journal_of_a_finished_run_is_complete(tmp_path):
+    journal = real_journal(tmp_path)
+    model = html.build([html.read(journal)], figures=False)
+    assert not model["incomplete"] and model["verdict"] == "PASS"
+
+
+def test_other_json_lines_records_render_incomplete(typical, tmp_path):
+    """A JSON Lines file of the document's own records (header, backends, results), cut short."""
+    header = {k: v for k, v in typical.items() if k not in ("results", "summary", "agreement", "backends")}
+    lines = [json.dumps(header)] + [json.dumps(b) for b in typical["backends"]]
+    lines += [json.dumps(r) for r in typical["results"][:30]]
+    path = tmp_path / "records.jsonl"
+    path.write_text("\n".join(lines) + "\n" + json.dumps(typical["results"][30])[:40])
+    source = html.read(path)
+    assert source.kind == "result" and source.problems
+    model = html.build([source], figures=False)
+    assert model["incomplete"] and sum(sum(c["counts"].values()) for c in model["columns"]) == 30
+
+
+def test_truncated_document_is_a_one_line_error(typical, tmp_path):
+    path = tmp_path / "cut.json"
+    path.write_text(json.dumps(typical, indent=1)[:5000])
+    with pytest.raises(RngcheckError) as caught:
+        html.read(path)
+    message = str(caught.value)
+    assert "\n" not in message and "truncated or not JSON" in message and str(path) in message
+
+
+@pytest.mark.parametrize("mutate, message", [
+    (lambda d: d.update(schema_version=2), "newer than this rngcheck reads"),
+    (lambda d: d.update(schema_version="1"), "without a valid schema_version"),
+    (lambda d: d.update(schema="something-else"), "not an rngcheck result or stats document"),
+])
+def test_unknown_or_newer_schema_is_a_one_line_error(typical, tmp_path, mutate, message):
+    doc = copy.deepcopy(typical)
+    mutate(doc)
+    path = tmp_path / "doc.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(RngcheckError, match=message):
+        html.read(path)
+
+
+def test_newer_stats_schema_is_refused(biased_stats):
+    doc = dict(biased_stats, schema_version=99)
+    with pytest.raises(RngcheckError, match="rngcheck-stats schema_version 99 is newer"):
+        html.render([doc])
+
+
+@pytest.mark.parametrize("path", ["[]", "{}", "null", '"text"', ""])
+def test_not_a_document(tmp_path, path):
+    file = tmp_path / "x.json"
+    file.write_text(path)
+    with pytest.raises(RngcheckError):
+        html.read(file)
+
+
+def test_damaged_fields_never_crash(typical, biased_stats):
+    """Any field missing or of the wrong type: a report (possibly incomplete), never a traceback."""
+    rng = np.random.default_rng(0)
+    bad_values = [None, 0, -1, "", "x", [], {}, [None], {"a": None}, 1.5, True]
+    for trial in range(120):
+        doc = copy.deepcopy(typical if trial % 3 else biased_stats)
+        containers = [doc]
+        for _ in range(5):  # damage a few nested places
+            target = containers[rng.integers(len(containers))]
+            if isinstance(target, dict) and target:
+                key = list(target)[rng.integers(len(target))]
+                if key in ("schema", "schema_version"):
+                    continue
+                if rng.random() < 0.3:
+                    del target[key]
+                else:
+                    target[key] = copy.deepcopy(bad_values[rng.integers(len(bad_values))])
+            elif isinstance(target, list) and target:
+                target[rng.integers(len(target))] = copy.deepcopy(bad_values[rng.integers(len(bad_values))])
+            children = list(target.values()) if isinstance(target, dict) else list(target)
+            for value in children[:50]:
+                if isinstance(value, (dict, list)) and value:
+                    containers.append(value)
+        try:
+            html.build(html.sources_of([doc]), figures=trial % 10 == 0)
+        except RngcheckError:
+            pass
+
+
+# ---------------------------------------------------------------------------------------
+# The command, the summary, JUnit.
+# ---------------------------------------------------------------------------------------
+
+def test_report_command_writes_html_and_summary(typical, biased_stats, tmp_path, capsys):
+    D.write(typical, tmp_path / "r.json")
+    (tmp_path / "s.json").write_text(json.dumps(biased_stats))
+    code = command.main([str(tmp_path / "r.json"), str(tmp_path / "s.json"), "--html", str(tmp_path / "out" / "report.html"),
+                         "--summary", str(tmp_path / "out" / "summary.md")])
+    assert code == 1  # Only4D fails
+    assert (tmp_path / "out" / "report.html").stat().st_size > 10_000
+    md = (tmp_path / "out" / "summary.md").read_text()
+    assert md.startswith("## rngcheck: FAIL")
+    assert "`rank-4-only`" in md and "(<report.html#case-Only4D-" in md
+    assert "rngcheck repro --backend" in md
+    assert "statistics on" in md and "**FAIL**" in md
+    assert len(md.splitlines()) < 60
+
+
+def test_report_command_passing_run_exits_0(tmp_path, capsys):
+    doc = result_document([("numpy", _load("numpy"))], select=["kat", "counter"])
+    D.write(doc, tmp_path / "ok.json")
+    assert command.main([str(tmp_path / "ok.json")]) == 0
+    assert capsys.readouterr().out.startswith("## rngcheck: PASS")
+
+
+def test_report_command_bad_input_is_one_line_exit_2(tmp_path, capsys):
+    (tmp_path / "cut.json").write_text('{"schema": "rngcheck-result", "schema_version": 1, "results": [')
+    assert command.main([str(tmp_path / "cut.json"), "--html", str(tmp_path / "r.html")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("rngcheck: error:") and err.count("\n") == 1
+    assert not (tmp_path / "r.html").exists()
+    assert command.main([str(tmp_path / "missing.json")]) == 2
+
+
+def test_summary_escapes_markdown_and_html(evil):
+    model = html.build(html.sources_of([evil]), figures=False)
+    md = summary.render(model, "report.html")
+    assert "<script>" not in md and "<img" not in md and "<u>" not in md
+    assert "&lt;script&gt;alert\\(1\\)&lt;/script&gt;" in md
+    assert summary.code_block("a ``` b").startswith("````\n")
+
+
+def test_junit_is_well_formed_and_counts_match_json(typical, evil, tmp_path):
+    for doc in (typical, evil):
+        path = tmp_path / "junit.xml"
+        junit.write(doc, path)
+        root = ET.parse(path).getroot()   # well formed
+        results = doc["results"]
+        required_failed = [r for r in results if r["required"] and r["status"] == "failed"]
+        required_error = [r for r in results if r["required"] and r["status"] in ("error", "crashed", "timeout")]
+        assert int(root.get("tests")) == len(results) == len(root.findall(".//testcase"))
+        assert int(root.get("failures")) == len(required_failed) == len(root.findall(".//failure"))
+        assert int(root.get("errors")) == len(required_error) == len(root.findall(".//error"))
+        assert int(root.get("skipped")) == sum(r["status"] == "skipped" for r in results)
+        assert int(root.get("failures")) + int(root.get("errors")) == doc["summary"]["required_failed"]
+        suites = root.findall("testsuite")
+        assert [s.get("name") for s in suites] == [f"rngcheck.{b['name']}" for b in doc["backends"]]
+        for suite, backend in zip(suites, doc["backends"]):
+            mine = [r for r in results if r["backend"] == backend["name"]]
+            assert int(suite.get("tests")) == len(mine) == len(suite.findall("testcase"))
+        # and the report counts the same
+        model = html.build(html.sources_of([doc]), figures=False)
+        assert model["required_failed"] == doc["summary"]["required_failed"]
+        assert model["counts"]["passed"] == doc["summary"]["counts"]["passed"]
+
+
+def test_run_html_writes_the_report(tmp_path):
+    """`rngcheck run --html FILE` (cli.py calls html.write([document], path))."""
+    from rngcheck import cli
+
+    code = cli.main(["run", "--backend", "numpy", "--case", "kat", "--quiet", "--html", str(tmp_path / "r.html")])
+    assert code == 0
+    text = (tmp_path / "r.html").read_text()
+    assert 'id="verdict" class="verdict v-PASS">PASS<' in text
+
+
+def test_rngcheck_report_subcommand(typical, tmp_path):
+    """`rngcheck report` as wired in cli.py (add_arguments / run of reports.command)."""
+    import subprocess
+    import sys
+
+    D.write(typical, tmp_path / "r.json")
+    result = subprocess.run([sys.executable, "-m", "rngcheck", "report", str(tmp_path / "r.json"), "--html",
+                             str(tmp_path / "r.html"), "--summary", str(tmp_path / "s.md")],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1, result.stderr
+    assert (tmp_path / "r.html").is_file() and (tmp_path / "s.md").is_file()
+    (tmp_path / "new.json").write_text(json.dumps(dict(typical, schema_version=D.SCHEMA_VERSION + 1)))
+    result = subprocess.run([sys.executable, "-m", "rngcheck", "report", str(tmp_path / "new.json"), "--html",
+                             str(tmp_path / "n.html")], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2 and result.stderr.count("\n") == 1 and "newer" in result.stderr
+
+
+def test_lane_picture_draws_every_cell_when_the_document_has_them(biased_stats):
+    """If a lanes result carries its 4 x 32 z-scores ("z"), the picture shows every cell."""
+    doc = copy.deepcopy(biased_stats)
+    grid = np.zeros((4, 32))
+    grid[0, 0] = 9.0
+    for entry in doc["results"]:
+        if entry["test"] == "lanes.frequency" and entry["level"] == "aggregate" and entry["stream"] == "main":
+            entry["z"] = grid.tolist()
+    with_grid = html.build(html.sources_of([doc]))["stats"][0]["figures"]["lanes"]["svg"]
+    without = html.build(html.sources_of([biased_stats]))["stats"][0]["figures"]["lanes"]["svg"]
+    assert with_grid.count("<image") == without.count("<image") + 1  # the 4 x 32 cells, as one small image
+    assert "data:image/png;base64," in with_grid
