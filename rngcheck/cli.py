@@ -39,10 +39,11 @@ def _load_one(spec: str, *, timeout: float, in_process: bool):
     if in_process or spec == REFERENCE:
         return load(spec)
     if spec.startswith("exec:"):
-        backend = load(spec)
-        if isinstance(backend, ExecBackend):
-            backend.timeout = timeout
-        return backend
+        try:
+            command = shlex.split(spec[len("exec:"):])
+        except ValueError as error:
+            raise RngcheckError(f"{spec}: {error}") from None
+        return ExecBackend(command, timeout=timeout)
     return isolated(spec, timeout=timeout)
 
 

@@ -5,7 +5,7 @@ by one) and talks the exec protocol (docs/exec-protocol.md) over its stdin and s
 backend other than the numpy reference runs this way: a Python backend is hosted by
 ``python -m rngcheck.backends.worker SPEC``, which speaks the same protocol.
 
-Each call has a time limit (``timeout``, seconds). A child that dies, hangs, or writes
+Each call, and the handshake, has a time limit (``timeout``, seconds). A child that dies, hangs, or writes
 anything but the protocol to stdout ends that call with BackendCrashed, BackendTimeout or
 BackendProtocolError (with the tail of its stderr), and the next call starts a fresh child.
 """
@@ -31,7 +31,6 @@ from . import Backend
 from . import exec_protocol as P
 
 DEFAULT_TIMEOUT = 120.0
-HANDSHAKE_TIMEOUT = 120.0
 STDERR_TAIL = 2000
 
 
@@ -80,7 +79,7 @@ class ExecBackend(Backend):
         except OSError as error:
             raise BackendSpecError(f"exec: cannot start {self.command[0]!r}: {error.strerror}") from None
         try:
-            tag, payload = self._receive(time.monotonic() + HANDSHAKE_TIMEOUT)
+            tag, payload = self._receive(time.monotonic() + self.timeout)  # a slow start (a kernel build) counts
         except (BackendCrashed, BackendTimeout, BackendProtocolError) as error:
             self._kill()
             raise BackendUnavailable(f"{self.label}: no handshake: {error}"
