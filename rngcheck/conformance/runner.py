@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 
 from . import cases as C
 from . import check
-from .check import ERROR, FAILED, INFO, PASSED, SKIPPED
 from ..reports import document as D
 
 
@@ -129,5 +128,3 @@ def run(backends: list[NamedBackend], options: RunOptions, *, journal=None, prev
         journal.write({"end": document["summary"]})
     return document
 
-
-__all__ = ["run", "RunOptions", "NamedBackend", "select_cases", "PASSED", "FAILED", "ERROR", "INFO", "SKIPPED"]
