@@ -59,6 +59,8 @@ def test_a_fault_is_that_case_s_status_and_later_cases_still_run(tmp_path, backe
     assert len(journal["results"]) == len(document["results"]) and journal["complete"]
     assert (tmp_path / "junit.xml").is_file()
     assert "Traceback" not in result.stderr
+    report = rngcheck("report", str(tmp_path / "result.json"), "--html", str(tmp_path / "report.html"))
+    assert report.returncode == 1 and f'id="case-{TRIGGER_CASE}"' in (tmp_path / "report.html").read_text()
 
 
 @pytest.mark.parametrize("kind", ["float-state", "short-state", "none-state", "text-state", "negative-state"])
@@ -118,6 +120,9 @@ def test_sigkill_leaves_a_valid_journal_that_renders_and_resumes(tmp_path):
     finished = len(document["results"])
     assert finished >= 5
     assert not out.exists()
+    rendered = rngcheck("report", str(journal), "--html", str(tmp_path / "killed.html"))
+    assert rendered.returncode == 1, rendered.stderr  # incomplete is not a pass
+    assert "INCOMPLETE" in (tmp_path / "killed.html").read_text()
     resumed = rngcheck("run", "--resume", str(journal))
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     final = json.loads(out.read_text())
