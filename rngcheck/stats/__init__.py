@@ -1,1 +1,22 @@
-"""stats"""
+"""Statistical batteries: is a stream statistically sound, across lanes, bits, keys and counters?
+
+Modules (each test cites its source: NIST SP 800-22 rev1a section, Knuth TAOCP vol. 2
+section 3.3.2, or the TestU01 user's guide):
+
+  accumulators  the streaming, mergeable shape of every test (update / merge / result)
+  pvalues       p-values from exact distributions or scipy survival functions; display
+  bits          how words are read as bits; walk extremes
+  nist          NIST SP 800-22: monobit, block frequency, runs, longest run, matrix rank,
+                spectral (DFT), serial, approximate entropy, cumulative sums
+  knuth         bytes and 16-bit chi-square, gap, poker, coupon collector, maximum-of-t, runs up
+  testu01       birthday spacings, Hamming weight and independence, collision, random walk
+  lanes         per (Philox lane, bit position) frequency and lag-1 / lag-4 agreement
+  streams       sources: a backend's operator, a raw file / stdin, generator functions; XOR pairs
+  panel         weak generators and good controls (power measurements)
+  battery       tiers, verdicts (PASS / SUSPECT / FAIL, retest), the result document
+  command       ``rngcheck stats`` (add_arguments / run)
+"""
+
+from .battery import TIERS, run
+
+__all__ = ["TIERS", "run"]

@@ -1,0 +1,240 @@
+"""Streaming, mergeable accumulators: the shape every statistical test has.
+
+A test sees the stream as consecutive *samples* of ``sample_words`` 32-bit words, aligned
+on multiples of ``sample_words`` counted from word 0 of the stream. Each complete sample
+yields a few numbers (its first-level p-value, statistic, small integer counts).
+
+    acc = Monobit(start=0)          # start: index of the first word this accumulator sees
+    acc.update(chunk)               # any chunk sizes, in stream order
+    other = Monobit(start=acc.end)  # a later, contiguous piece (another process, machine)
+    other.update(...)
+    acc.merge(other)                # map-reduce: exactly as if one accumulator saw both
+    acc.result()                    # list of result dicts (see battery module docstring)
+
+Why results do not depend on chunking or splitting: a sample is always measured whole
+(the words of a sample cut by a chunk or by a split are held back until it is complete;
+``merge`` joins the cut pieces), per-sample numbers are kept in stream order, sums of
+integer counts are exact, and floating-point sums use ``math.fsum`` (exactly rounded,
+so independent of the order of addition). Memory: the held-back fragments (less than two
+samples), one small record per sample, and fixed-size count totals.
+
+A slow test may have a budget (``max_samples``): it measures only the stream's samples
+0 .. max_samples-1 (counted from word 0, so still independent of splitting) and says so
+in its results ("bytes").
+
+Words at the very start (before the first sample boundary, when ``start`` is not aligned
+and no predecessor is merged in) or after the last complete sample are not tested; they
+are reported as ``unused_words``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import pvalues
+
+BATCH_WORDS = 1 << 18  # words measured at once (memory bound, not a result parameter)
+MIN_SECOND_LEVEL = 10  # fewer first-level p-values than this: no second-level test
+
+
+class Accumulator:
+    """Base class. Subclasses set ``name``, ``source``, ``sample_words`` and implement
+    ``measure(samples)`` and ``evaluate(records, totals, samples)``."""
+
+    name = "abstract"
+    source = ""
+    sample_words = 1 << 15
+    second_level = True  # per-sample p-values continuous enough for a KS test
+    max_samples = None  # slow tests: only the first max_samples samples of the stream are measured
+
+    def __init__(self, start: int = 0, **parameters):
+        if start < 0:
+            raise ValueError("start must be >= 0")
+        self.start = start
+        self.end = start
+        self.parameters = dict(parameters)
+        self._head_needed = (-start) % self.sample_words
+        self._head = np.empty(0, dtype=np.uint32)
+        self._tail = np.empty(0, dtype=np.uint32)
+        self._records: list[dict] = []
+        self.totals: dict[str, np.ndarray] = {}
+        self.samples = 0
+        self.skipped = 0  # complete samples beyond max_samples
+
+    # -- the streaming interface -------------------------------------------------
+    @property
+    def aligned(self) -> bool:
+        return self._head.size >= self._head_needed
+
+    def update(self, words) -> None:
+        words = np.ascontiguousarray(words, dtype=np.uint32).reshape(-1)
+        position = self.end  # stream index of words[0]
+        self.end += words.size
+        if not self.aligned:
+            take = self._head_needed - self._head.size
+            self._head = np.concatenate([self._head, words[:take]])
+            words = words[take:]
+            position += take
+            if not self.aligned:
+                return
+        if self._tail.size:
+            need = self.sample_words - self._tail.size
+            if words.size < need:
+                self._tail = np.concatenate([self._tail, words])
+                return
+            self._consume(np.concatenate([self._tail, words[:need]]), position - self._tail.size)
+            words = words[need:]
+            position += need
+        usable = words.size - words.size % self.sample_words
+        if usable:
+            self._consume(words[:usable], position)
+        self._tail = words[usable:].copy()
+
+    def merge(self, other: "Accumulator") -> "Accumulator":
+        """Absorb ``other``, which must have seen the words right after this one's."""
+        if type(other) is not type(self) or other.parameters != self.parameters:
+            raise ValueError("can only merge accumulators of the same test and parameters")
+        if other.start != self.end:
+            raise ValueError(f"not contiguous: this one ends at word {self.end}, the other starts at {other.start}")
+        if not self.aligned:
+            # this piece never reached a sample boundary: it is the front of other's head
+            other_head = other._head if other._head_needed else np.empty(0, np.uint32)
+            self._head = np.concatenate([self._head, other_head])
+            if other.aligned:
+                self._adopt(other)
+            self.end = other.end
+            return self
+        middle = np.concatenate([self._tail, other._head])
+        if other.aligned:
+            if middle.size:
+                self._consume(middle, other.start - self._tail.size)  # one sample, cut in two by the split
+            self._adopt(other)
+        else:
+            self._tail = middle
+        self.end = other.end
+        return self
+
+    def _adopt(self, other: "Accumulator") -> None:
+        self._records.extend(other._records)
+        for key, value in other.totals.items():
+            self.totals[key] = self.totals[key] + value if key in self.totals else _copy(value)
+        self.samples += other.samples
+        self.skipped += other.skipped
+        self._tail = other._tail
+
+    def _consume(self, words: np.ndarray, position: int) -> None:
+        every = words.reshape(-1, self.sample_words)
+        if self.max_samples is not None:  # a budget: only samples 0 .. max_samples-1 of the stream
+            first_index = position // self.sample_words
+            keep = max(0, min(every.shape[0], self.max_samples - first_index))
+            self.skipped += every.shape[0] - keep
+            every = every[:keep]
+        step = max(1, BATCH_WORDS // self.sample_words)  # bounded temporaries; results per sample
+        for first in range(0, every.shape[0], step):
+            samples = every[first:first + step]
+            records, totals = self.measure(samples)
+            self._records.append({k: np.asarray(v) for k, v in records.items()})
+            for key, value in totals.items():
+                value = np.asarray(value, dtype=np.int64)
+                if value.ndim == 0:
+                    value = int(value)  # scalar totals in Python ints: no overflow on long streams
+                self.totals[key] = self.totals[key] + value if key in self.totals else _copy(value)
+            self.samples += samples.shape[0]
+
+    @property
+    def unused_words(self) -> int:
+        return (self.end - self.start) - (self.samples + self.skipped) * self.sample_words
+
+    # -- for subclasses ----------------------------------------------------------
+    def measure(self, samples: np.ndarray) -> tuple[dict, dict]:
+        """(per-sample records: name -> array with one row per sample, totals: name -> int array summed)."""
+        raise NotImplementedError
+
+    def evaluate(self, records: dict, totals: dict, samples: int) -> list[dict]:
+        raise NotImplementedError
+
+    # -- results -----------------------------------------------------------------
+    def records(self) -> dict:
+        if not self._records:
+            return {}
+        return {k: np.concatenate([r[k] for r in self._records]) for k in self._records[0]}
+
+    def result(self) -> list[dict]:
+        """The results (possibly several per test); [] before the first complete sample."""
+        if self.samples == 0:
+            return []
+        records = self.records()
+        totals = {k: _copy(v) for k, v in self.totals.items()}
+        results = self.evaluate(records, totals, self.samples)
+        for entry in results:
+            entry.setdefault("test", self.name)
+            entry.setdefault("source", self.source)
+            entry["samples"] = self.samples
+            entry["sample_words"] = self.sample_words
+            entry["bytes"] = self.samples * self.sample_words * 4
+            entry["parameters"] = {**self.parameters, **entry.get("parameters", {})}
+        return results
+
+    def minimum_words(self) -> int:
+        return self.sample_words
+
+    # helpers -------------------------------------------------------------------
+    def finding(self, level: str, statistic: float, pvalue: pvalues.PValue, **extra) -> dict:
+        statistic = float(statistic)
+        degenerate = pvalue["p"] != pvalue["p"]
+        entry = {
+            "test": self.name,
+            "level": level,
+            "statistic": statistic if math.isfinite(statistic) else None,
+            "p_value": None if degenerate else pvalue["p"],
+            "q_value": pvalue["q"],
+            "log10_p": pvalue["log10_p"],
+            "tail": pvalue["tail"],
+            "p_display": pvalues.display(pvalue["p"], pvalue["q"]),
+        }
+        entry.update(extra)
+        return entry
+
+    def second_level_ks(self, first_level_p) -> list[dict]:
+        """Second level (TestU01 guide section 1.3; NIST SP 800-22 section 4.2.2)."""
+        first_level_p = np.asarray(first_level_p, dtype=float)
+        if not self.second_level or first_level_p.size < MIN_SECOND_LEVEL:
+            return []
+        statistic, p = pvalues.ks_uniform(first_level_p)
+        return [self.finding("second-level", statistic, p, second_level="KS of per-sample p-values",
+                             first_level_count=int(first_level_p.size))]
+
+
+def _copy(value):
+    return value.copy() if isinstance(value, np.ndarray) else value
+
+
+def fsum(values) -> float:
+    """Exactly rounded sum: independent of the order (and so of how the stream was split)."""
+    return math.fsum(float(v) for v in np.asarray(values, dtype=float).reshape(-1))
+
+
+def chi2_counts(observed, probabilities) -> float:
+    """Pearson's chi-square of integer counts against exact cell probabilities."""
+    observed = np.asarray(observed, dtype=np.float64)
+    expected = observed.sum(axis=-1, keepdims=True) * np.asarray(probabilities, dtype=np.float64)
+    return ((observed - expected) ** 2 / expected).sum(axis=-1)
+
+
+def chi2_uniform_exact(counts) -> np.ndarray:
+    """Chi-square of counts against equal cells, from exact integer arithmetic.
+
+    chi2 = sum (O - E)^2 / E with E = n/k equals (k * sum O^2 - n^2) / n: integers until
+    the last division, so the value is identical however it is computed.
+    """
+    counts = np.asarray(counts, dtype=np.int64)
+    k = counts.shape[-1]
+    n = counts.sum(axis=-1)
+    squares = (counts.astype(object) ** 2).sum(axis=-1) if counts.ndim == 1 else None
+    if counts.ndim == 1:
+        n = int(n)
+        return np.float64((k * int(squares) - n * n) / n)
+    sq = np.einsum("...i,...i->...", counts, counts)  # int64: fine for per-sample counts
+    return (k * sq - n * n) / n

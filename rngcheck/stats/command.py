@@ -1,0 +1,168 @@
+"""``rngcheck stats``: the statistical battery on a backend's stream or on a raw stream.
+
+    rngcheck stats --backend numpy --tier smoke
+    rngcheck stats --backend numpy --tier deep --bytes 8G --seed 7 --json out.json
+    some-generator | rngcheck stats --input - --tier standard     (also --raw -)
+
+Exit codes: 0 the final verdict is PASS (a SUSPECT resolved by its retest), 1 some test
+FAILs (this takes precedence), 2 usage error, or a stream too short for the tier (the
+tests that had enough data still report) or a SUSPECT left without fresh data to retest.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shlex
+import sys
+
+from ..errors import RngcheckError
+from . import battery
+from .streams import BackendSource, RawSource
+
+DEFAULT_SEED = 1
+_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def parse_bytes(text: str) -> int:
+    """'4096', '64M', '2G', '1.5GiB' -> bytes (binary units)."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:i?B)?\s*", str(text), re.IGNORECASE)
+    if not match:
+        raise RngcheckError(f"--bytes: cannot read {text!r} (use e.g. 64M, 2G, 1000000)")
+    value = int(float(match.group(1)) * _UNITS[match.group(2).upper()])
+    if value < 4:
+        raise RngcheckError("--bytes must be at least 4 (one word)")
+    return value
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--backend", metavar="NAME", help="draw the stream through this backend's operator")
+    source.add_argument("--input", "--raw", dest="input", metavar="FILE",
+                        help="read 32-bit little-endian words from FILE ('-' for stdin)")
+    parser.add_argument("--tier", choices=sorted(battery.TIERS), default="smoke",
+                        help="smoke (seconds, CI gate), standard (about a minute), deep (sized by --bytes)")
+    parser.add_argument("--bytes", metavar="N", help="bytes of the main stream (default: the tier's size; "
+                        "units K, M, G accepted)")
+    parser.add_argument("--seed", type=int, default=None,
+                        help=f"backend stream key, a 64-bit integer (default {DEFAULT_SEED})")
+    parser.add_argument("--json", metavar="FILE", help="write the result document here ('-' for stdout)")
+    parser.add_argument("--workers", type=int, default=None, help="processes (default: up to 2)")
+    parser.add_argument("--no-interstream", action="store_true",
+                        help="skip the tests between streams whose keys/counters differ by one")
+    parser.add_argument("--quiet", action="store_true", help="print only the verdict line")
+
+
+def _reproduce(args, seed) -> str:
+    parts = ["rngcheck", "stats"]
+    if args.backend:
+        parts += ["--backend", args.backend, "--seed", str(seed)]
+    else:
+        parts += ["--input", args.input]
+    parts += ["--tier", args.tier]
+    if args.bytes:
+        parts += ["--bytes", str(args.bytes)]
+    if args.no_interstream:
+        parts.append("--no-interstream")
+    return " ".join(shlex.quote(p) for p in parts)
+
+
+def build_source(args):
+    if args.backend:
+        from ..backends import load
+        seed = DEFAULT_SEED if args.seed is None else args.seed
+        if not 0 <= seed < 1 << 64:
+            raise RngcheckError("--seed must be a 64-bit unsigned integer")
+        return BackendSource(load(args.backend), key=seed), seed
+    if args.input:
+        if args.seed is not None:
+            raise RngcheckError("--seed applies to --backend streams only")
+        return RawSource(args.input), None
+    raise RngcheckError("give --backend NAME or --input FILE ('-' for stdin)")
+
+
+def run_on_backend(backend, backend_spec: str, tier: str = "smoke", seed: int = DEFAULT_SEED,
+                   nbytes: int | None = None, workers: int | None = None) -> dict:
+    """The stats document for an already loaded backend (for ``rngcheck run --stats TIER``)."""
+    reproduce = f"rngcheck stats --backend {shlex.quote(backend_spec)} --seed {seed} --tier {tier}"
+    if nbytes:
+        reproduce += f" --bytes {nbytes}"
+    return battery.run(BackendSource(backend, key=seed), tier=tier, nbytes=nbytes, seed=seed,
+                       reproduce=reproduce, workers=workers)
+
+
+def render(doc: dict, stream=None, quiet: bool = False) -> None:
+    out = stream or sys.stdout
+    if not quiet:
+        for entry in doc["results"]:
+            if entry["verdict"] != "PASS" or entry["first_verdict"] != "PASS":
+                retest = f"  retest {entry['retest']['p_display']}" if entry.get("retest") else ""
+                print(f"{entry['verdict']:8s} {entry['test']:36s} {entry['stream']:20s} {entry['level']:14s} "
+                      f"p = {entry['p_display']}{retest}", file=out)
+        for item in doc["not_run"]:
+            print(f"NOT RUN  {item['test']:36s} {item['stream']:20s} {item['reason']}", file=out)
+        if doc["message"]:
+            print(doc["message"], file=out)
+    c = doc["counts"]
+    short = "" if doc["complete"] else " (stream too short for the tier)"
+    print(f"{doc['verdict']}{short}: {len(doc['results'])} p-values ({c['PASS']} pass, {c['SUSPECT']} suspect, "
+          f"{c['FAIL']} fail) on {doc['bytes_tested'] / (1 << 20):.1f} MiB, tier {doc['tier']}, "
+          f"{doc['elapsed_seconds']:.1f} s; reproduce: {doc['reproduce']}", file=out)
+
+
+def exit_code(doc: dict) -> int:
+    if doc["counts"]["FAIL"]:
+        return 1
+    if not doc["complete"] or doc["verdict"] in ("SUSPECT", "INCOMPLETE"):
+        return 2
+    return 0
+
+
+def run(args) -> int:
+    nbytes = parse_bytes(args.bytes) if args.bytes else None
+    if nbytes is not None and nbytes % 4:
+        raise RngcheckError("--bytes must be a multiple of 4 (whole 32-bit words)")
+    source, seed = build_source(args)
+    try:
+        progress = None if args.quiet else (lambda text: print(text, file=sys.stderr))
+        doc = battery.run(source, tier=args.tier, nbytes=nbytes, seed=seed, reproduce=_reproduce(args, seed),
+                          workers=args.workers, interstream=not args.no_interstream, progress=progress)
+    finally:
+        source.close()
+    if args.json:
+        text = json.dumps(doc, indent=1, default=_json_default)
+        if args.json == "-":
+            print(text)
+        else:
+            with open(args.json, "w") as handle:
+                handle.write(text + "\n")
+    render(doc, sys.stderr if args.json == "-" else sys.stdout, quiet=args.quiet)
+    return exit_code(doc)
+
+
+def _json_default(value):
+    import numpy as np
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating):
+        return float(value)
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+def main(argv=None) -> int:
+    """Standalone entry (until the CLI wires the subcommand): python -m rngcheck.stats.command."""
+    parser = argparse.ArgumentParser(prog="rngcheck stats", description=__doc__.splitlines()[0])
+    add_arguments(parser)
+    args = parser.parse_args(argv)
+    try:
+        return run(args)
+    except RngcheckError as error:
+        print(f"rngcheck stats: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

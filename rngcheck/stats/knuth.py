@@ -1,0 +1,318 @@
+"""Knuth's empirical tests (The Art of Computer Programming, vol. 2, 3rd ed., section 3.3.2)
+and plain chi-square uniformity tests, as streaming accumulators on 32-bit words.
+
+Every test here has exact cell probabilities (no tables), pools its counts over the whole
+stream for an "aggregate" chi-square, and runs the second level on per-sample p-values.
+Values are read as U = word / 2^32 (top bits first) unless a test says otherwise.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from functools import lru_cache
+
+import numpy as np
+from scipy import special
+
+from . import pvalues
+from .accumulators import Accumulator, chi2_counts, chi2_uniform_exact
+
+
+def _chi2_p(statistic, df):
+    return special.gammaincc(df / 2.0, np.asarray(statistic, dtype=float) / 2.0)
+
+
+class _CountsTest(Accumulator):
+    """Shared evaluation: per-sample counts against fixed cell probabilities."""
+
+    probabilities: np.ndarray = None
+
+    def cell_probabilities(self):
+        return self.probabilities
+
+    def evaluate(self, records, totals, samples):
+        probs = self.cell_probabilities()
+        df = len(probs) - 1
+        first = _chi2_p(chi2_counts(records["counts"], probs), df)
+        chi2 = float(chi2_counts(totals["counts"], probs))
+        return [self.finding("aggregate", chi2, pvalues.chi2(chi2, df), df=df)] + self.second_level_ks(first)
+
+
+class ByteFrequency(Accumulator):
+    """Chi-square uniformity of the 256 byte values (Knuth 3.3.2 A, equidistribution test;
+    TestU01 guide, sstring/smultin style counts). All 4 bytes of every word."""
+
+    name = "knuth.byte_frequency"
+    source = "Knuth TAOCP vol. 2, 3.3.2 A (equidistribution), on bytes"
+    sample_words = 1 << 15  # 128 KiB: 512 expected per cell
+
+    def measure(self, samples):
+        k = samples.shape[0]
+        octets = samples.view(np.uint8).reshape(k, -1).astype(np.intp)
+        octets += (np.arange(k, dtype=np.intp) << 8)[:, None]
+        counts = np.bincount(octets.reshape(-1), minlength=k << 8).reshape(k, 256)
+        return {"chi2": chi2_uniform_exact(counts)}, {"counts": counts.sum(axis=0)}
+
+    def evaluate(self, records, totals, samples):
+        first = _chi2_p(records["chi2"], 255)
+        chi2 = float(chi2_uniform_exact(totals["counts"]))
+        return [self.finding("aggregate", chi2, pvalues.chi2(chi2, 255), df=255)] + self.second_level_ks(first)
+
+
+class Frequency16(Accumulator):
+    """Chi-square uniformity of 16-bit values (both halves of every word), 65536 cells
+    (Knuth 3.3.2 A with d = 2^16)."""
+
+    name = "knuth.frequency16"
+    source = "Knuth TAOCP vol. 2, 3.3.2 A (equidistribution), on 16-bit values"
+    sample_words = 1 << 19  # 2 MiB: 16 expected per cell
+
+    def measure(self, samples):
+        counts = np.stack([np.bincount(row.view(np.uint16), minlength=1 << 16) for row in samples])
+        return {"chi2": chi2_uniform_exact(counts)}, {"counts": counts.sum(axis=0)}
+
+    def evaluate(self, records, totals, samples):
+        df = (1 << 16) - 1
+        first = _chi2_p(records["chi2"], df)
+        chi2 = float(chi2_uniform_exact(totals["counts"]))
+        return [self.finding("aggregate", chi2, pvalues.chi2(chi2, df), df=df)] + self.second_level_ks(first)
+
+
+class Gap(_CountsTest):
+    """Gap test (Knuth 3.3.2 C): lengths of gaps between words whose selected 4 bits are 0
+    (alpha = 0, beta = 1/16 on the selected nibble), classes 0..t-1 and >= t with t = 32,
+    P(gap = r) = p (1-p)^r exactly. ``nibble`` = 7 reads the top 4 bits (U in [0, 1/16)),
+    0 the bottom 4 bits (where LCGs are weakest). Gaps cut by a sample edge are dropped."""
+
+    name = "knuth.gap"
+    source = "Knuth TAOCP vol. 2, 3.3.2 C (gap test)"
+    sample_words = 1 << 15
+    t = 32
+
+    def __init__(self, start: int = 0, nibble: int = 7):
+        super().__init__(start, nibble=nibble)
+        self.name = f"knuth.gap.nibble{nibble}"
+        self.shift = np.uint32(4 * nibble)
+        p = Fraction(1, 16)
+        probs = [p * (1 - p) ** r for r in range(self.t)]
+        self.probabilities = np.array([float(x) for x in probs] + [float((1 - p) ** self.t)])
+
+    def measure(self, samples):
+        k, s = samples.shape
+        hits = ((samples >> self.shift) & np.uint32(15)) == 0
+        hit_count = hits.sum(axis=1)
+        row, col = np.nonzero(hits)
+        same = row[1:] == row[:-1]
+        gaps = np.minimum(col[1:] - col[:-1] - 1, self.t)[same]
+        cells = gaps + row[1:][same] * (self.t + 1)
+        counts = np.bincount(cells, minlength=k * (self.t + 1)).reshape(k, self.t + 1)
+        return {"counts": counts}, {"counts": counts.sum(axis=0), "hits": hit_count.sum()}
+
+    def evaluate(self, records, totals, samples):
+        hits = int(totals["hits"])
+        trials = samples * self.sample_words
+        frequency = self.finding("aggregate", hits, pvalues.binomial(hits, trials, 1 / 16),
+                                 test=self.name + ".hits", expected=trials / 16)
+        if int(totals["counts"].sum()) == 0:
+            return [frequency]  # no gaps at all: the hit count says everything
+        return [frequency] + super().evaluate(records, totals, samples)
+
+
+@lru_cache(maxsize=None)
+def stirling2(n: int, k: int) -> int:
+    """Stirling numbers of the second kind {n k} (Knuth vol. 1, 1.2.6), exact."""
+    if n == k:
+        return 1
+    if k == 0 or k > n:
+        return 0
+    return k * stirling2(n - 1, k) + stirling2(n - 1, k - 1)
+
+
+def poker_probabilities(k: int, d: int) -> list[Fraction]:
+    """P(r distinct values among k independent uniform d-ary digits), r = 1..k (Knuth 3.3.2 D)."""
+    out = []
+    for r in range(1, k + 1):
+        falling = math.prod(range(d - r + 1, d + 1))
+        out.append(Fraction(falling * stirling2(k, r), d ** k))
+    return out
+
+
+class Poker(_CountsTest):
+    """Poker test (Knuth 3.3.2 D, the "simpler" form): the 8 hexadecimal digits of each word
+    are a hand of k = 8 draws from d = 16 values; count hands with r distinct digits
+    (r <= 3 pooled, then 4..8), probabilities d(d-1)..(d-r+1) {k r} / d^k exactly."""
+
+    name = "knuth.poker"
+    source = "Knuth TAOCP vol. 2, 3.3.2 D (poker test)"
+    sample_words = 1 << 15
+
+    def __init__(self, start: int = 0):
+        super().__init__(start)
+        probs = poker_probabilities(8, 16)
+        self.probabilities = np.array([float(sum(probs[:3]))] + [float(p) for p in probs[3:]])
+
+    def measure(self, samples):
+        k, s = samples.shape
+        present = np.zeros(samples.shape, dtype=np.uint32)
+        for digit in range(8):
+            present |= np.uint32(1) << ((samples >> np.uint32(4 * digit)) & np.uint32(15))
+        distinct = np.bitwise_count(present).astype(np.int64)
+        cls = np.maximum(distinct, 3) - 3
+        counts = np.bincount((cls + (np.arange(k) * 6)[:, None]).reshape(-1), minlength=k * 6).reshape(k, 6)
+        return {"counts": counts}, {"counts": counts.sum(axis=0)}
+
+
+def coupon_probabilities(d: int, t: int) -> list[Fraction]:
+    """P(segment length = r) for r = d..t-1 and P(r >= t) (Knuth 3.3.2 E, eq. (12)/(13)):
+    q_r = d!/d^r {r-1, d-1}, P(>= t) = 1 - d!/d^(t-1) {t-1, d}."""
+    fact = math.factorial(d)
+    probs = [Fraction(fact * stirling2(r - 1, d - 1), d ** r) for r in range(d, t)]
+    probs.append(1 - Fraction(fact * stirling2(t - 1, d), d ** (t - 1)))
+    return probs
+
+
+class CouponCollector(_CountsTest):
+    """Coupon collector's test (Knuth 3.3.2 E) on the stream of 4-bit digits (8 per word, most
+    significant first), d = 16: lengths of segments needed to see all 16 digits, classes
+    16..t-1 and >= t merged into 8 bins of similar probability, exact probabilities."""
+
+    name = "knuth.coupon_collector"
+    source = "Knuth TAOCP vol. 2, 3.3.2 E (coupon collector's test)"
+    sample_words = 1 << 12
+    d = 16
+    t = 160
+
+    def __init__(self, start: int = 0):
+        super().__init__(start)
+        exact = coupon_probabilities(self.d, self.t)
+        cumulative = np.cumsum([float(p) for p in exact])
+        # lengths d..t-1, then ">= t": bin edges at the quantiles 1/8, 2/8, ...
+        edges = np.searchsorted(cumulative, np.arange(1, 8) / 8.0)
+        self.bin_of_length = np.zeros(self.t + 1, dtype=np.int64)  # index: min(length, t)
+        lengths = np.arange(self.d, self.t + 1)
+        self.bin_of_length[self.d:] = np.searchsorted(edges, lengths - self.d, side="left")
+        bins = int(self.bin_of_length.max()) + 1
+        probs = np.zeros(bins)
+        for i, p in enumerate(exact):
+            probs[self.bin_of_length[self.d + i]] += float(p)
+        self.probabilities = probs
+
+    def measure(self, samples):
+        k, s = samples.shape
+        n = 8 * s
+        width = 96
+        shifts = np.arange(28, -1, -4, dtype=np.uint32)
+        digits = ((samples[:, :, None] >> shifts) & np.uint32(15)).reshape(k, n)
+        bitv = np.zeros((k, n + width), dtype=np.uint32)  # 1 << digit, zero padding past the end
+        bitv[:, :n] = np.uint32(1) << digits
+        full = np.uint32((1 << self.d) - 1)
+        rows = np.arange(k)
+        window = np.arange(width)
+        seg_start = np.zeros(k, dtype=np.int64)
+        pos = np.zeros(k, dtype=np.int64)
+        mask = np.zeros(k, dtype=np.uint32)
+        lengths = []  # (row, length) of every complete segment, all chains advanced together
+        active = pos < n
+        while active.any():
+            r = rows[active]
+            seen = np.bitwise_or.accumulate(bitv[r[:, None], pos[r][:, None] + window], axis=1) | mask[r][:, None]
+            done = seen == full
+            hit = done.any(axis=1)
+            first = done.argmax(axis=1)
+            ended = r[hit]
+            end = pos[ended] + first[hit]  # index of the digit completing the set
+            lengths.append((ended, end + 1 - seg_start[ended]))
+            seg_start[ended] = end + 1
+            pos[ended] = end + 1
+            mask[ended] = 0
+            going = r[~hit]
+            mask[going] = seen[~hit, -1]
+            pos[going] += width
+            active = pos < n
+        counts = np.zeros((k, len(self.probabilities)), dtype=np.int64)
+        if lengths:
+            row = np.concatenate([x[0] for x in lengths])
+            length = np.minimum(np.concatenate([x[1] for x in lengths]), self.t)
+            cells = row * counts.shape[1] + self.bin_of_length[length]
+            counts = np.bincount(cells, minlength=counts.size).reshape(counts.shape)
+        return {"counts": counts}, {"counts": counts.sum(axis=0)}
+
+
+class MaximumOfT(_CountsTest):
+    """Maximum-of-t test (Knuth 3.3.2 H with t = 8): V = max of 8 consecutive words; V^8 is
+    uniform. 64 cells with exact probabilities from integer edges: P(V < e) = (e / 2^32)^8."""
+
+    name = "knuth.maximum_of_t"
+    source = "Knuth TAOCP vol. 2, 3.3.2 H (maximum-of-t test)"
+    sample_words = 1 << 15
+    t = 8
+    cells = 64
+
+    def __init__(self, start: int = 0):
+        super().__init__(start)
+        edges = [0] + [math.ceil(2 ** 32 * (c / self.cells) ** (1 / self.t)) for c in range(1, self.cells)] + [2 ** 32]
+        self.edges = np.array(edges[1:-1], dtype=np.uint64)
+        probs = [Fraction(edges[i + 1] ** self.t - edges[i] ** self.t, 2 ** (32 * self.t)) for i in range(self.cells)]
+        self.probabilities = np.array([float(p) for p in probs])
+
+    def measure(self, samples):
+        k, s = samples.shape
+        maxima = samples.reshape(k, -1, self.t).max(axis=2).astype(np.uint64)
+        cells = np.searchsorted(self.edges, maxima.reshape(-1), side="right").reshape(k, -1)
+        cells += (np.arange(k) * self.cells)[:, None]
+        counts = np.bincount(cells.reshape(-1), minlength=k * self.cells).reshape(k, self.cells)
+        return {"counts": counts}, {"counts": counts.sum(axis=0)}
+
+
+RUNS_UP_A = np.array([
+    [4529.4, 9044.9, 13568, 18091, 22615, 27892],
+    [9044.9, 18097, 27139, 36187, 45234, 55789],
+    [13568, 27139, 40721, 54281, 67852, 83685],
+    [18091, 36187, 54281, 72414, 90470, 111580],
+    [22615, 45234, 67852, 90470, 113262, 139476],
+    [27892, 55789, 83685, 111580, 139476, 172860],
+])
+RUNS_UP_B = np.array([1 / 6, 5 / 24, 11 / 120, 19 / 720, 29 / 5040, 1 / 840])
+
+
+class RunsUp(Accumulator):
+    """Runs up test (Knuth 3.3.2 G, eq. (10) with the matrix a_ij and b_i given there):
+    V = (1/(n-6)) sum (count_i - n b_i)(count_j - n b_j) a_ij, chi-square with 6 degrees of
+    freedom for large n; run lengths 1..5 and >= 6, on each sample of n words (the run cut
+    at the end of a sample ends there, as in Knuth's algorithm on a finite sequence)."""
+
+    name = "knuth.runs_up"
+    source = "Knuth TAOCP vol. 2, 3.3.2 G (runs up)"
+    sample_words = 1 << 14
+
+    def measure(self, samples):
+        k, s = samples.shape
+        ascending = samples[:, 1:] > samples[:, :-1]
+        counts = np.zeros((k, 6), dtype=np.int64)
+        stat = np.zeros(k)
+        for row in range(k):
+            breaks = np.flatnonzero(~ascending[row])  # a run ends after position b
+            ends = np.concatenate([breaks, [s - 1]])
+            lengths = np.diff(np.concatenate([[-1], ends]))
+            counts[row] = np.bincount(np.minimum(lengths, 6) - 1, minlength=6)
+            dev = counts[row] - s * RUNS_UP_B
+            stat[row] = dev @ RUNS_UP_A @ dev / (s - 6)
+        return {"V": stat}, {}
+
+    def evaluate(self, records, totals, samples):
+        first = _chi2_p(records["V"], 6)
+        total = math.fsum(records["V"].tolist())
+        return [self.finding("aggregate", total, pvalues.chi2(total, 6 * samples), df=6 * samples,
+                             statistic_name="sum of per-sample V")] + self.second_level_ks(first)
+
+
+class RunsDown(RunsUp):
+    """Runs down (Knuth 3.3.2 G: "runs down" are runs up of the complemented sequence,
+    since x > y iff ~x < ~y for 32-bit words; same a_ij, b_i)."""
+
+    name = "knuth.runs_down"
+    source = "Knuth TAOCP vol. 2, 3.3.2 G (runs down)"
+
+    def measure(self, samples):
+        return super().measure(~samples)

@@ -1,0 +1,108 @@
+"""Tests aimed at counter-based generators: every (Philox output lane, bit position) cell.
+
+DML_RANDOM_GENERATOR writes lane (i mod 4) of block floor(i/4) as word i, so a weakness of
+one lane or one bit position (a round count too low leaves structure in particular lanes
+and in the low bits of the multiplier outputs) is diluted 128 times in a whole-stream test.
+Here each of the 4 x 32 cells is tested separately:
+
+  * frequency: ones in cell (lane, bit), Binomial(n, 1/2);
+  * lag 1: bit b of word i xor bit b of word i+1 (adjacent lanes of one block, and lane 3
+    to lane 0 of the next counter), Binomial(n, 1/2) per (lane of word i, bit);
+  * lag 4: bit b of word i xor bit b of word i+4 (same lane, consecutive counters).
+
+For a fair stream, the 128 cells of each table are independent fair coins. Two statistics
+per table: the chi-square over the 128 cells (df 128; sensitive to many small biases) and
+the largest |z| with the Sidak correction for 128 cells (sensitive to one biased cell).
+Sources: NIST SP 800-22 rev1a 2.1 (frequency) applied per bit position, as TestU01's
+sstring_HammingIndep / PractRand's BCFN are per bit; Salmon et al. SC11 section 2 (the
+counter-based design whose lanes these are).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import special
+
+from . import pvalues
+from .accumulators import Accumulator
+
+LANES = 4
+BITS = 32
+
+
+BITS_OF_BYTE = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1, bitorder="little").astype(np.int64)
+
+
+def lane_bit_counts(words: np.ndarray) -> np.ndarray:
+    """(k, S) words -> (k, 4, 32) counts of ones per (lane, bit), bit index 0 = least significant.
+
+    Per sample, one bincount of (lane, byte position, byte value) as a 16-bit cell number,
+    then a 256x8 table of bits: much cheaper than unpacking every bit.
+    """
+    k, s = words.shape
+    octets = np.ascontiguousarray(words, dtype="<u4").view(np.uint8).reshape(k, s // LANES, LANES * 4)
+    cells = octets.astype(np.uint16)
+    cells |= np.arange(LANES * 4, dtype=np.uint16) << np.uint16(8)
+    counts = np.empty((k, LANES * 4 * 256), dtype=np.int64)
+    for row in range(k):
+        counts[row] = np.bincount(cells[row].reshape(-1), minlength=LANES * 4 * 256)
+    return (counts.reshape(k, LANES, 4, 256) @ BITS_OF_BYTE).reshape(k, LANES, BITS)  # byte j, bit b: 8j + b
+
+
+class LaneBits(Accumulator):
+    """Per (lane, bit) frequency, lag-1 and lag-4 agreement (see module docstring)."""
+
+    name = "lanes"
+    source = "per-bit NIST SP 800-22 rev1a 2.1 on each Philox lane (Salmon et al. SC11)"
+    sample_words = 1 << 15
+
+    def measure(self, samples):
+        k, s = samples.shape
+        ones = lane_bit_counts(samples)
+        lag1 = samples[:, :-1] ^ samples[:, 1:]
+        lag1 = np.concatenate([lag1, np.zeros((k, 1), np.uint32)], axis=1)  # pad: the last word has no successor
+        lag4 = samples[:, :-4] ^ samples[:, 4:]
+        lag4 = np.concatenate([lag4, np.zeros((k, 4), np.uint32)], axis=1)
+        x1 = lane_bit_counts(lag1)
+        x4 = lane_bit_counts(lag4)
+        records, totals = {}, {}
+        for key, counts in (("frequency", ones), ("lag1", x1), ("lag4", x4)):
+            n = self._trials(key, s)[None]
+            records[key] = ((2 * counts - n) ** 2 / n).reshape(k, -1).sum(axis=1)
+            totals[key] = counts.sum(axis=0)
+        return records, totals
+
+    @staticmethod
+    def _trials(key: str, s: int) -> np.ndarray:
+        n = np.full((LANES, BITS), s // LANES, dtype=np.int64)
+        if key == "lag1":
+            n[LANES - 1] -= 1
+        elif key == "lag4":
+            n -= 1
+        return n
+
+    def evaluate(self, records, totals, samples):
+        results = []
+        for key in ("frequency", "lag1", "lag4"):
+            n = self._trials(key, self.sample_words) * samples
+            counts = totals[key]
+            z = (2 * counts - n) / np.sqrt(n)
+            chi2 = float(((2 * counts - n).astype(np.float64) ** 2 / n).sum())
+            test = f"lanes.{key}"
+            results.append(self.finding("aggregate", chi2, pvalues.chi2(chi2, LANES * BITS), df=LANES * BITS,
+                                        test=test))
+            worst = int(np.abs(z).argmax())
+            lane, bit = divmod(worst, BITS)
+            single = pvalues.normal_two_sided(float(z.reshape(-1)[worst]))
+            p = pvalues.sidak(single["p"], LANES * BITS)
+            if single["p"] < pvalues.TINY:
+                p["log10_p"] = single["log10_p"] + math.log10(LANES * BITS)
+            results.append(self.finding("worst-cell", float(z.reshape(-1)[worst]), p, lane=lane, bit=bit,
+                                        test=f"{test}.worst"))
+            first = special.gammaincc(LANES * BITS / 2, records[key] / 2)
+            for ks in self.second_level_ks(first):
+                ks["test"] = test
+                results.append(ks)
+        return results

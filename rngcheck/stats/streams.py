@@ -1,0 +1,248 @@
+"""Where the words come from: a backend (through the operator), a raw file or stdin, or a
+generator function. A source reads words in order and, when it can, opens a copy positioned
+at any word (``at``: lets the battery split a stream across processes) and neighbour streams
+(``neighbour``: the inter-stream tests).
+
+Backend streams: the operator is executed on 1-D tensors of ``tensor_words`` elements
+with consecutive states (each execution's output state is the next one's input state),
+starting from counter 0 and key ``seed`` (64-bit). This is the stream users draw.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import numpy as np
+
+from .. import counter, reference
+from ..errors import RngcheckError
+
+WORD_BYTES = 4
+
+# Neighbour streams for the inter-stream tests: what differs by one.
+NEIGHBOURS = {
+    "key+1": "key word 0 (k0) plus one: consecutive integer seeds",
+    "key_hi+1": "key word 1 (k1) plus one",
+    "counter_hi+1": "counter word 3 plus one (counter + 2^96): a stream id in the high counter word",
+}
+
+
+class Source:
+    """Base class: ``read(count)`` returns up to ``count`` uint32 words (fewer only at the end).
+
+    ``seekable``: ``at(word)`` works. ``fork_safe``: copies may run in forked worker
+    processes (false for device backends: a GPU context does not survive a fork).
+    """
+
+    seekable = False
+    fork_safe = True
+
+    def read(self, count: int) -> np.ndarray:
+        raise NotImplementedError
+
+    def describe(self) -> dict:
+        return {}
+
+    def at(self, word: int) -> "Source":
+        raise RngcheckError("this stream cannot be opened at an offset")
+
+    def neighbour(self, kind: str) -> "Source | None":
+        return None
+
+    def close(self) -> None:
+        pass
+
+
+class FunctionSource(Source):
+    """Random access generator: ``function(first, count) -> uint32 words``."""
+
+    seekable = True
+
+    def __init__(self, function, description: dict, position: int = 0, neighbours=None):
+        self.function = function
+        self.description = description
+        self.position = position
+        self.neighbours = neighbours or {}
+
+    def read(self, count):
+        words = self.function(self.position, count)
+        self.position += count
+        return words
+
+    def describe(self):
+        return dict(self.description)
+
+    def at(self, word):
+        return FunctionSource(self.function, self.description, word, self.neighbours)
+
+    def neighbour(self, kind):
+        factory = self.neighbours.get(kind)
+        return factory().at(self.position) if factory else None
+
+
+def philox_source(key: int, rounds: int = 10, counter_start: int = 0) -> FunctionSource:
+    """The reference stream of Philox4x32-``rounds`` (key, counter) as the operator lays it out."""
+    state = counter.make_state(counter_start, key)
+
+    def function(first, count):
+        return reference.words(state, first, count, rounds=rounds)
+
+    neighbours = {
+        "key+1": lambda: philox_source(_bump_key(key, 0), rounds, counter_start),
+        "key_hi+1": lambda: philox_source(_bump_key(key, 1), rounds, counter_start),
+        "counter_hi+1": lambda: philox_source(key, rounds, counter_start + (1 << 96)),
+    }
+    return FunctionSource(function, {"generator": f"Philox4x32-{rounds} (rngcheck.reference)",
+                                     "key": hex(key), "counter": hex(counter_start)}, 0, neighbours)
+
+
+def _bump_key(key: int, word: int) -> int:
+    k0, k1 = key & 0xFFFFFFFF, key >> 32
+    if word == 0:
+        k0 = (k0 + 1) & 0xFFFFFFFF
+    else:
+        k1 = (k1 + 1) & 0xFFFFFFFF
+    return k0 | (k1 << 32)
+
+
+class BackendSource(Source):
+    """Words drawn through ``backend.random_generator`` on 1-D tensors with consecutive states."""
+
+    seekable = True
+
+    def __init__(self, backend, key: int, counter_start: int = 0, position: int = 0,
+                 tensor_words: int = 1 << 20):
+        self.backend = backend
+        self.key = key
+        self.counter_start = counter_start
+        self.tensor_words = tensor_words
+        self.state = counter.make_state(counter_start + position // 4, key)
+        self.position = position - position % 4
+        self._pending = np.empty(0, dtype=np.uint32)
+        self.fork_safe = getattr(backend, "name", "") == "numpy"  # the CPU reference only
+        if position % 4:
+            self.read(position % 4)  # inside a block: generate it, drop the words before `position`
+
+    def read(self, count):
+        parts, have = [], 0
+        if self._pending.size:
+            parts.append(self._pending[:count])
+            have = parts[0].size
+            self._pending = self._pending[have:]
+        while have < count:
+            buffer = np.zeros(self.tensor_words, dtype=np.uint32)
+            new_state = self.backend.random_generator(self.state.copy(), (self.tensor_words,), None, buffer)
+            if new_state is None:
+                raise RngcheckError("the backend returned no output state")
+            self.state = counter.state_array(new_state)
+            take = min(count - have, self.tensor_words)
+            parts.append(buffer[:take])
+            self._pending = buffer[take:]
+            have += take
+        self.position += count
+        return np.concatenate(parts) if len(parts) > 1 else parts[0]
+
+    def describe(self):
+        info = {}
+        try:
+            info = dict(self.backend.describe())
+        except Exception as error:  # describe is informative only
+            info = {"describe_error": str(error)}
+        return {"backend": getattr(self.backend, "name", "?"), **info, "key": hex(self.key),
+                "counter": hex(self.counter_start), "tensor_words": self.tensor_words,
+                "note": "1-D tensors, each execution's output state feeds the next"}
+
+    def at(self, word):
+        return BackendSource(self.backend, self.key, self.counter_start, word, self.tensor_words)
+
+    def neighbour(self, kind):
+        if kind == "key+1":
+            other = BackendSource(self.backend, _bump_key(self.key, 0), self.counter_start, 0, self.tensor_words)
+        elif kind == "key_hi+1":
+            other = BackendSource(self.backend, _bump_key(self.key, 1), self.counter_start, 0, self.tensor_words)
+        elif kind == "counter_hi+1":
+            other = BackendSource(self.backend, self.key, (self.counter_start + (1 << 96)) % (1 << 128), 0,
+                                  self.tensor_words)
+        else:
+            return None
+        return other.at(self.position)
+
+
+class RawSource(Source):
+    """32-bit little-endian words from a file, or from stdin with path '-'."""
+
+    def __init__(self, path: str, position: int = 0):
+        self.path = path
+        self.position = position
+        self.bytes_read = 0
+        self.trailing_bytes = 0
+        if path == "-":
+            self.stream = sys.stdin.buffer
+            self.seekable = False
+            if position:
+                raise RngcheckError("stdin cannot be opened at an offset")
+        else:
+            try:
+                self.stream = open(path, "rb")
+            except OSError as error:
+                raise RngcheckError(f"cannot open {path!r}: {error.strerror}") from None
+            self.seekable = True
+            self.stream.seek(position * WORD_BYTES)
+
+    def read(self, count):
+        want = count * WORD_BYTES
+        data = bytearray()
+        while len(data) < want:
+            piece = self.stream.read(want - len(data))
+            if not piece:
+                break
+            data += piece
+        self.bytes_read += len(data)
+        whole = len(data) - len(data) % WORD_BYTES
+        self.trailing_bytes = len(data) - whole
+        words = np.frombuffer(bytes(data[:whole]), dtype="<u4").astype(np.uint32)
+        self.position += words.size
+        return words
+
+    def size_words(self) -> int | None:
+        if self.path == "-":
+            return None
+        return os.path.getsize(self.path) // WORD_BYTES
+
+    def describe(self):
+        return {"raw": "stdin" if self.path == "-" else os.path.abspath(self.path),
+                "format": "32-bit little-endian words"}
+
+    def at(self, word):
+        if not self.seekable:
+            raise RngcheckError("stdin cannot be opened at an offset")
+        return RawSource(self.path, word)
+
+    def close(self):
+        if self.path != "-":
+            self.stream.close()
+
+
+class XorSource(Source):
+    """Word-by-word XOR of two streams (the inter-stream tests)."""
+
+    def __init__(self, first: Source, second: Source, kind: str):
+        self.first, self.second, self.kind = first, second, kind
+
+    def read(self, count):
+        a = self.first.read(count)
+        b = self.second.read(count)
+        n = min(a.size, b.size)
+        return a[:n] ^ b[:n]
+
+    def describe(self):
+        return {"xor_of": self.kind}
+
+
+class ArraySource(FunctionSource):
+    """An in-memory array (tests)."""
+
+    def __init__(self, words, description=None):
+        words = np.asarray(words, dtype=np.uint32)
+        super().__init__(lambda first, count: words[first:first + count], description or {"array": int(words.size)})
