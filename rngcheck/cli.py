@@ -80,6 +80,22 @@ def _terminate_as_interrupt(signum, frame):
     raise KeyboardInterrupt
 
 
+def run_stats(document: dict, backends, tier: str) -> None:
+    """``--stats TIER``: the statistical battery on each backend's stream, into the result document."""
+    from .reports import document as D
+    from .stats import command as stats_command
+
+    document["stats"] = []
+    for named in backends:
+        stats = stats_command.run_on_backend(named.backend, named.spec, tier=tier)
+        document["stats"].append(stats)
+        if stats["verdict"] == "FAIL":
+            document["summary"]["verdict"] = "fail"
+    D.finish(document)
+    if any(s["verdict"] == "FAIL" for s in document["stats"]):
+        document["summary"]["verdict"] = "fail"
+
+
 def cmd_run(args) -> int:
     import signal
 
@@ -113,6 +129,8 @@ def cmd_run(args) -> int:
                           {"profile": args.profile, "seed": args.seed, "select": args.case or [],
                            "backends": [b.spec for b in backends], "timeout": args.timeout})
         document = run(backends, options, journal=journal, previous=previous)
+        if args.stats and not document.get("interrupted"):
+            run_stats(document, backends, args.stats)
     finally:
         signal.signal(signal.SIGTERM, previous_handler)
         _close(backends)
@@ -127,6 +145,9 @@ def cmd_run(args) -> int:
         html.write([document], args.html)
     if not args.quiet:
         print(terminal.summary(document))
+        for stats in document.get("stats", []):
+            counts = ", ".join(f"{n} {k.lower()}" for k, n in stats["counts"].items())
+            print(f"stats: {stats['verdict']} ({counts}), tier {stats['tier']}; reproduce: {stats['reproduce']}")
     if document.get("interrupted"):
         print("rngcheck: interrupted; partial results written" + (f", resume with: rngcheck run --resume {journal_path}"
                                                                  if journal_path else ""), file=sys.stderr)
@@ -231,6 +252,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="time limit of one backend call; a hung backend is ended (default 120)")
     run.add_argument("--in-process", action="store_true",
                      help="run Python backends in rngcheck's own process (no crash or hang isolation)")
+    run.add_argument("--stats", choices=["smoke", "standard", "deep"], metavar="TIER",
+                     help="also run the statistical battery (smoke, standard or deep) on each backend's stream")
     run.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
     run.set_defaults(handler=cmd_run)
 

@@ -150,3 +150,15 @@ def test_without_an_opencl_platform_opencl_is_listed_unavailable_and_run_exits_2
 def test_exec_without_a_command_is_a_usage_error():
     result = rngcheck("run", "--backend", "exec")
     assert result.returncode == 2 and "needs a command" in result.stderr
+
+
+def test_run_with_stats_puts_the_battery_into_the_result_document_and_report(tmp_path):
+    result = rngcheck("run", "--backend", "numpy", "--case", "kat", "--stats", "smoke",
+                      "--json", str(tmp_path / "r.json"), "--html", str(tmp_path / "r.html"))
+    assert result.returncode == 0, result.stderr
+    document = json.loads((tmp_path / "r.json").read_text())
+    (stats,) = document["stats"]
+    assert stats["schema"] == "rngcheck-stats" and stats["tier"] == "smoke" and stats["verdict"] == "PASS"
+    assert len(stats["results"]) > 50
+    report = rngcheck("report", str(tmp_path / "r.json"), "--summary", str(tmp_path / "s.md"))
+    assert "1 stats documents" in report.stdout

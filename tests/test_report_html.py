@@ -18,6 +18,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from rngcheck import cli
+
 import os
 
 for _module in ("jinja2", "matplotlib"):  # the report extra: required in CI, skipped without it elsewhere
@@ -346,7 +348,6 @@ def test_interrupted_run_is_marked_incomplete(typical):
 
 def real_journal(tmp_path) -> Path:
     """The journal `rngcheck run --json` writes beside its document (numpy runs in-process)."""
-    from rngcheck import cli
 
     assert cli.main(["run", "--backend", "numpy", "--case", "mapping", "--json", str(tmp_path / "r.json"),
                      "--quiet"]) == 0
@@ -368,7 +369,7 @@ def test_journal_of_a_killed_run_renders_incomplete(tmp_path):
     assert sum(sum(c["counts"].values()) for c in model["columns"]) == 10
     page = html.render([journal])
     assert "Incomplete report" in page and "did not finish: 10 results" in page and "cut off" in page
-    assert command.main([str(journal), "--summary", str(tmp_path / "s.md")]) == 1
+    assert cli.main(["report", str(journal), "--summary", str(tmp_path / "s.md")]) == 1
     assert "**Incomplete:**" in (tmp_path / "s.md").read_text()
 
 
@@ -475,7 +476,7 @@ def test_damaged_fields_never_crash(typical, biased_stats):
 def test_report_command_writes_html_and_summary(typical, biased_stats, tmp_path, capsys):
     D.write(typical, tmp_path / "r.json")
     (tmp_path / "s.json").write_text(json.dumps(biased_stats))
-    code = command.main([str(tmp_path / "r.json"), str(tmp_path / "s.json"), "--html", str(tmp_path / "out" / "report.html"),
+    code = cli.main(["report", str(tmp_path / "r.json"), str(tmp_path / "s.json"), "--html", str(tmp_path / "out" / "report.html"),
                          "--summary", str(tmp_path / "out" / "summary.md")])
     assert code == 1  # Only4D fails
     assert (tmp_path / "out" / "report.html").stat().st_size > 10_000
@@ -490,17 +491,17 @@ def test_report_command_writes_html_and_summary(typical, biased_stats, tmp_path,
 def test_report_command_passing_run_exits_0(tmp_path, capsys):
     doc = result_document([("numpy", _load("numpy"))], select=["kat", "counter"])
     D.write(doc, tmp_path / "ok.json")
-    assert command.main([str(tmp_path / "ok.json")]) == 0
+    assert cli.main(["report", str(tmp_path / "ok.json")]) == 0
     assert capsys.readouterr().out.startswith("## rngcheck: PASS")
 
 
 def test_report_command_bad_input_is_one_line_exit_2(tmp_path, capsys):
     (tmp_path / "cut.json").write_text('{"schema": "rngcheck-result", "schema_version": 1, "results": [')
-    assert command.main([str(tmp_path / "cut.json"), "--html", str(tmp_path / "r.html")]) == 2
+    assert cli.main(["report", str(tmp_path / "cut.json"), "--html", str(tmp_path / "r.html")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("rngcheck: error:") and err.count("\n") == 1
     assert not (tmp_path / "r.html").exists()
-    assert command.main([str(tmp_path / "missing.json")]) == 2
+    assert cli.main(["report", str(tmp_path / "missing.json")]) == 2
 
 
 def test_summary_escapes_markdown_and_html(evil):
@@ -537,7 +538,6 @@ def test_junit_is_well_formed_and_counts_match_json(typical, evil, tmp_path):
 
 def test_run_html_writes_the_report(tmp_path):
     """`rngcheck run --html FILE` (cli.py calls html.write([document], path))."""
-    from rngcheck import cli
 
     code = cli.main(["run", "--backend", "numpy", "--case", "kat", "--quiet", "--html", str(tmp_path / "r.html")])
     assert code == 0

@@ -33,11 +33,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args) -> int:
     from . import html, summary
 
-    sources = [html.read(path) for path in args.documents]
+    sources = html.sources_of(args.documents)  # paths; embedded stats documents come along
     model = html.build(sources, figures=bool(args.html))
     if args.html:
-        text = html.render_model(model)
-        _write(args.html, text)
+        html.write_text(args.html, html.render_model(model))
     if args.summary:
         name = os.path.basename(args.html) if args.html else None
         summary.write(model, args.summary, html_name=name)
@@ -48,32 +47,3 @@ def run(args) -> int:
         print(f"rngcheck report: {model['verdict']} ({len(model['columns'])} backend columns, "
               f"{len(model['stats'])} stats documents); wrote {written}")
     return 0 if model["verdict"] == "PASS" else 1
-
-
-def _write(path, text: str) -> None:
-    from pathlib import Path
-
-    path = Path(path)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)
-    except OSError as error:
-        raise RngcheckError(f"cannot write {path}: {error.strerror or error}") from None
-
-
-def main(argv=None) -> int:
-    """Standalone entry (until the CLI wires the subcommand): python -m rngcheck.reports.command."""
-    parser = argparse.ArgumentParser(prog="rngcheck report", description=__doc__.splitlines()[0])
-    add_arguments(parser)
-    args = parser.parse_args(argv)
-    try:
-        return run(args)
-    except RngcheckError as error:
-        print(f"rngcheck: error: {error}", file=sys.stderr)
-        return 2
-
-
-if __name__ == "__main__":
-    sys.exit(main())

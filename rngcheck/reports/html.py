@@ -243,6 +243,9 @@ def sources_of(documents) -> list[Source]:
             out.append(read(item))
         else:
             out.append(classify(item, f"document {number}"))
+        embedded = out[-1].doc.get("stats") if out[-1].kind == "result" else None
+        for index, stats_doc in enumerate(embedded if isinstance(embedded, list) else []):
+            out.append(classify(stats_doc, f"{out[-1].name or number}, stats {index + 1}"))  # run --stats
     return out
 
 
@@ -847,7 +850,11 @@ def render_model(model: dict) -> str:
 
 def write(documents, path, stats=None) -> None:
     """Write the report for result and/or stats documents (mixed) to ``path``."""
-    text = render(documents, stats)
+    write_text(path, render(documents, stats))
+
+
+def write_text(path, text: str) -> None:
+    """Write a report file whole (through a temporary file), or raise RngcheckError."""
     path = Path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
