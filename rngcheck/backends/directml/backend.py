@@ -1,0 +1,121 @@
+"""The ``directml`` backend: DirectML's own DML_RANDOM_GENERATOR, through ctypes.
+
+Options: ``directml`` (the default adapter: DXGI adapter 0 on Windows, D3D12's default
+under WSL), ``directml:adapter=warp`` (the WARP software adapter, Windows), or
+``directml:adapter=N`` (DXGI adapter N). The DirectML library comes from
+RNGCHECK_DIRECTML_DLL or the loader path (see rngcheck.backends.directml.loader).
+
+What the backend decides itself, and why (everything else is DirectML's to accept or refuse
+with E_INVALIDARG, which becomes rngcheck.Rejected):
+  * descriptions a DML_BUFFER_TENSOR_DESC cannot express: strides whose count differs from
+    the dimension count (one DimensionCount covers both arrays), negative sizes or strides
+    and values beyond UINT32 (the arrays are UINT), element types without a
+    DML_TENSOR_DATA_TYPE;
+  * the requested feature level: below 3.0 the operator does not exist; at 3.x every tensor
+    is 4-D and the states {1,1,1,6}. DirectML validates against the device's own (higher)
+    level, so a 3.0 request on a newer DirectML is enforced here.
+The layer that makes the native calls is injectable: ``DirectMLBackend(exports=..., abi=...)``
+runs the same code over any provider of entry-point addresses, such as
+rngcheck.backends.directml.fake.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ... import __version__
+from ...description import FEATURE_LEVEL_3_0, FEATURE_LEVEL_4_0, RULES
+from ...errors import BackendSpecError, Rejected
+from .. import Backend
+from . import dispatch, loader
+from .com import Com
+
+UINT_MAX = 0xFFFFFFFF
+
+
+def _reject(rule: str, detail: str):
+    raise Rejected(f"{rule}: {detail} ({RULES[rule]}; checked by the rngcheck DirectML backend)", rule=rule)
+
+
+def _check_uint(values, what, rule_negative):
+    for value in values:
+        if int(value) < 0:
+            _reject(rule_negative, f"{what} {list(values)} (DML_BUFFER_TENSOR_DESC holds UINT)")
+        if int(value) > UINT_MAX:
+            _reject("element-count", f"{what} {list(values)} exceed UINT32")
+
+
+class DirectMLBackend(Backend):
+    """DML_RANDOM_GENERATOR (Philox 4x32-10) executed by DirectML on a D3D12 adapter."""
+
+    name = "directml"
+    validates = True
+
+    def __init__(self, adapter: str = "default", *, exports=None, abi: str | None = None):
+        adapter = str(adapter).strip().lower()
+        if adapter not in ("default", "warp") and not adapter.isdigit():
+            raise BackendSpecError(f"directml: adapter must be default, warp or an index, got {adapter!r}")
+        self.exports = exports if exports is not None else loader.load()
+        self.com = Com(self.exports, abi)
+        self.device = dispatch.Device(self.com, adapter)
+        self.feature_level = self.device.feature_level
+
+    def describe(self) -> dict[str, str]:
+        info = {"implementation": "DirectML DML_OPERATOR_RANDOM_GENERATOR (Philox 4x32-10)"}
+        info.update(self.device.info)
+        info["DirectML version"] = self.exports.directml_version
+        for library, path in getattr(self.exports, "paths", {}).items():
+            info[f"{library} library"] = str(path)
+        info["platform"] = self.exports.platform
+        info["rngcheck"] = __version__
+        return info
+
+    def close(self) -> None:
+        device, self.device = getattr(self, "device", None), None
+        if device is not None:
+            device.close()
+
+    def random_generator(self, state, sizes, strides, buffer, *, output_state=True,
+                         feature_level=FEATURE_LEVEL_4_0):
+        state = np.ascontiguousarray(state)
+        sizes = tuple(int(s) for s in sizes)
+        strides = None if strides is None else tuple(int(s) for s in strides)
+        if output_state is True:
+            output_state_sizes = tuple(state.shape)
+        elif output_state:
+            output_state_sizes = tuple(int(s) for s in output_state)
+        else:
+            output_state_sizes = None
+        self._check_expressible(state, sizes, strides, buffer, output_state_sizes, tuple(feature_level))
+        work = buffer if buffer.flags.c_contiguous else np.ascontiguousarray(buffer)
+        raw_state = self.device.execute(state, sizes, strides, work, output_state_sizes)
+        if work is not buffer:
+            buffer[...] = work
+        if raw_state is None:
+            return None
+        return raw_state.view(state.dtype).reshape(-1).copy()
+
+    def _check_expressible(self, state, sizes, strides, buffer, output_state_sizes, feature_level):
+        if feature_level < FEATURE_LEVEL_3_0:
+            _reject("feature-level", f"feature level {feature_level[0]}.{feature_level[1]}")
+        for what, dtype in (("InputStateTensor", state.dtype), ("OutputTensor", buffer.dtype)):
+            if dispatch.data_type_name(dtype) is None:
+                _reject("data-type", f"{what} of {dtype} has no DML_TENSOR_DATA_TYPE")
+        _check_uint(sizes, "OutputTensor sizes", "size-zero")
+        if output_state_sizes is not None:
+            _check_uint(output_state_sizes, "OutputStateTensor sizes", "size-zero")
+        if strides is not None:
+            if len(strides) != len(sizes):
+                _reject("stride-count", f"{len(strides)} strides for {len(sizes)} dimensions "
+                                        f"(one DimensionCount covers Sizes and Strides)")
+            _check_uint(strides, "strides", "stride-negative")
+        if FEATURE_LEVEL_3_0 <= feature_level < FEATURE_LEVEL_4_0 <= self.feature_level:
+            tensors = {"InputStateTensor": tuple(state.shape), "OutputTensor": sizes}
+            if output_state_sizes is not None:
+                tensors["OutputStateTensor"] = output_state_sizes
+            for what, shape in tensors.items():
+                if len(shape) != 4:
+                    _reject("rank", f"{what} has {len(shape)} dimensions at feature level 3.0")
+            for what in ("InputStateTensor", "OutputStateTensor"):
+                if what in tensors and tensors[what] != (1, 1, 1, 6):
+                    _reject("state-sizes", f"{what} sizes {list(tensors[what])} at feature level 3.0")

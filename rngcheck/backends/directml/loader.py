@@ -1,0 +1,150 @@
+"""Finding DirectML and Direct3D 12 on this machine, or saying in one line why they are absent.
+
+Windows: DirectML.dll (the Microsoft.AI.DirectML redistributable named by the environment
+variable RNGCHECK_DIRECTML_DLL, a file or the directory holding it; else the DLL search
+path, which finds System32's DirectML.dll on Windows 10 1903 and later), d3d12.dll and
+dxgi.dll from the system.
+WSL2: /dev/dxg (the paravirtualised GPU), libd3d12.so (in /usr/lib/wsl/lib, the WSL
+graphics driver directory) and libdirectml.so (RNGCHECK_DIRECTML_DLL, else the loader path).
+DXGI does not exist there: the device is D3D12CreateDevice's default adapter.
+Anywhere else, and for a 32-bit Python, :func:`load` raises BackendUnavailable.
+Importing this module never loads anything.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ...errors import BackendUnavailable
+
+ENV_DLL = "RNGCHECK_DIRECTML_DLL"
+WSL_DRIVER_DIR = Path("/usr/lib/wsl/lib")
+DXG_DEVICE = Path("/dev/dxg")
+
+
+@dataclass
+class Exports:
+    """Loaded libraries: the address of each entry point, and what was loaded from where."""
+
+    libraries: dict
+    platform: str                     # "windows" or "wsl"
+    paths: dict = field(default_factory=dict)
+    directml_version: str = "unknown"
+
+    def address(self, library: str, symbol: str) -> int:
+        if library not in self.libraries:
+            raise BackendUnavailable(f"{library} is not available on {self.platform}")
+        try:
+            function = getattr(self.libraries[library], symbol)
+        except AttributeError:
+            raise BackendUnavailable(f"{self.paths.get(library, library)} has no entry point {symbol} "
+                                     f"(DirectML 1.4 or later is needed)") from None
+        return ctypes.cast(function, ctypes.c_void_p).value
+
+    @property
+    def has_dxgi(self) -> bool:
+        return "dxgi" in self.libraries
+
+
+def unavailable_reason() -> str | None:
+    """Why DirectML cannot be loaded here without trying, or None if it may be."""
+    if ctypes.sizeof(ctypes.c_void_p) != 8:
+        return "the DirectML backend needs a 64-bit Python"
+    if sys.platform == "win32":
+        return None
+    if sys.platform.startswith("linux"):
+        if not DXG_DEVICE.exists():
+            return ("DirectML needs Windows, or WSL2 with the /dev/dxg GPU device; "
+                    "this is Linux without /dev/dxg")
+        return None
+    return f"DirectML needs Windows or WSL2 (this is {sys.platform})"
+
+
+def _directml_candidates(default_name: str) -> list[str]:
+    configured = os.environ.get(ENV_DLL, "").strip()
+    if configured:
+        path = Path(configured)
+        return [str(path / default_name) if path.is_dir() else str(path)]
+    return [default_name]
+
+
+def _open(loader, candidates, what):
+    errors = []
+    for candidate in candidates:
+        try:
+            return loader(candidate), candidate
+        except OSError as error:
+            errors.append(f"{candidate}: {error}")
+    raise BackendUnavailable(f"cannot load {what} ({'; '.join(errors)})")
+
+
+def windows_file_version(path: str) -> str:
+    """The file version (a.b.c.d) of a DLL, from its VS_FIXEDFILEINFO (version.dll)."""
+    try:
+        version = ctypes.WinDLL("version.dll")
+        size = version.GetFileVersionInfoSizeW(path, None)
+        if not size:
+            return "unknown"
+        data = ctypes.create_string_buffer(size)
+        if not version.GetFileVersionInfoW(path, 0, size, data):
+            return "unknown"
+        pointer, length = ctypes.c_void_p(), ctypes.c_uint()
+        if not version.VerQueryValueW(data, "\\", ctypes.byref(pointer), ctypes.byref(length)):
+            return "unknown"
+        words = (ctypes.c_uint32 * 13).from_address(pointer.value)   # VS_FIXEDFILEINFO
+        ms, ls = words[2], words[3]                                    # dwFileVersionMS, dwFileVersionLS
+        return f"{ms >> 16}.{ms & 0xFFFF}.{ls >> 16}.{ls & 0xFFFF}"
+    except (OSError, AttributeError, ValueError):
+        return "unknown"
+
+
+def _loaded_path(library) -> str:
+    """The full path Windows loaded a DLL from (GetModuleFileNameW)."""
+    try:
+        buffer = ctypes.create_unicode_buffer(32768)
+        kernel32 = ctypes.WinDLL("kernel32")
+        kernel32.GetModuleFileNameW.argtypes = [ctypes.c_void_p, ctypes.c_wchar_p, ctypes.c_uint32]
+        if kernel32.GetModuleFileNameW(library._handle, buffer, len(buffer)):
+            return buffer.value
+    except (OSError, AttributeError):
+        pass
+    return getattr(library, "_name", "?")
+
+
+def load() -> Exports:
+    """The DirectML, D3D12 (and on Windows DXGI) libraries, or BackendUnavailable with the reason."""
+    reason = unavailable_reason()
+    if reason:
+        raise BackendUnavailable(reason)
+    if sys.platform == "win32":
+        win = ctypes.WinDLL
+        d3d12, _ = _open(win, ["d3d12.dll"], "d3d12.dll (Direct3D 12)")
+        dxgi, _ = _open(win, ["dxgi.dll"], "dxgi.dll")
+        directml, _ = _open(win, _directml_candidates("DirectML.dll"),
+                            f"DirectML.dll (set {ENV_DLL} to the Microsoft.AI.DirectML package's bin\\x64-win)")
+        path = _loaded_path(directml)
+        return Exports({"d3d12": d3d12, "dxgi": dxgi, "directml": directml}, "windows",
+                       {"d3d12": _loaded_path(d3d12), "dxgi": _loaded_path(dxgi), "directml": path},
+                       windows_file_version(path))
+    mode = os.RTLD_GLOBAL if hasattr(os, "RTLD_GLOBAL") else 0
+    d3d12, d3d12_path = _open(lambda p: ctypes.CDLL(p, mode=mode),
+                              [str(WSL_DRIVER_DIR / "libd3d12.so"), "libd3d12.so"], "libd3d12.so (WSL)")
+    directml, dml_path = _open(lambda p: ctypes.CDLL(p, mode=mode), _directml_candidates("libdirectml.so"),
+                               f"libdirectml.so (set {ENV_DLL} to the Microsoft.AI.DirectML package's "
+                               f"bin/x64-linux/libdirectml.so)")
+    return Exports({"d3d12": d3d12, "directml": directml}, "wsl", {"d3d12": d3d12_path, "directml": dml_path},
+                   _version_from_path(dml_path))
+
+
+def _version_from_path(path: str) -> str:
+    """The NuGet package version in a path such as .../microsoft.ai.directml/1.15.4/bin/..."""
+    parts = Path(path).parts
+    for index, part in enumerate(parts[:-1]):
+        if part.lower().startswith("microsoft.ai.directml"):
+            tail = part[len("microsoft.ai.directml"):].lstrip(".")
+            return tail or parts[index + 1]
+    return "unknown"
