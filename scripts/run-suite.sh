@@ -10,5 +10,5 @@ backends=()
 if [ -n "${CI:-}" ]; then
   backends=(--backend numpy --backend opencl)  # in CI OpenCL (PoCL) is installed, so it is required
 fi
-rngcheck run "${backends[@]}" --profile "${RNGCHECK_PROFILE:-full}" --json results/rngcheck-result.json \
+rngcheck run "${backends[@]}" --profile "${RNGCHECK_PROFILE:-full}" --stats "${RNGCHECK_STATS:-smoke}" --json results/rngcheck-result.json \
   --junit results/rngcheck-junit.xml "$@"
