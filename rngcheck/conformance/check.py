@@ -196,15 +196,16 @@ def compare_words(case: C.Case, execution: Execution, state=None) -> str:
         digest = sha256_of_words(words for _, words in actual_chunks(case, tensor))
         if digest != case.expected_sha256:
             rows, count, _ = scan_mismatches(replace(case, expected_sha256=None), state, tensor)
-            raise CaseFailed(_mismatch_outcome(case, state, execution, rows, count,
+            raise CaseFailed(_mismatch_outcome(case, state, execution, rows, count, digest,
                                                f"sha256 of the output is {digest[:16]}..., expected "
                                                f"{case.expected_sha256[:16]}..."))
         return digest
     rows, count, actual = scan_mismatches(case, state, tensor)
+    digest = sha256_of_words(actual)
     if count:
-        raise CaseFailed(_mismatch_outcome(case, state, execution, rows, count,
+        raise CaseFailed(_mismatch_outcome(case, state, execution, rows, count, digest,
                                            f"{count} of {case.element_count} elements differ"))
-    return sha256_of_words(actual)
+    return digest
 
 
 def scan_mismatches(case: C.Case, state, tensor):
@@ -222,10 +223,10 @@ def scan_mismatches(case: C.Case, state, tensor):
     return rows, count, actual_all
 
 
-def _mismatch_outcome(case, state, execution, rows, count, message) -> Outcome:
+def _mismatch_outcome(case, state, execution, rows, count, digest, message) -> Outcome:
     diagnosis = diagnose_output(state, case.sizes, case.strides, execution.tensor, UNWRITTEN)
     return Outcome(FAILED, f"{message}; looks like: {diagnosis['id']}", diagnosis=diagnosis,
-                   mismatches=rows, mismatch_count=int(count))
+                   mismatches=rows, mismatch_count=int(count), output_sha256=digest)
 
 
 def check_returned_state(case: C.Case, execution: Execution, state=None) -> list | None:

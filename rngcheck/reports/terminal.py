@@ -47,7 +47,8 @@ def summary(document: dict) -> str:
     if document.get("agreement"):
         disagree = [a["case"] for a in document["agreement"] if not a["agree"]]
         lines.append(f"cross-backend: {len(document['agreement']) - len(disagree)} of {len(document['agreement'])} "
-                     f"cases identical on every backend" + (f"; differ: {', '.join(disagree[:8])}" if disagree else ""))
+                     f"cases with identical output words on every backend"
+                     + (f"; differ: {', '.join(disagree[:8])}" if disagree else ""))
     s = document["summary"]
     counts = ", ".join(f"{n} {k}" for k, n in s["counts"].items() if n)
     lines.append(f"rngcheck: {s['verdict'].upper()} ({counts}; {s['required_failed']} required failed)")
