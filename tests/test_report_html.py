@@ -328,7 +328,8 @@ def test_merge_of_several_documents(typical, counter_reversed, biased_stats, tmp
     assert len(model["runs"]) == 2 and len(model["stats"]) == 1
     assert model["verdict"] == "FAIL"
     assert model["agreement"]["shown"] and model["agreement"]["compared"] > 0
-    assert model["agreement"]["agree"] == model["agreement"]["compared"]  # every backend that answered is exact
+    # counter-words-reversed writes other words than numpy: those cases do not agree
+    assert 0 < model["agreement"]["agree"] < model["agreement"]["compared"]
     text = html.render(paths)
     ids = ids_of(text)
     assert len(ids) == len(set(ids))
