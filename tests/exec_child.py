@@ -2,13 +2,17 @@
 
 Modes: ok (correct), noise (writes junk to stdout on the trigger case), exit-mid (writes
 half a DONE and exits on the trigger case), short-buffer (returns a buffer one word short),
-no-hello (never says HELO), bad-version (says protocol 99).
+deaf (closes its stdout on the trigger case and keeps running), grandchild (starts
+`sleep 301` and hangs on the trigger case), bad-reject (answers the trigger case with a RJCT
+that is not JSON), no-hello (never says HELO), bad-version (says protocol 99), hello-list
+(a HELO that is JSON but not an object).
 """
 
 import json
 import os
-import struct
+import subprocess
 import sys
+import time
 
 import numpy as np
 
@@ -29,6 +33,10 @@ def main(mode: str) -> int:
     if mode == "no-hello":
         inp.read()
         return 0
+    if mode == "hello-list":
+        send(P.HELLO, b"[1]")
+        inp.read()
+        return 0
     version = 99 if mode == "bad-version" else P.PROTOCOL_VERSION
     send(P.HELLO, json.dumps({"protocol": version, "name": f"exec-child-{mode}", "validates": True,
                               "describe": {"mode": mode}}).encode())
@@ -43,6 +51,15 @@ def main(mode: str) -> int:
         call = P.decode_call(payload)
         buffer = call.pop("buffer")
         trigger = tuple(call["sizes"]) == TRIGGER
+        if trigger and mode == "deaf":
+            out.close()
+            time.sleep(300)
+        if trigger and mode == "grandchild":
+            subprocess.Popen(["sleep", "301"])
+            time.sleep(300)
+        if trigger and mode == "bad-reject":
+            send(P.REJECT, b"not json")
+            continue
         try:
             state = reference.random_generator(call["state"], call["sizes"], call["strides"], buffer,
                                                output_state=call["output_state"],

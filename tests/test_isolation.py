@@ -44,6 +44,9 @@ def by_case(document):
     (f"{EXEC_CHILD} noise", "error", "noise on stdout"),
     (f"{EXEC_CHILD} exit-mid", "crashed", "exited mid-protocol"),
     (f"{EXEC_CHILD} short-buffer", "error", "returned a buffer of"),
+    (f"{EXEC_CHILD} deaf", "crashed", "closed its output and was ended"),
+    (f"{EXEC_CHILD} grandchild", "timeout", "did not answer within 4 s"),
+    (f"{EXEC_CHILD} bad-reject", "error", "RJCT payload is not a JSON object"),
 ])
 def test_a_fault_is_that_case_s_status_and_later_cases_still_run(tmp_path, backend, status, words):
     result, document = run_mapping(backend, tmp_path)
@@ -59,6 +62,8 @@ def test_a_fault_is_that_case_s_status_and_later_cases_still_run(tmp_path, backe
     assert len(journal["results"]) == len(document["results"]) and journal["complete"]
     assert (tmp_path / "junit.xml").is_file()
     assert "Traceback" not in result.stderr
+    if "grandchild" in backend:  # what the child started went with it
+        assert subprocess.run(["pgrep", "-f", "sleep 301"], capture_output=True).returncode == 1
     report = rngcheck("report", str(tmp_path / "result.json"), "--html", str(tmp_path / "report.html"))
     assert report.returncode == 1 and f'id="case-{TRIGGER_CASE}"' in (tmp_path / "report.html").read_text()
 
@@ -82,7 +87,8 @@ def test_a_backend_printing_to_stdout_does_not_disturb_the_protocol(tmp_path):
     assert document["summary"]["verdict"] == "pass"
 
 
-@pytest.mark.parametrize("mode, words", [("no-hello", "no handshake"), ("bad-version", "speaks protocol 99")])
+@pytest.mark.parametrize("mode, words", [("no-hello", "no handshake"), ("bad-version", "speaks protocol 99"),
+                                         ("hello-list", "handshake is not a JSON object")])
 def test_a_child_that_cannot_shake_hands_is_one_line_exit_2(mode, words):
     result = rngcheck("run", "--backend", f"{EXEC_CHILD} {mode}", "--case", "kat", "--timeout", "3")
     assert result.returncode == 2

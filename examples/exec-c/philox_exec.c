@@ -173,7 +173,9 @@ static int handle_call(uint32_t length) {
 
     char why[160] = "";
     const char *rule = validate(&c, why, sizeof why);
-    if (rule) {
+    if (c.buffer_words > (0xFFFFFFFFull - 64) / 4) {  /* a DONE payload must fit in a u32 length */
+        send_text("FAIL", "{\"error\": \"buffer too large for exec protocol version 1\"}");
+    } else if (rule) {
         char json[320];
         snprintf(json, sizeof json, "{\"message\": \"%s: %s\", \"rule\": \"%s\"}", rule, why, rule);
         send_text("RJCT", json);

@@ -60,7 +60,7 @@ class ExecBackend(Backend):
         self.stderr_file = None
         self.hello = self._start()  # a child that cannot start is a one-line error now, not per case
         self.name = self.hello.get("name") or self.label
-        self.validates = bool(self.hello.get("validates", False))
+        self.validates = self.hello.get("validates") is True
 
     @classmethod
     def from_options(cls, options: str) -> "ExecBackend":
@@ -72,6 +72,8 @@ class ExecBackend(Backend):
 
     # -- the child process ------------------------------------------------------------------
     def _start(self) -> dict:
+        if self.stderr_file is not None:
+            self.stderr_file.close()
         self.stderr_file = tempfile.TemporaryFile()
         try:
             self.process = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -91,8 +93,10 @@ class ExecBackend(Backend):
         try:
             hello = json.loads(payload)
         except ValueError:
+            hello = None
+        if not isinstance(hello, dict):
             self._kill()
-            raise BackendUnavailable(f"{self.label}: handshake is not JSON") from None
+            raise BackendUnavailable(f"{self.label}: handshake is not a JSON object")
         if hello.get("protocol") != P.PROTOCOL_VERSION:
             self._kill()
             raise BackendUnavailable(f"{self.label}: speaks protocol {hello.get('protocol')!r}, "
@@ -115,12 +119,12 @@ class ExecBackend(Backend):
             return ""
 
     def _kill(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            try:
-                os.killpg(self.process.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                self.process.kill()
+        """End the child and everything it started (its process group), then reap it."""
         if self.process is not None:
+            try:
+                os.killpg(self.process.pid, signal.SIGKILL)  # the group outlives an exited leader
+            except (ProcessLookupError, PermissionError):
+                pass
             try:
                 self.process.wait(timeout=10)
             except subprocess.TimeoutExpired:
@@ -133,10 +137,17 @@ class ExecBackend(Backend):
         self.process = None
 
     def _died(self, what: str) -> BackendCrashed:
-        returncode = self.process.wait(timeout=10) if self.process else -1
+        """The child closed its stdout: it exited, or it will be ended now."""
+        returncode = None
+        if self.process is not None:
+            try:
+                returncode = self.process.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                pass  # alive but deaf: closed stdout and kept running
         tail = self._stderr_tail()
         self._kill()
-        return BackendCrashed(f"{self.label} {what}: {signal_name(returncode)}", tail)
+        how = signal_name(returncode) if returncode is not None else "closed its output and was ended"
+        return BackendCrashed(f"{self.label} {what}: {how}", tail)
 
     def _send(self, data: bytes, deadline: float) -> None:
         fd = self.process.stdin.fileno()
@@ -187,6 +198,17 @@ class ExecBackend(Backend):
                                        f"(noise on stdout?)", tail)
         return tag, self._read_exact(length, deadline)
 
+    def _json_object(self, tag: bytes, payload: bytes) -> dict:
+        try:
+            body = json.loads(payload or b"{}")
+        except ValueError:
+            body = None
+        if not isinstance(body, dict):
+            tail = self._stderr_tail()
+            self._kill()
+            raise BackendProtocolError(f"{self.label}: the {tag.decode()} payload is not a JSON object", tail)
+        return body
+
     # -- the backend contract ----------------------------------------------------------------
     def describe(self) -> dict[str, str]:
         described = {str(k): str(v) for k, v in dict(self.hello.get("describe") or {}).items()}
@@ -198,16 +220,16 @@ class ExecBackend(Backend):
                          feature_level=FEATURE_LEVEL_4_0):
         if self.process is None or self.process.poll() is not None:
             self._kill()
-            self._start()
+            self.hello = self._start()
         deadline = time.monotonic() + self.timeout
         self._send(P.frame(P.CALL, P.encode_call(state, sizes, strides, buffer, output_state, feature_level)),
                    deadline)
         tag, payload = self._receive(deadline)
-        if tag == P.REJECT:
-            body = json.loads(payload or b"{}")
-            raise Rejected(str(body.get("message", "rejected")), rule=body.get("rule"))
-        if tag == P.FAIL:
-            body = json.loads(payload or b"{}")
+        if tag in (P.REJECT, P.FAIL):
+            body = self._json_object(tag, payload)
+            if tag == P.REJECT:
+                rule = body.get("rule")
+                raise Rejected(str(body.get("message", "rejected")), rule=rule if isinstance(rule, str) else None)
             raise RemoteError(str(body.get("error", "the backend failed")))
         if tag != P.DONE:
             tail = self._stderr_tail()

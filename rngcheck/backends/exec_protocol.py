@@ -34,7 +34,18 @@ class ProtocolError(Exception):
 
 
 def frame(tag: bytes, payload: bytes = b"") -> bytes:
+    if len(payload) > MAX_PAYLOAD:
+        raise ProtocolError(f"a {tag.decode()} message of {len(payload)} bytes is over the protocol's "
+                            f"limit of {MAX_PAYLOAD} bytes (4 GiB)")
     return HEADER.pack(tag, len(payload)) + payload
+
+
+def dtype_code(array: np.ndarray, what: str) -> int:
+    """The DML_TENSOR_DATA_TYPE of a 32-bit array; other arrays cannot cross the protocol."""
+    code = DTYPE_CODES.get(str(array.dtype))
+    if code is None or array.dtype.itemsize != 4:
+        raise ValueError(f"the {what} is {array.dtype}: the exec protocol carries 32-bit words only")
+    return code
 
 
 def hello_payload(name: str, validates: bool, describe: dict, error: str | None = None) -> bytes:
@@ -53,8 +64,7 @@ def encode_call(state, sizes, strides, buffer, output_state, feature_level) -> b
     stride_count = 0 if strides is None else len(strides)
     parts = [CALL_FIXED.pack(int(feature_level[0]), int(feature_level[1]), flags, len(sizes), stride_count,
                              state.ndim,
-                             len(out_sizes), DTYPE_CODES.get(str(state.dtype), 0),
-                             DTYPE_CODES.get(str(buffer.dtype), 0))]
+                             len(out_sizes), dtype_code(state, "state"), dtype_code(buffer, "buffer"))]
     parts.append(np.asarray(list(sizes), dtype="<i8").tobytes())
     if strides is not None:
         parts.append(np.asarray(list(strides), dtype="<i8").tobytes())

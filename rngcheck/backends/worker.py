@@ -72,9 +72,13 @@ def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     # Keep the protocol on a private copy of stdout; the backend's prints go to stderr.
     protocol_out = os.dup(1)
+    protocol_in = os.dup(0)
     os.dup2(2, 1)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)  # a backend that reads stdin must not eat protocol bytes
+    os.close(devnull)
     sys.stdout = sys.stderr
-    channel = Channel(os.dup(0), protocol_out)
+    channel = Channel(protocol_in, protocol_out)
     if len(argv) != 1:
         channel.send(P.HELLO, P.hello_payload("", False, {}, error="usage: python -m rngcheck.backends.worker SPEC"))
         return 2
