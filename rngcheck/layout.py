@@ -64,22 +64,28 @@ def physical_offsets(sizes, strides, first: int = 0, count: int | None = None) -
     return offsets
 
 
-def is_packed(sizes, strides) -> bool:
-    """Packed: every element has its own offset and the buffer has no gaps (row-major or permuted)."""
-    return required_elements(sizes, strides) == element_count(sizes) and not aliases(sizes, strides)
+EXACT_ALIAS_LIMIT = 1 << 22
 
 
 def aliases(sizes, strides) -> bool:
-    """True when two logical elements share a physical offset (a stride of 0, or overlaps)."""
+    """True when two logical elements share a physical offset (a stride of 0, or overlaps).
+
+    Exact up to EXACT_ALIAS_LIMIT elements; above it, a sufficient test (dimensions sorted by
+    stride, each stride clearing the span below it) that may call an interleaved layout aliased.
+    """
     strides = effective_strides(sizes, strides)
-    # Sort dimensions of size > 1 by stride: no aliasing iff each stride clears the span below it.
     dims = sorted((stride, int(size)) for size, stride in zip(sizes, strides) if int(size) > 1)
     span = 1
     for stride, size in dims:
         if stride < span:
-            return True
+            break
         span = stride * (size - 1) + span
-    return False
+    else:
+        return False
+    if element_count(sizes) <= EXACT_ALIAS_LIMIT:
+        offsets = physical_offsets(sizes, strides)
+        return np.unique(offsets).size < offsets.size
+    return True
 
 
 def covered_mask(sizes, strides, length: int) -> np.ndarray:

@@ -49,3 +49,21 @@ def test_a_crashing_backend_is_an_error_of_each_case_and_the_run_goes_on():
     assert len(document["results"]) == len(document["cases"])
     assert all("RuntimeError: device lost" in r["message"] for r in document["results"])
     assert document["summary"]["verdict"] == "fail"
+
+
+def test_aliasing_cases_still_check_the_guards_the_input_state_and_the_returned_state():
+    """Only the words at shared offsets are implementation-defined on an aliasing layout."""
+    from panel import KnobbedPhilox
+
+    class MisbehavesWhenAliased(KnobbedPhilox):
+        def random_generator(self, state, sizes, strides, buffer, **kw):
+            result = super().random_generator(state, sizes, strides, buffer, **kw)
+            if strides is not None and 0 in strides:
+                buffer[-1] = 0  # past the extent
+            return result
+
+    document = run([NamedBackend("aliased", MisbehavesWhenAliased())], RunOptions(profile="quick", select=["layout"]))
+    broken = {r["case"]: r for r in document["results"] if r["status"] == "failed"}
+    assert set(broken) == {"layout/alias-broadcast", "layout/alias-all"}
+    assert all(r["required"] and r["diagnosis"]["id"] == "out-of-extent-write" for r in broken.values())
+    assert document["summary"]["verdict"] == "fail"

@@ -349,8 +349,8 @@ def check_chain(backend, case: C.Case, strict: bool) -> Outcome:
 
 def check_reject(backend, case: C.Case, strict: bool) -> Outcome:
     validates = bool(getattr(backend, "validates", False))
-    if not validates and case.extra.get("only_if_validating"):
-        return Outcome(SKIPPED, f"not run on a backend that does not validate: {case.extra['only_if_validating']}")
+    if not validates and case.only_if_validating:
+        return Outcome(SKIPPED, f"not run on a backend that does not validate: {case.only_if_validating}")
     try:
         execution = execute(backend, case)
     except Rejected as error:
@@ -384,12 +384,12 @@ def check_alias(backend, case: C.Case, strict: bool) -> Outcome:
     last[offsets] = expected
     first = np.empty(tensor.size, dtype=np.uint32)
     first[offsets[::-1]] = expected[::-1]
-    shared = np.unique(offsets)
-    if np.array_equal(tensor[shared], last[shared]):
+    written = np.unique(offsets)  # every offset some element maps to (some of them shared)
+    if np.array_equal(tensor[written], last[written]):
         what = "each shared offset holds the last element in row-major order (as the reference)"
-    elif np.array_equal(tensor[shared], first[shared]):
+    elif np.array_equal(tensor[written], first[written]):
         what = "each shared offset holds the first element in row-major order"
-    elif np.all(np.isin(tensor[shared], expected)):
+    elif np.all(np.isin(tensor[written], expected)):
         what = "each shared offset holds one of its elements' words, in no row-major rule"
     else:
         what = "some shared offsets hold words that belong to none of their elements"

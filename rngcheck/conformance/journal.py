@@ -34,8 +34,13 @@ def json_path_for(journal_path) -> Path:
 class Journal:
     def __init__(self, path, *, append: bool = False):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.file = open(self.path, "a" if append else "w", encoding="utf-8")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            if append:
+                drop_cut_line(self.path)
+            self.file = open(self.path, "a" if append else "w", encoding="utf-8")
+        except OSError as error:
+            raise RngcheckError(f"cannot write the journal {self.path}: {error.strerror or error}") from None
 
     def write(self, record: dict) -> None:
         self.file.write(json.dumps(record, separators=(",", ":")) + "\n")
@@ -49,6 +54,14 @@ class Journal:
 
     def close(self) -> None:
         self.file.close()
+
+
+def drop_cut_line(path: Path) -> None:
+    """Cut the file back to its last complete line (a kill may have left half a line)."""
+    data = path.read_bytes()
+    if data and not data.endswith(b"\n"):
+        with open(path, "r+b") as file:
+            file.truncate(data.rfind(b"\n") + 1)
 
 
 def is_journal(path) -> bool:
@@ -75,19 +88,26 @@ def read(path) -> tuple[dict, dict]:
             if number == len(lines) - 1:
                 break  # the line a kill cut short
             raise RngcheckError(f"{path}: line {number + 1} is not JSON") from None
-    if not records or records[0].get("journal") != JOURNAL:
+    if not records or not isinstance(records[0], dict) or records[0].get("journal") != JOURNAL:
         raise RngcheckError(f"{path}: not an rngcheck journal")
     if records[0].get("version") != JOURNAL_VERSION:
         raise RngcheckError(f"{path}: journal version {records[0].get('version')!r} is not supported")
-    document = records[0]["document"]
-    document["complete"] = False
+    document = records[0].get("document")
+    if not isinstance(document, dict) or not isinstance(document.get("cases"), list):
+        raise RngcheckError(f"{path}: a damaged journal (its header carries no result document)")
+    document["backends"], document["results"] = [], []
     ended = False
-    for record in records[1:]:
-        if "backend" in record:
+    for number, record in enumerate(records[1:], 2):
+        if not isinstance(record, dict):
+            raise RngcheckError(f"{path}: line {number} is not a journal record")
+        if isinstance(record.get("backend"), dict):
             document["backends"].append(record["backend"])
-        elif "result" in record:
+        elif isinstance(record.get("result"), dict):
             document["results"].append(record["result"])
         elif "end" in record:
             ended = True
+        else:
+            raise RngcheckError(f"{path}: line {number} is not a journal record")
     document["complete"] = ended
-    return document, records[0].get("run", {})
+    run = records[0].get("run")
+    return document, run if isinstance(run, dict) else {}

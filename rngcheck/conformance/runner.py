@@ -36,8 +36,9 @@ def select_cases(options: RunOptions) -> list[C.Case]:
 
 
 def is_required(backend, case: C.Case) -> bool:
-    if case.procedure == C.ALIAS:
-        return False
+    """Whether a failure of this case fails the run. What is implementation-defined (the words at
+    aliased offsets, padding) comes back as INFO and never fails; the guards, the input state and
+    the returned state are checked on every case, aliased ones included."""
     if case.procedure == C.REJECT:
         return bool(getattr(backend, "validates", False))
     return True
