@@ -16,6 +16,7 @@ from . import __version__
 from .errors import RngcheckError
 
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+REPRO_MAX_EXTENT = 1 << 28  # words (1 GiB): a reproduction is a small case
 DEFAULT_BACKENDS = ("numpy", "opencl")  # opencl only when a platform exists
 
 
@@ -86,14 +87,31 @@ def run_stats(document: dict, backends, tier: str) -> None:
     from .stats import command as stats_command
 
     document["stats"] = []
-    for named in backends:
-        stats = stats_command.run_on_backend(named.backend, named.spec, tier=tier)
-        document["stats"].append(stats)
-        if stats["verdict"] == "FAIL":
-            document["summary"]["verdict"] = "fail"
+    try:
+        for named in backends:
+            document["stats"].append(stats_command.run_on_backend(named.backend, named.spec, tier=tier))
+    except KeyboardInterrupt:
+        document["complete"] = False
+        document["interrupted"] = True
     D.finish(document)
     if any(s["verdict"] == "FAIL" for s in document["stats"]):
         document["summary"]["verdict"] = "fail"
+
+
+def _check_writable(*paths) -> None:
+    """Refuse an output path that cannot be written before spending a run on it."""
+    for path in filter(None, paths):
+        parent = Path(path).resolve().parent
+        if Path(path).is_dir() or not parent.is_dir() and not _creatable(parent):
+            raise RngcheckError(f"cannot write {path}: not a file in a writable directory")
+
+
+def _creatable(directory: Path) -> bool:
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        return True
+    except OSError:
+        return False
 
 
 def cmd_run(args) -> int:
@@ -114,20 +132,23 @@ def cmd_run(args) -> int:
         args.case = settings.get("select") or None
         args.backend = settings.get("backends") or args.backend
         args.timeout = settings.get("timeout", args.timeout)
+        args.stats = settings.get("stats", args.stats)
         args.json = args.json or str(J.json_path_for(args.resume))
     options = RunOptions(profile=args.profile, seed=args.seed, select=args.case or [],
                          progress=not args.quiet, command=sys.argv[1:] if not args.resume else previous["command"])
     if not select_cases(options):
         raise RngcheckError(f"no case matches {args.case} in profile {args.profile}")
-    backends = _load_backends(args.backend, timeout=args.timeout, in_process=args.in_process)
     journal_path = args.resume or args.journal or (J.journal_path_for(args.json) if args.json else None)
-    journal = J.Journal(journal_path, append=bool(args.resume)) if journal_path else None
+    _check_writable(args.json, args.junit, args.html, journal_path)
+    backends = _load_backends(args.backend, timeout=args.timeout, in_process=args.in_process)
+    journal = None
     previous_handler = signal.signal(signal.SIGTERM, _terminate_as_interrupt)
     try:
+        journal = J.Journal(journal_path, append=bool(args.resume)) if journal_path else None
         if journal and not args.resume:
             journal.start(D.new_document(options.profile, options.seed, options.command, select_cases(options)),
                           {"profile": args.profile, "seed": args.seed, "select": args.case or [],
-                           "backends": [b.spec for b in backends], "timeout": args.timeout})
+                           "backends": [b.spec for b in backends], "timeout": args.timeout, "stats": args.stats})
         document = run(backends, options, journal=journal, previous=previous)
         if args.stats and not document.get("interrupted"):
             run_stats(document, backends, args.stats)
@@ -159,11 +180,12 @@ def cmd_backends(args) -> int:
     from .backends import known_backends
 
     known = known_backends()
+    if args.json:
+        print(json.dumps([k.__dict__ for k in known], indent=1))
+        return EXIT_PASS
     for k in known:
         status = ("available" + (f": {k.reason}" if k.reason else "")) if k.available else f"unavailable: {k.reason}"
         print(f"{k.name:<12} {status}")
-    if args.json:
-        print(json.dumps([k.__dict__ for k in known], indent=1))
     return EXIT_PASS
 
 
@@ -180,11 +202,14 @@ def cmd_vectors(args) -> int:
                 print(f"           note: {v.note}")
         return EXIT_PASS
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    for name in vectors.FILES:
-        target = out / name
-        target.write_text(vectors.data_path(name).read_text(encoding="utf-8"), encoding="utf-8")
-        print(f"wrote {target}")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        for name in vectors.FILES:
+            target = out / name
+            target.write_text(vectors.data_path(name).read_text(encoding="utf-8"), encoding="utf-8")
+            print(f"wrote {target}")
+    except OSError as error:
+        raise RngcheckError(f"cannot export to {out}: {error.strerror or error}") from None
     return EXIT_PASS
 
 
@@ -202,9 +227,13 @@ def cmd_repro(args) -> int:
     except (ValueError, AssertionError):
         raise RngcheckError(f"--feature-level {args.feature_level!r} is not like 4.0") from None
     strides = tuple(_words(args.strides, None, "--strides")) if args.strides else None
+    state = tuple(_words(args.state, 6, "--state"))
+    if not all(0 <= w <= 0xFFFFFFFF for w in state):
+        raise RngcheckError(f"--state: every word must be in 0..0xffffffff, got {args.state!r}")
     case = C.Case(id="repro/command-line", category="repro", description="from the command line",
-                  rule=C.RULE_MAPPING, source=C.DML_PAGE, state=tuple(_words(args.state, 6, "--state")),
+                  rule=C.RULE_MAPPING, source=C.DML_PAGE, state=state,
                   sizes=tuple(_words(args.sizes, None, "--sizes")), strides=strides, feature_level=level)
+    from . import layout
     from .description import Description, validate
     from .errors import Rejected
 
@@ -214,6 +243,9 @@ def cmd_repro(args) -> int:
                              buffer_elements=1 << 62, feature_level=level))
     except Rejected as error:
         raise RngcheckError(f"impossible description: {error}") from None
+    if layout.required_elements(case.sizes, strides) > REPRO_MAX_EXTENT:
+        raise RngcheckError(f"the tensor's extent is {layout.required_elements(case.sizes, strides)} words; "
+                            f"repro handles up to {REPRO_MAX_EXTENT} (use rngcheck run for the scale cases)")
     backends = _load_backends([args.backend])
     document = D.new_document("repro", 0, sys.argv[1:], [case])
     for named in backends:
@@ -223,10 +255,21 @@ def cmd_repro(args) -> int:
         document["backends"].append(entry)
         outcome = check.run_case(named.backend, case)
         document["results"].append(D.result_entry(entry["name"], case, outcome, True, 0.0, named.spec))
+    _close(backends)
     D.finish(document)
     document["reproduce"] = shlex.join(["rngcheck"] + sys.argv[1:])
     print(terminal.summary(document))
     return EXIT_PASS if document["summary"]["verdict"] == "pass" else EXIT_FAIL
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -248,7 +291,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--journal", metavar="FILE", help="results journal, JSON Lines written case by case "
                      "(default: beside --json, as NAME.journal.jsonl)")
     run.add_argument("--resume", metavar="JOURNAL", help="finish the cases an interrupted run did not")
-    run.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS",
+    run.add_argument("--timeout", type=_seconds, default=120.0, metavar="SECONDS",
                      help="time limit of one backend call; a hung backend is ended (default 120)")
     run.add_argument("--in-process", action="store_true",
                      help="run Python backends in rngcheck's own process (no crash or hang isolation)")
@@ -299,6 +342,10 @@ def main(argv=None) -> int:
         return args.handler(args)
     except RngcheckError as error:
         print(f"rngcheck: error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as error:  # an output file or directory that cannot be written
+        where = f" {error.filename}" if error.filename else ""
+        print(f"rngcheck: error: cannot write{where}: {error.strerror or error}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("rngcheck: interrupted", file=sys.stderr)

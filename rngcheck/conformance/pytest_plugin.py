@@ -38,15 +38,25 @@ _LOADED = {}
 
 
 def _load(spec):
-    from ..backends import load
+    """The backend, hosted as ``rngcheck run`` hosts it: the reference in-process, others in a worker."""
+    from ..cli import _load_one
     from ..errors import RngcheckError
 
     if spec not in _LOADED:
         try:
-            _LOADED[spec] = load(spec)
+            _LOADED[spec] = _load_one(spec, timeout=120.0, in_process=False)
         except RngcheckError as error:
             raise pytest.UsageError(f"--rngcheck-backend {spec}: {error}") from None
     return _LOADED[spec]
+
+
+def pytest_sessionfinish(session, exitstatus):
+    while _LOADED:
+        _, backend = _LOADED.popitem()
+        try:
+            backend.close()
+        except Exception:
+            pass
 
 
 @pytest.fixture

@@ -3,6 +3,7 @@
 import pytest
 
 from rngcheck.conformance import check, runner
+from rngcheck.reports.document import repro_command
 
 
 
@@ -20,12 +21,9 @@ def test_case(request, rngcheck_backend, rngcheck_case):
             lines.append(f"diagnosis: {outcome.diagnosis['id']}: {outcome.diagnosis['summary']}")
         lines += [f"element {m['index']} {m['coordinates']} at offset {m['offset']}: expected {m['expected']}, "
                   f"got {m['actual']} (counter {m['philox_counter']}, lane {m['lane']})" for m in outcome.mismatches]
-        if outcome.reproduce:
-            r = outcome.reproduce
-            lines.append(f"reproduce: rngcheck repro --backend {request.node.callspec.params['rngcheck_backend_spec']} "
-                         f"--state {r['state']} --sizes {r['sizes']}"
-                         + (f" --strides {r['strides']}" if r['strides'] else "")
-                         + f" --feature-level {r['feature_level']}")
+        command = repro_command(request.node.callspec.params["rngcheck_backend_spec"], outcome.reproduce)
+        if command:
+            lines.append(f"reproduce: {command}")
         pytest.fail("\n".join(lines), pytrace=False)
 
 
