@@ -23,6 +23,19 @@ def state_array(words) -> np.ndarray:
     return np.array(values, dtype=np.uint32)
 
 
+def as_state_words(value) -> np.ndarray | None:
+    """``value`` as 6 uint32 words if it is a state (six integers in 0..2^32-1), else None."""
+    try:
+        values = np.asarray(value)
+        if values.size != STATE_WORDS or values.dtype.kind not in "ui":
+            return None
+        if not bool(np.all((values >= 0) & (values <= WORD_MASK))):
+            return None
+    except Exception:
+        return None
+    return values.reshape(-1).astype(np.uint32)
+
+
 def counter_of(state) -> int:
     """The 128-bit counter of a state, as an integer (word 0 least significant)."""
     words = np.asarray(state).reshape(-1)

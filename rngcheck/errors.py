@@ -1,6 +1,14 @@
 """The errors rngcheck raises on purpose: each is one line for the user, never a traceback."""
 
 
+def one_line(error: BaseException) -> str:
+    """An exception as one line: ``Type: message`` (whitespace folded)."""
+    text = " ".join(str(error).split())
+    if isinstance(error, RemoteError):
+        return text  # already "Type: message" from the backend's own process
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
 class RngcheckError(Exception):
     """An expected error: the CLI prints its message on one line and exits 2."""
 

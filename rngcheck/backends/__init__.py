@@ -37,7 +37,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 
 from ..description import FEATURE_LEVEL_4_0
-from ..errors import BackendSpecError, BackendUnavailable, Rejected, RngcheckError
+from ..errors import BackendSpecError, BackendUnavailable, Rejected, RngcheckError, one_line
 
 ENTRY_POINT_GROUP = "rngcheck.backends"
 
@@ -94,8 +94,7 @@ def _instantiate(obj, options: str, spec: str):
     except RngcheckError:
         raise
     except Exception as error:  # the backend's constructor or factory failed: one line, no traceback
-        text = " ".join(str(error).split())
-        raise BackendSpecError(f"creating backend {spec!r} failed: {type(error).__name__}: {text}") from None
+        raise BackendSpecError(f"creating backend {spec!r} failed: {one_line(error)}") from None
 
 
 def _construct(obj, options: str, spec: str):

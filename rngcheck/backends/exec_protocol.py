@@ -13,6 +13,8 @@ import struct
 
 import numpy as np
 
+from ..counter import as_state_words
+
 PROTOCOL_VERSION = 1
 HELLO, CALL, DONE, REJECT, FAIL, QUIT = b"HELO", b"CALL", b"DONE", b"RJCT", b"FAIL", b"QUIT"
 TAGS = {HELLO, CALL, DONE, REJECT, FAIL, QUIT}
@@ -127,16 +129,12 @@ def decode_call(payload: bytes) -> dict:
 
 def encode_done(returned, buffer) -> bytes:
     """A DONE payload: the returned state (or why it is not one) and the whole buffer."""
+    words = as_state_words(returned)
     if returned is None:
         head = struct.pack("<I", STATE_NONE)
     else:
-        try:
-            values = np.asarray(returned)
-            valid = values.size == 6 and values.dtype.kind in "ui" and bool(np.all((values >= 0) & (values <= 0xFFFFFFFF)))
-        except Exception:
-            valid = False
-        if valid:
-            head = struct.pack("<I", STATE_WORDS) + values.reshape(-1).astype("<u4").tobytes()
+        if words is not None:
+            head = struct.pack("<I", STATE_WORDS) + words.astype("<u4").tobytes()
         else:
             text = describe_garbage(returned).encode()
             head = struct.pack("<II", STATE_INVALID, len(text)) + text

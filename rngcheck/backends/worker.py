@@ -11,12 +11,8 @@ import os
 import sys
 import traceback
 
+from ..errors import one_line
 from . import exec_protocol as P
-
-
-def _one_line(error: BaseException) -> str:
-    text = " ".join(str(error).split())
-    return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 
 class Channel:
@@ -51,7 +47,7 @@ def serve(backend, channel: Channel) -> int:
         try:
             call = P.decode_call(payload)
         except Exception as error:
-            channel.send(P.FAIL, json.dumps({"error": f"worker cannot decode the CALL: {_one_line(error)}"}).encode())
+            channel.send(P.FAIL, json.dumps({"error": f"worker cannot decode the CALL: {one_line(error)}"}).encode())
             continue
         buffer = call.pop("buffer")
         try:
@@ -63,7 +59,7 @@ def serve(backend, channel: Channel) -> int:
             continue
         except Exception as error:
             traceback.print_exc(file=sys.stderr)
-            channel.send(P.FAIL, json.dumps({"error": _one_line(error)}).encode())
+            channel.send(P.FAIL, json.dumps({"error": one_line(error)}).encode())
             continue
         channel.send(P.DONE, P.encode_done(returned, buffer))
 
@@ -98,7 +94,7 @@ def main(argv=None) -> int:
         channel.send(P.HELLO, P.hello_payload("", False, {}, error=str(error)))
         return 2
     except Exception as error:
-        channel.send(P.HELLO, P.hello_payload("", False, {}, error=f"{argv[0]}: {_one_line(error)}"))
+        channel.send(P.HELLO, P.hello_payload("", False, {}, error=f"{argv[0]}: {one_line(error)}"))
         return 2
     channel.send(P.HELLO, hello)
     try:

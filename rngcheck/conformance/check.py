@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import counter, layout, reference
 from ..description import FEATURE_LEVEL_4_0
-from ..errors import BackendCrashed, BackendProtocolError, BackendTimeout, Rejected, RemoteError
+from ..errors import BackendCrashed, BackendProtocolError, BackendTimeout, Rejected, one_line
 from ..vectors import sha256_of_words
 from . import cases as C
 from .diagnosis import diagnose_output, diagnose_state
@@ -65,13 +65,6 @@ class CaseFailed(Exception):
 
 def hex_word(value) -> str:
     return f"0x{int(value) & 0xFFFFFFFF:08x}"
-
-
-def one_line(error: BaseException) -> str:
-    text = " ".join(str(error).split())
-    if isinstance(error, RemoteError):
-        return text  # already "Type: message" from the backend's process
-    return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 
 @dataclass
@@ -240,15 +233,10 @@ def check_returned_state(case: C.Case, execution: Execution, state=None) -> list
     if returned is None:
         raise CaseFailed(Outcome(FAILED, "returned no state although an OutputStateTensor was described",
                                  diagnosis={"id": "contract", "summary": "return the 6-word output state"}))
-    try:
-        values = np.asarray(returned)
-        ok = values.size == 6 and values.dtype.kind in "ui" and bool(np.all((values >= 0) & (values <= 0xFFFFFFFF)))
-    except Exception:
-        ok = False
-    if not ok:
+    actual = counter.as_state_words(returned)
+    if actual is None:
         raise CaseFailed(Outcome(FAILED, f"returned state is not 6 uint32 words: {str(returned)[:80]!r}",
                                  diagnosis={"id": "contract", "summary": "return numpy uint32 of 6 words"}))
-    actual = values.reshape(-1).astype(np.uint32)
     expected = (np.array(case.expected_state, dtype=np.uint32) if case.expected_state is not None
                 else counter.advance(state, case.element_count))
     if not np.array_equal(actual, expected):

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from . import cases as C
 from . import check
+from ..errors import one_line
 from ..reports import document as D
 
 
@@ -49,7 +50,7 @@ def safe_describe(backend) -> dict:
         described = backend.describe() or {}
         return {str(k): str(v) for k, v in dict(described).items()}
     except Exception as error:
-        return {"describe-error": check.one_line(error)}
+        return {"describe-error": one_line(error)}
 
 
 class Progress:
