@@ -13,11 +13,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import layout
+from .counter import STATE_WORDS
 from .errors import Rejected
 
 FEATURE_LEVEL_3_0 = (3, 0)
 FEATURE_LEVEL_4_0 = (4, 0)
-STATE_WORDS = 6
 MAX_ELEMENTS = 1 << 32  # element counts are UINT32 in DirectML
 
 # Rule ids: stable names that cases, errors and reports use.
@@ -107,11 +107,22 @@ def validate(d: Description) -> None:
         _reject("size-zero", f"OutputTensor sizes {list(d.output_sizes)} (negative)")
     if layout.element_count(d.output_sizes) >= MAX_ELEMENTS:
         _reject("element-count", f"{layout.element_count(d.output_sizes)} elements")
-    if d.output_strides is not None:
-        if len(d.output_strides) != len(d.output_sizes):
-            _reject("stride-count", f"{len(d.output_strides)} strides for {len(d.output_sizes)} dimensions")
-        if any(s < 0 for s in d.output_strides):
-            _reject("stride-negative", f"strides {list(d.output_strides)}")
-    needed = layout.required_elements(d.output_sizes, d.output_strides)
-    if d.buffer_elements < needed:
-        _reject("buffer-size", f"buffer of {d.buffer_elements} elements, {needed} needed")
+    check_layout(d.output_sizes, d.output_strides, d.buffer_elements)
+
+
+def check_layout(sizes, strides, buffer_elements: int) -> None:
+    """The layout rules (stride-count, stride-negative, buffer-size), in that order: raise
+    :class:`Rejected` unless every element of ``sizes`` placed by ``strides`` lands in a
+    buffer of ``buffer_elements`` elements. Sizes must not be negative. ``validate`` applies
+    these last; backends that do not validate (rngcheck.backends.placement) apply only these,
+    so they never write where no element maps. An empty tensor needs no buffer."""
+    sizes = tuple(int(s) for s in sizes)
+    if strides is not None:
+        strides = tuple(int(s) for s in strides)
+        if len(strides) != len(sizes):
+            _reject("stride-count", f"{len(strides)} strides for {len(sizes)} dimensions")
+        if any(s < 0 for s in strides):
+            _reject("stride-negative", f"strides {list(strides)}")
+    needed = layout.required_elements(sizes, strides)
+    if layout.element_count(sizes) and buffer_elements < needed:
+        _reject("buffer-size", f"buffer of {buffer_elements} elements, {needed} needed")

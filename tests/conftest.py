@@ -1,4 +1,33 @@
+import importlib
+import importlib.util
+import os
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).parent))
+
+# CI (.ci/run) sets CI=true: there whatever CI installs must be present, and a missing one
+# fails instead of skipping (a skip would hide it).
+IN_CI = os.environ.get("CI") == "true"
+
+
+def unavailable(reason: str):
+    """Skip the test locally; in CI fail it (``reason`` names what is missing)."""
+    if IN_CI:
+        pytest.fail(f"{reason}, and CI must have it (CI=true)")
+    pytest.skip(reason)
+
+
+def require(module: str, *, load: bool = True):
+    """``module`` imported (or, with load=False, only looked up and None returned):
+    missing, the test skips locally and fails in CI."""
+    if not load:
+        if importlib.util.find_spec(module) is None:
+            unavailable(f"{module} is not installed")
+        return None
+    try:
+        return importlib.import_module(module)
+    except ImportError as error:
+        unavailable(f"{module} is not importable ({error})")

@@ -4,14 +4,12 @@ Where a library agrees with DML_RANDOM_GENERATOR the test demands bit-exact agre
 where it differs (docs/library-findings.md) the test demands exactly the documented
 difference, so that a change in the library fails here.
 
-Locally a missing library skips its tests; with CI=true the libraries CI installs
-(REQUIRED_IN_CI) must be importable, and a missing one fails instead of skipping.
+Locally a missing library skips its tests; with CI=true (CI installs all three) a missing
+one fails instead of skipping (conftest.require).
 """
 
 from __future__ import annotations
 
-import importlib.util
-import os
 import sys
 
 import numpy as np
@@ -22,8 +20,7 @@ from rngcheck.backends import load, placement
 from rngcheck.backends.exec_backend import isolated
 from rngcheck.errors import BackendUnavailable, Rejected
 
-REQUIRED_IN_CI = {"randomgen", "tensorflow", "jax"}
-IN_CI = os.environ.get("CI", "").lower() == "true"
+from conftest import require  # tests/ is on sys.path (conftest.py)
 
 SENTINEL = 0xA5A5A5A5
 KEY = (0xDEADBEEF, 0xCAFEBABE)
@@ -61,11 +58,7 @@ def library(module):
     Only looks the module up: importing TensorFlow here would put its RTLD_GLOBAL LLVM into
     the test process, which breaks pocl for tests/test_opencl.py (the backends run isolated).
     """
-    if importlib.util.find_spec(module) is not None:
-        return
-    if IN_CI and module in REQUIRED_IN_CI:
-        pytest.fail(f"{module} is not installed, and CI must test it (pip install rngcheck[{module}])")
-    pytest.skip(f"{module} is not installed")
+    require(module, load=False)
 
 
 # ---- expected results: the reference, or the documented difference --------------------

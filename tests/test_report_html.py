@@ -175,6 +175,31 @@ def test_backend_strings_with_html_are_shown_as_text(evil):
     assert "</style><script>alert(4)</script>" in shown
 
 
+class ControlCharacters(panel.KnobbedPhilox):
+    """A correct backend whose description holds a terminal escape and a NUL."""
+
+    def __init__(self):
+        super().__init__("control \x1b[31mred\x00")
+
+    def describe(self):
+        return {"device": "GPU \x1b[31mred\x00nul\x7f", "driver\x1b]0;title\x07": "1.0\r\nline"}
+
+
+def test_control_characters_from_backends_are_shown_as_escapes():
+    doc = result_document([("control.py:ControlCharacters", ControlCharacters())], select=["kat"])
+    assert doc["backends"][0]["describe"]["device"] == "GPU \x1b[31mred\x00nul\x7f"  # the document keeps it
+    text = html.render([doc])
+    assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]", text)
+    shown = "".join(parse(text).text)
+    assert "GPU \\x1b[31mred\\x00nul\\x7f" in shown
+    assert "driver\\x1b]0;title\\x07" in shown and "1.0\\x0d" in shown
+    assert "control \\x1b[31mred\\x00" in shown
+    model = html.build(html.sources_of([doc]), figures=False)
+    md = summary.render(model, "report.html")
+    assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]", md)
+    assert summary.md("a\x1b[31mb\x00c\td") == "a\\\\x1b\\[31mb\\\\x00c d"
+
+
 def test_document_strings_cannot_break_out_of_attributes_or_figures(evil):
     doc = copy.deepcopy(evil)
     doc["reproduce"] = "\" onmouseover=\"alert(5)"
@@ -377,10 +402,11 @@ def test_journal_of_a_killed_run_renders_incomplete(tmp_path):
 def test_damaged_journal_header_is_a_one_line_error(tmp_path):
     path = tmp_path / "bad.journal.jsonl"
     path.write_text('{"journal": "rngcheck-journal", "version": 1}\n{"result": {}}\n')
-    with pytest.raises(RngcheckError, match="damaged journal"):
+    with pytest.raises(RngcheckError, match="damaged journal") as caught:
         html.read(path)
+    assert "\n" not in str(caught.value) and str(path) in str(caught.value)
     path.write_text('{"journal": "rngcheck-journal", "version": 1, "document": {"schema": "rngcheck-result", '
-                    '"schema_version": 7, "backends": [], "results": []}}\n')
+                    '"schema_version": 7, "cases": [], "backends": [], "results": []}}\n')
     with pytest.raises(RngcheckError, match="newer"):
         html.read(path)
 
@@ -389,19 +415,6 @@ def test_journal_of_a_finished_run_is_complete(tmp_path):
     journal = real_journal(tmp_path)
     model = html.build([html.read(journal)], figures=False)
     assert not model["incomplete"] and model["verdict"] == "PASS"
-
-
-def test_other_json_lines_records_render_incomplete(typical, tmp_path):
-    """A JSON Lines file of the document's own records (header, backends, results), cut short."""
-    header = {k: v for k, v in typical.items() if k not in ("results", "summary", "agreement", "backends")}
-    lines = [json.dumps(header)] + [json.dumps(b) for b in typical["backends"]]
-    lines += [json.dumps(r) for r in typical["results"][:30]]
-    path = tmp_path / "records.jsonl"
-    path.write_text("\n".join(lines) + "\n" + json.dumps(typical["results"][30])[:40])
-    source = html.read(path)
-    assert source.kind == "result" and source.problems
-    model = html.build([source], figures=False)
-    assert model["incomplete"] and sum(sum(c["counts"].values()) for c in model["columns"]) == 30
 
 
 def test_truncated_document_is_a_one_line_error(typical, tmp_path):

@@ -9,6 +9,8 @@ from rngcheck import counter, vectors
 from rngcheck.errors import VectorFileError
 from rngcheck.vectors import generate
 
+from conftest import require  # tests/ is on sys.path (conftest.py)
+
 
 def test_committed_vector_files_equal_the_generator_output(tmp_path):
     assert generate.main(["--out", str(tmp_path)]) == 0
@@ -26,7 +28,7 @@ def test_check_mode_notices_a_stale_file(tmp_path, capsys):
 
 def test_operator_vectors_agree_with_randomgen():
     """An implementation rngcheck did not write reproduces every packed vector's words."""
-    randomgen = pytest.importorskip("randomgen")
+    randomgen = require("randomgen")
     checked = 0
     for v in vectors.operator_vectors():
         if v.strides is not None or v.expected_words is None:

@@ -10,14 +10,17 @@ where no element maps: a description whose elements cannot be placed inside the 
 from __future__ import annotations
 
 import os
-from typing import Callable, Iterator
+from typing import Callable
 
 import numpy as np
 
 from .. import counter, layout
+from ..description import RULES, check_layout
 from ..errors import Rejected
+from ..reference import chunks
 
-# 16 MiB of uint32 per library call: bounded memory, few calls (tests set a small one in the environment).
+# 16 MiB of uint32 per library call: bounded memory, few calls. Read once, when this module
+# is imported (tests run a backend in a fresh process with a small one in its environment).
 CHUNK_ELEMENTS = int(os.environ.get("RNGCHECK_PLACEMENT_CHUNK", 1 << 22))
 
 
@@ -29,30 +32,16 @@ def read_state(state) -> np.ndarray:
         raise Rejected(str(error), rule="state-sizes") from None
 
 
-def element_count(sizes, strides, buffer) -> int:
-    """Elements of the output, after checking that every one of them lands in ``buffer``."""
+def checked_element_count(sizes, strides, buffer) -> int:
+    """Element count of the output, after refusing (Rejected) a description whose elements
+    cannot all be placed inside ``buffer``: negative sizes, then description.check_layout
+    (stride count, negative strides, buffer size). Nothing else is validated."""
     sizes = tuple(int(s) for s in sizes)
     if any(s < 0 for s in sizes):
-        raise Rejected(f"size-zero: OutputTensor sizes {list(sizes)} (negative)", rule="size-zero")
-    n = layout.element_count(sizes)
-    if strides is not None:
-        if len(strides) != len(sizes):
-            raise Rejected(f"stride-count: {len(strides)} strides for {len(sizes)} dimensions",
-                           rule="stride-count")
-        if any(int(s) < 0 for s in strides):
-            raise Rejected(f"stride-negative: strides {list(strides)}", rule="stride-negative")
-    if n and layout.required_elements(sizes, strides) > np.asarray(buffer).size:
-        raise Rejected(f"buffer-size: buffer of {np.asarray(buffer).size} elements, "
-                       f"{layout.required_elements(sizes, strides)} needed", rule="buffer-size")
-    return n
-
-
-def chunks(element_count: int, chunk: int | None = None) -> Iterator[tuple[int, int]]:
-    """(first, count) pairs covering 0 .. element_count-1, in order; chunk is a multiple of 4."""
-    chunk = CHUNK_ELEMENTS if chunk is None else chunk
-    assert chunk > 0 and chunk % 4 == 0
-    for first in range(0, element_count, chunk):
-        yield first, min(chunk, element_count - first)
+        raise Rejected(f"size-zero: OutputTensor sizes {list(sizes)} (negative) ({RULES['size-zero']})",
+                       rule="size-zero")
+    check_layout(sizes, strides, np.asarray(buffer).size)
+    return layout.element_count(sizes)
 
 
 def place(sizes, strides, buffer, produce: Callable[[int, int], np.ndarray],
@@ -60,11 +49,14 @@ def place(sizes, strides, buffer, produce: Callable[[int, int], np.ndarray],
     """Write the output: ``produce(first, count)`` gives elements first.. in logical order.
 
     ``produce`` is called with consecutive chunks in increasing order (so a library
-    generator may simply keep drawing); ``chunk`` defaults to CHUNK_ELEMENTS, read at call
-    time (tests shrink it to exercise chunk boundaries). Returns the element count.
+    generator may simply keep drawing); ``chunk`` (a multiple of 4) defaults to
+    CHUNK_ELEMENTS, which is read from RNGCHECK_PLACEMENT_CHUNK once, at import (tests shrink
+    it to exercise chunk boundaries). Returns the element count.
     """
     sizes = tuple(int(s) for s in sizes)
-    n = element_count(sizes, strides, buffer)
+    n = checked_element_count(sizes, strides, buffer)
+    chunk = CHUNK_ELEMENTS if chunk is None else chunk
+    assert chunk > 0 and chunk % 4 == 0
     packed = layout.effective_strides(sizes, strides) == layout.packed_strides(sizes)
     for first, count in chunks(n, chunk):
         words = np.asarray(produce(first, count)).reshape(-1)

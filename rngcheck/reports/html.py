@@ -6,10 +6,10 @@
 
 The page reads only documents: result documents (schema "rngcheck-result", see
 ``reports.document``), statistics documents (schema "rngcheck-stats", see
-``stats.battery``) and results journals (JSON Lines, one object per line, as a run writes
-them case by case; a journal renders as an incomplete report). Several result documents
-(other runs, machines, drivers) become columns of one comparison; a backend name that
-occurs in several documents is told apart by its run.
+``stats.battery``) and results journals (the JSON Lines file a run writes case by case,
+read with ``conformance.journal``; a journal without its end line renders as an incomplete
+report). Several result documents (other runs, machines, drivers) become columns of one
+comparison; a backend name that occurs in several documents is told apart by its run.
 
 Safety: the page has no script and no external resource (inline CSS, inline SVG, a
 Content-Security-Policy that forbids everything else); every string from a document goes
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import shlex
 from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
@@ -29,17 +30,16 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from .. import __version__
+from ..conformance import journal
 from ..errors import RngcheckError
 from . import document as D
+from .document import BROKEN, STATUSES
 
 STATS_SCHEMA = "rngcheck-stats"
-STATS_SCHEMA_VERSION = 1
-JOURNAL_SCHEMAS = ("rngcheck-journal", "rngcheck-result-journal")
+STATS_SCHEMA_VERSION = 1     # what stats.battery writes
 DETAILED_FAILURES = 40      # per backend column: full sections; the rest in a compact table
 MISMATCH_ROWS = 16          # first mismatching elements shown per case
 TEXT_LIMIT = 4000           # characters of a message / traceback shown
-STATUSES = tuple(getattr(D, "STATUSES", ("passed", "failed", "error", "crashed", "timeout", "info", "skipped")))
-BROKEN = tuple(getattr(D, "BROKEN", ("failed", "error", "crashed", "timeout")))
 TEMPLATE = "report.html.j2"
 UNDIAGNOSED = {  # a failure without a diagnosis, by status
     "failed": "no known bug class matches",
@@ -72,16 +72,6 @@ def _version_check(doc: dict, schema: str, supported: int, where: str) -> None:
                             f"({supported}); upgrade rngcheck (this is {__version__})")
 
 
-def _stats_schema_version() -> int:
-    """The stats document version this rngcheck writes (and so reads)."""
-    try:
-        from ..stats import battery
-    except ImportError:  # pragma: no cover
-        return STATS_SCHEMA_VERSION
-    version = getattr(battery, "SCHEMA_VERSION", STATS_SCHEMA_VERSION)
-    return version if isinstance(version, int) else STATS_SCHEMA_VERSION
-
-
 def classify(doc, where: str = "document") -> Source:
     """A parsed document as a Source (raises RngcheckError with one line)."""
     if not isinstance(doc, dict):
@@ -94,33 +84,19 @@ def classify(doc, where: str = "document") -> Source:
             source.problems.append("the run was interrupted before every case ran")
         return source
     if schema == STATS_SCHEMA:
-        _version_check(doc, schema, _stats_schema_version(), where)
+        _version_check(doc, schema, STATS_SCHEMA_VERSION, where)
         source = Source("stats", doc, where)
         if doc.get("complete") is False:
             source.problems.append(_text(doc.get("message")) or "the stream ended before the tier's size")
         return source
-    if schema in JOURNAL_SCHEMAS:
-        return _from_journal([doc], where, truncated=False)
     raise RngcheckError(f"{where}: not an rngcheck result or stats document (schema {schema!r})")
 
 
 def read(path) -> Source:
     """A result document, stats document or journal from a file (raises RngcheckError, one line)."""
     path = Path(path)
-    journal = _journal_module()
-    if journal is not None and path.is_file() and journal.is_journal(path):
-        try:
-            document, _ = journal.read(path)
-        except (KeyError, TypeError, AttributeError, IndexError):
-            raise RngcheckError(f"{path}: a damaged journal (its first line is not a complete journal header)") from None
-        source = classify(document, str(path))
-        if not document.get("complete"):
-            source.problems = [p for p in source.problems if "interrupted" not in p]
-            source.problems.append(f"a journal of a run that did not finish: {len(_list(document.get('results')))} "
-                                   f"results recorded")
-            if _last_line_cut(path):
-                source.problems.append("the journal's last line was cut off (the runner was stopped while writing it)")
-        return source
+    if path.is_file() and journal.is_journal(path):
+        return _from_journal(path)
     try:
         raw = path.read_bytes()
     except OSError as error:
@@ -134,28 +110,27 @@ def read(path) -> Source:
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as error:
-        lines = [line for line in text.splitlines() if line.strip()]
-        if len(lines) > 1 and lines[0].lstrip().startswith("{"):
-            try:
-                first = json.loads(lines[0])
-            except json.JSONDecodeError:
-                first = None
-            if isinstance(first, dict):
-                return _journal(lines, str(path))
         raise RngcheckError(f"{path}: truncated or not JSON ({error.msg} at line {error.lineno} column "
                             f"{error.colno}); rerun, or give the run's journal") from None
     return classify(doc, str(path))
 
 
-def _journal_module():
-    try:
-        from ..conformance import journal
-    except ImportError:  # pragma: no cover - an rngcheck without journals
-        return None
-    return journal if hasattr(journal, "is_journal") and hasattr(journal, "read") else None
+def _from_journal(path: Path) -> Source:
+    """The result document a run's journal holds (``conformance.journal.read``), marked
+    incomplete when the run did not write its end line."""
+    document, _ = journal.read(path)   # a damaged journal: RngcheckError, one line
+    source = classify(document, str(path))
+    if not document.get("complete"):
+        source.problems = [p for p in source.problems if "interrupted" not in p]
+        source.problems.append(f"a journal of a run that did not finish: {len(_list(document.get('results')))} "
+                               f"results recorded")
+        if _last_line_cut(path):
+            source.problems.append("the journal's last line was cut off (the runner was stopped while writing it)")
+    return source
 
 
 def _last_line_cut(path: Path) -> bool:
+    """Whether the journal's last line is not JSON (``journal.read`` ignores it: a kill cut it short)."""
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
         json.loads(lines[-1])
@@ -164,73 +139,6 @@ def _last_line_cut(path: Path) -> bool:
     except ValueError:
         return True
     return False
-
-
-def _journal(lines: list[str], where: str) -> Source:
-    objects, truncated = [], False
-    for number, line in enumerate(lines, 1):
-        try:
-            objects.append(json.loads(line))
-        except json.JSONDecodeError:
-            if number == len(lines):
-                truncated = True  # the runner was killed while writing the last line
-                continue
-            raise RngcheckError(f"{where}: line {number} of the journal is not JSON") from None
-    return _from_journal(objects, where, truncated)
-
-
-def _from_journal(objects: list, where: str, truncated: bool) -> Source:
-    """A result document rebuilt from journal records: a header (the document's fields,
-    schema "rngcheck-result" or a journal schema), backend entries and results, in any order.
-
-    Records are recognised by their fields, so a header, a backend ({"name", "describe"})
-    and a result ({"backend", "case", "status"}) may also be wrapped as {"type": ..., "<type>": {...}}.
-    """
-    doc = {"schema": D.SCHEMA, "schema_version": D.SCHEMA_VERSION, "backends": [], "cases": [], "results": []}
-    finished, recognised = False, 0
-    for obj in objects:
-        if not isinstance(obj, dict):
-            continue
-        kind = obj.get("type") or obj.get("kind") or obj.get("event") or obj.get("record")
-        if isinstance(kind, str) and isinstance(obj.get(kind), dict):
-            obj = {**obj[kind], "_type": kind}
-        if obj.get("schema") in (D.SCHEMA, *JOURNAL_SCHEMAS):
-            version = obj.get("schema_version", 1)
-            if isinstance(version, int) and version > D.SCHEMA_VERSION:
-                raise RngcheckError(f"{where}: journal schema_version {version} is newer than this rngcheck reads "
-                                    f"({D.SCHEMA_VERSION})")
-            for key, value in obj.items():
-                if key in ("backends", "cases", "results") and isinstance(value, list):
-                    doc[key].extend(value)
-                elif key not in ("schema", "schema_version", "complete", "_type"):
-                    doc[key] = value
-            recognised += 1
-            if "summary" in obj and obj.get("complete", True):
-                finished = True
-        elif {"backend", "case", "status"} <= obj.keys():
-            doc["results"].append(obj)
-            recognised += 1
-        elif "name" in obj and "describe" in obj:
-            doc["backends"].append(obj)
-            recognised += 1
-        elif "id" in obj and "category" in obj:
-            doc["cases"].append(obj)
-            recognised += 1
-        elif kind in ("end", "finished", "complete", "done"):
-            finished = True
-    if not recognised:
-        raise RngcheckError(f"{where}: not an rngcheck document or journal (no result records)")
-    # One entry per backend and per (backend, case): the last record wins (a resumed journal).
-    doc["backends"] = list(OrderedDict((str(b.get("name")), b) for b in doc["backends"] if isinstance(b, dict)).values())
-    doc["results"] = list(OrderedDict(((str(r.get("backend")), str(r.get("case"))), r)
-                                      for r in doc["results"] if isinstance(r, dict)).values())
-    doc["complete"] = finished and not truncated
-    source = Source("result", doc, where)
-    if truncated:
-        source.problems.append("the journal's last line was cut off (the runner was stopped while writing it)")
-    if not finished:
-        source.problems.append(f"a journal of an unfinished run: {len(doc['results'])} results recorded")
-    return source
 
 
 def sources_of(documents) -> list[Source]:
@@ -253,6 +161,21 @@ def sources_of(documents) -> list[Source]:
 # Small helpers (every value from a document may be missing or of the wrong type).
 # ---------------------------------------------------------------------------------------
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]|[\ud800-\udfff]")
+
+
+def _escape_control(match) -> str:
+    char = match.group()
+    return "\ufffd" if "\ud800" <= char <= "\udfff" else f"\\x{ord(char):02x}"
+
+
+def visible(text: str) -> str:
+    """``text`` with control characters other than newline and tab shown as escapes ("\\x1b"),
+    so a backend's NUL or terminal escape cannot hide or restyle anything (a lone
+    surrogate, which UTF-8 cannot encode, becomes U+FFFD)."""
+    return _CONTROL.sub(_escape_control, text)
+
+
 def _text(value, limit: int = TEXT_LIMIT) -> str:
     if value is None:
         return ""
@@ -260,6 +183,7 @@ def _text(value, limit: int = TEXT_LIMIT) -> str:
         text = ", ".join(str(v) for v in value)  # one level: documents hold flat lists of words
     else:
         text = str(value)
+    text = visible(text)
     if len(text) > limit:
         text = text[:limit] + f" ... ({len(text) - limit} more characters)"
     return text

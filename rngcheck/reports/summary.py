@@ -12,14 +12,16 @@ import re
 from pathlib import Path
 
 from ..errors import RngcheckError
+from .html import visible
 
 SHOWN_DIAGNOSES = 6
 SHOWN_FAILURES = 5
 
 
 def md(text, limit: int = 300) -> str:
-    """Document text as inert markdown: one line, HTML-escaped, markdown punctuation escaped."""
-    text = " ".join(str(text).split())
+    """Document text as inert markdown: one line, control characters shown as escapes
+    ("\\x1b"), HTML-escaped, markdown punctuation escaped."""
+    text = " ".join(visible(str(text)).split())
     if len(text) > limit:
         text = text[:limit - 1] + "\u2026"
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
