@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import __version__
-from ...description import FEATURE_LEVEL_3_0, FEATURE_LEVEL_4_0, RULES
+from ...description import FEATURE_LEVEL_3_0, FEATURE_LEVEL_4_0, RULES, Description
 from ...errors import BackendSpecError, Rejected
 from .. import Backend
 from . import dispatch, loader
@@ -80,12 +80,8 @@ class DirectMLBackend(Backend):
         state = np.ascontiguousarray(state)
         sizes = tuple(int(s) for s in sizes)
         strides = None if strides is None else tuple(int(s) for s in strides)
-        if output_state is True:
-            output_state_sizes = tuple(state.shape)
-        elif output_state:
-            output_state_sizes = tuple(int(s) for s in output_state)
-        else:
-            output_state_sizes = None
+        output_state_sizes = Description.of_call(state, sizes, strides, buffer, output_state,
+                                                 feature_level).output_state_sizes
         self._check_expressible(state, sizes, strides, buffer, output_state_sizes, tuple(feature_level))
         work = buffer if buffer.flags.c_contiguous else np.ascontiguousarray(buffer)
         raw_state = self.device.execute(state, sizes, strides, work, output_state_sizes)
