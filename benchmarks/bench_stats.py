@@ -1,6 +1,7 @@
 """Benchmark of the statistical battery: speed, power, false alarms (prints a report).
 
-    python benchmarks/bench_stats.py speed   [--deep-bytes 1G]      # MB/s and wall time per tier, from a file
+    python benchmarks/bench_stats.py speed   [--deep-bytes 1G] [--tiers smoke,standard] [--workers 1]
+                                                                   # MB/s and wall time per tier, from a file
     python benchmarks/bench_stats.py power   [--max-bytes 256M]     # bytes each weak generator needs to FAIL
     python benchmarks/bench_stats.py false-alarms [--seeds 100] [--tier standard]
     python benchmarks/bench_stats.py all
@@ -36,18 +37,23 @@ def write_stream(path: str, nbytes: int) -> None:
             left -= words.size
 
 
-def speed(deep_bytes: int) -> None:
-    print("== speed: battery on a file (main stream; no inter-stream), {} cores".format(os.cpu_count()))
+def speed(deep_bytes: int, tiers=("smoke", "standard", "deep"), workers=None) -> None:
+    load = os.getloadavg() if hasattr(os, "getloadavg") else None
+    print("== speed: battery on a file (main stream; no inter-stream), {} cores, load average {}".format(
+        os.cpu_count(), " ".join(f"{x:.2f}" for x in load) if load else "?"))
     sizes = {"smoke": battery.TIERS["smoke"], "standard": battery.TIERS["standard"], "deep": deep_bytes}
+    sizes = {tier: nbytes for tier, nbytes in sizes.items() if tier in tiers}
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "philox10.bin")
         write_stream(path, max(sizes.values()))
         for tier, nbytes in sizes.items():
             began = time.perf_counter()
-            doc = battery.run(RawSource(path), tier=tier, nbytes=nbytes)
+            doc = battery.run(RawSource(path), tier=tier, nbytes=nbytes, workers=workers)
             wall = time.perf_counter() - began
             print(f"{tier:9s} {nbytes / MiB:8.0f} MiB  {wall:7.1f} s  {nbytes / 1e6 / wall:7.1f} MB/s  "
                   f"verdict {doc['verdict']}  ({len(doc['results'])} p-values)", flush=True)
+    if load:
+        print("load average after: " + " ".join(f"{x:.2f}" for x in os.getloadavg()))
 
 
 def first_fail(factory, max_bytes: int, start: int = 1 << 16, interstream: bool = True):
@@ -99,12 +105,14 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("what", choices=["speed", "power", "false-alarms", "all"])
     parser.add_argument("--deep-bytes", default="1G")
+    parser.add_argument("--tiers", default="smoke,standard,deep", help="speed: comma-separated tiers to time")
+    parser.add_argument("--workers", type=int, default=None, help="speed: processes (default: up to 2)")
     parser.add_argument("--max-bytes", default="256M")
     parser.add_argument("--seeds", type=int, default=100)
     parser.add_argument("--tier", default="standard")
     args = parser.parse_args(argv)
     if args.what in ("speed", "all"):
-        speed(parse_bytes(args.deep_bytes))
+        speed(parse_bytes(args.deep_bytes), tuple(args.tiers.split(",")), args.workers)
     if args.what in ("power", "all"):
         power(parse_bytes(args.max_bytes))
     if args.what in ("false-alarms", "all"):

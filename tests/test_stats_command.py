@@ -3,6 +3,7 @@
 import argparse
 import io
 import json
+import os
 import sys
 
 import numpy as np
@@ -134,3 +135,79 @@ def test_parallel_split_and_retest_on_the_next_range(monkeypatch):
     assert retested
     for e in retested:
         assert e["retest"]["p_value"] == fresh_p[(e["test"], e["level"])]
+
+
+# -- the optional real peer: dieharder ---------------------------------------------------
+
+from rngcheck.stats import peers  # noqa: E402
+
+
+def need_dieharder():
+    """Skip when dieharder is absent, except in CI (CI=true), where it is installed and its absence fails."""
+    if peers.dieharder_path() is None:
+        if os.environ.get("CI", "").strip().lower() == "true":
+            pytest.fail("CI=true but dieharder is not installed (apt-get install -y dieharder)")
+        pytest.skip("dieharder is not installed (apt-get install dieharder)")
+
+
+def test_with_dieharder_absent_is_a_one_line_usage_error(monkeypatch, capsys):
+    from rngcheck import cli
+    monkeypatch.setattr(peers, "dieharder_path", lambda: None)
+    with pytest.raises(RngcheckError, match="dieharder is not installed"):
+        command.run(parse("--backend", "numpy", "--with", "dieharder"))
+    assert cli.main(["stats", "--backend", "numpy", "--bytes", "1M", "--with", "dieharder"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "apt-get install dieharder" in err[0]
+
+
+@pytest.mark.parametrize("argv,message", [
+    (("--backend", "numpy", "--with", "testu01"), "unknown peer"),
+    (("--backend", "numpy", "--dieharder-tests", "0"), "needs --with dieharder"),
+])
+def test_peer_usage_errors(argv, message, monkeypatch):
+    monkeypatch.setattr(peers, "dieharder_path", lambda: "/usr/bin/dieharder")
+    with pytest.raises(RngcheckError, match=message):
+        command.run(parse(*argv))
+
+
+def test_parse_dieharder_table():
+    text = """#=============================================================================#
+        test_name   |ntup| tsamples |psamples|  p-value |Assessment
+#=============================================================================#
+   diehard_birthdays|   0|       100|     100|0.84435005|  PASSED
+      rgb_lagged_sum|  31|   1000000|     100|0.99951234|   WEAK
+ diehard_runs|   0|    100000|     100|0.00000000|  FAILED
+# stdin_input_raw(): Error: EOF
+"""
+    rows = peers.parse_dieharder(text)
+    assert [(r["test"], r["ntup"], r["p_value"], r["assessment"]) for r in rows] == [
+        ("diehard_birthdays", 0, 0.84435005, "PASSED"), ("rgb_lagged_sum", 31, 0.99951234, "WEAK"),
+        ("diehard_runs", 0, 0.0, "FAILED")]
+
+
+def test_with_dieharder_beside_ours(tmp_path, capsys):
+    """dieharder reads the same backend stream (continued as far as it asks); its results sit in
+    doc["peers"], informative (the exit code is ours)."""
+    need_dieharder()
+    out = tmp_path / "r.json"
+    code = command.run(parse("--backend", "numpy", "--bytes", "1M", "--seed", "3", "--with", "dieharder",
+                             "--dieharder-tests", "0,100", "--json", str(out)))
+    assert code == 0
+    doc = json.loads(out.read_text())
+    (peer,) = doc["peers"]
+    assert peer["tool"] == "dieharder" and peer["version"] and peer["tests"] == [0, 100] and not peer["errors"]
+    assert [r["test"] for r in peer["results"]] == ["diehard_birthdays", "sts_monobit"]
+    for row in peer["results"]:
+        assert 0.0 <= row["p_value"] <= 1.0 and row["assessment"] in ("PASSED", "WEAK", "FAILED")
+    assert doc["reproduce"].endswith("--with dieharder --dieharder-tests 0,100")
+    assert "peer dieharder" in capsys.readouterr().out
+
+
+def test_with_dieharder_on_a_short_file_reports_the_end_of_the_stream(tmp_path):
+    need_dieharder()
+    path = write_words(tmp_path / "s.bin", philox_source(5).read(1 << 18))  # 1 MiB: dieharder wants far more
+    out = tmp_path / "r.json"
+    command.run(parse("--input", path, "--with", "dieharder", "--dieharder-tests", "100", "--json", str(out),
+                      "--quiet"))
+    (peer,) = json.loads(out.read_text())["peers"]
+    assert peer["results"] == [] and "the stream ended" in peer["errors"][0]["error"]

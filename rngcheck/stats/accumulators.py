@@ -29,6 +29,7 @@ are reported as ``unused_words``.
 
 from __future__ import annotations
 
+import contextlib
 import math
 
 import numpy as np
@@ -37,6 +38,37 @@ from . import pvalues
 
 BATCH_WORDS = 1 << 18  # words measured at once (memory bound, not a result parameter)
 MIN_SECOND_LEVEL = 10  # fewer first-level p-values than this: no second-level test
+
+
+_SHARED: dict | None = None  # per-chunk cache of derived arrays (see shared_chunk)
+
+
+@contextlib.contextmanager
+def shared_chunk():
+    """While one chunk is fed to several accumulators (battery.feed), arrays derived from the
+    same words (histograms, weights) are computed once and shared: ``shared`` looks them up
+    by the memory the samples occupy. Outside this context nothing is cached. The chunk is
+    never modified while the context is open, and a cached entry keeps its samples alive,
+    so an address cannot be reused for other words."""
+    global _SHARED
+    saved, _SHARED = _SHARED, {}
+    try:
+        yield
+    finally:
+        _SHARED = saved
+
+
+def shared(samples: np.ndarray, kind: str, compute):
+    """compute(samples), cached for the current shared_chunk by (kind, address, shape, strides).
+    The result must be treated as read-only."""
+    cache = _SHARED
+    if cache is None:
+        return compute(samples)
+    key = (kind, samples.__array_interface__["data"][0], samples.shape, samples.strides, samples.dtype.str)
+    hit = cache.get(key)
+    if hit is None:
+        hit = cache[key] = (samples, compute(samples))
+    return hit[1]
 
 
 class Accumulator:
@@ -48,6 +80,7 @@ class Accumulator:
     sample_words = 1 << 15
     second_level = True  # per-sample p-values continuous enough for a KS test
     max_samples = None  # slow tests: only the first max_samples samples of the stream are measured
+    batch_words = BATCH_WORDS  # words measured by one call of measure (bounds temporaries; not a result parameter)
 
     def __init__(self, start: int = 0, **parameters):
         if start < 0:
@@ -131,7 +164,7 @@ class Accumulator:
             keep = max(0, min(every.shape[0], self.max_samples - first_index))
             self.skipped += every.shape[0] - keep
             every = every[:keep]
-        step = max(1, BATCH_WORDS // self.sample_words)  # bounded temporaries; results per sample
+        step = max(1, self.batch_words // self.sample_words)  # bounded temporaries; results per sample
         for first in range(0, every.shape[0], step):
             samples = every[first:first + step]
             records, totals = self.measure(samples)

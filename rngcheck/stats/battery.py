@@ -37,14 +37,18 @@ Result document (JSON; schema "rngcheck-stats", schema_version 1), flat on purpo
   not_run                     [{"test", "stream", "reason"}]: tests that needed more data
 
 Tiers (bytes of the main stream; --bytes overrides): smoke 8 MiB (seconds: a CI gate),
-standard 256 MiB (tens of seconds on 2 cores), deep 4 GiB by default. Every test reads
+standard 256 MiB (seconds on 2 cores: about 6 CPU-seconds, benchmarks/bench_stats.py), deep 4 GiB by default. Every test reads
 the whole main stream except the slowest ones (SLOW_TESTS: matrix rank, serial/ApEn,
 cumulative sums, coupon collector read 1/8 of it, at least 2 MiB; the spectral test 1/32,
 at least 1 MiB); each result's "bytes" says what it read. Where the source has
 neighbour streams (a backend, or a Philox reference stream), three XOR pairs are tested
 too (streams.NEIGHBOURS: key k0+1, key k1+1, counter + 2^96), each on 1/8 of the tier's
 bytes (at least 1 MiB), with lanes, monobit, bytes and Hamming-weight tests. A seekable,
-fork-safe stream is split into two contiguous halves read by two processes and merged.
+fork-safe stream of 32 MiB or more is cut into contiguous pieces of about equal work (the
+slow tests' budgets make its start dearer: balanced_ranges, COST_NS_PER_WORD), two per
+process, read by up to two processes and merged in order; results are those of one pass.
+While a chunk is fed to the accumulators, histograms and weights derived from it are
+computed once and shared (accumulators.shared_chunk).
 
 Verdicts. A result's tail probability t is p, or for two-tailed statistics (q not null)
 2 min(p, q). With m results in the battery:
@@ -70,10 +74,11 @@ import time
 import numpy as np
 
 from . import knuth, lanes, nist, testu01
+from .accumulators import shared_chunk
 from .streams import NEIGHBOURS, XorSource
 
 MiB = 1 << 20
-CHUNK_WORDS = 1 << 20
+CHUNK_WORDS = 1 << 22  # 16 MiB read at once (the coupon collector's chains want many samples)
 PARALLEL_MIN_WORDS = 8 * CHUNK_WORDS  # below 32 MiB one process is faster than forking
 FAIL_AT = 1e-10
 FAMILY_SUSPECT = 0.01
@@ -139,12 +144,54 @@ def feed(source, factories, words: int, start: int = 0, chunk: int = CHUNK_WORDS
     while read < words:
         asked = min(chunk, words - read)
         block = source.read(asked)
-        for acc in accs:
-            acc.update(block)
+        with shared_chunk():  # histograms and weights derived from this block are computed once
+            for acc in accs:
+                acc.update(block)
         read += block.size
         if block.size < asked:
             break  # the stream ended
     return accs, read
+
+
+# Measured cost of each test, in nanoseconds per word it measures, on this 2-core machine
+# (benchmarks/bench_stats.py); only used to cut the stream into pieces of equal work.
+COST_NS_PER_WORD = {
+    "knuth.coupon_collector": 60, "nist.spectral": 350, "nist.serial": 30, "nist.cumulative_sums": 18,
+    "nist.matrix_rank": 17, "lanes": 8, "testu01.birthday_spacings": 8, "knuth.byte_frequency": 9,
+    "knuth.poker": 9, "nist.longest_run": 6,
+}
+DEFAULT_COST_NS = 3
+PIECES_PER_WORKER = 2  # more pieces than processes: a process slowed by other jobs takes fewer
+
+
+def balanced_ranges(factories, words: int, pieces: int, align: int = 1 << 19):
+    """Contiguous (start, count) ranges of about equal work: the budgeted slow tests make the
+    start of the stream dearer than its end (see SLOW_TESTS). Boundaries on multiples of
+    ``align`` words (merge would join cut samples anyway)."""
+    fixed, limited = 0.0, []
+    for factory in factories:
+        acc = factory(start=0)
+        cost = COST_NS_PER_WORD.get(acc.name, DEFAULT_COST_NS)
+        if acc.max_samples is None:
+            fixed += cost
+        else:
+            limited.append((cost, acc.max_samples * acc.sample_words))
+
+    def work(x):  # work of words 0 .. x-1
+        return fixed * x + sum(c * min(x, b) for c, b in limited)
+
+    total = work(words)
+    bounds = [0]
+    for j in range(1, pieces):
+        lo, hi = bounds[-1], words
+        while hi - lo > 1:  # smallest x with work(x) >= j/pieces of the total
+            mid = (lo + hi) // 2
+            lo, hi = (mid, hi) if work(mid) < total * j / pieces else (lo, mid)
+        cut = min(words, max(bounds[-1], round(hi / align) * align))
+        if bounds[-1] < cut < words:
+            bounds.append(cut)
+    bounds.append(words)
+    return [(a, b - a) for a, b in zip(bounds, bounds[1:])]
 
 
 _JOB = {}
@@ -157,22 +204,22 @@ def _worker(index):
 
 
 def feed_parallel(source, factories, words: int, workers: int, offset: int = 0):
-    """Words offset .. offset+words-1 of ``source``: split into contiguous ranges, one per
-    process, and merged (map-reduce). Without a seekable, fork-safe source: one process,
-    reading on from the source's current position (``offset`` must then be where it is)."""
+    """Words offset .. offset+words-1 of ``source``: split into contiguous ranges of about
+    equal work, read by ``workers`` processes, and merged in order (map-reduce). Without a
+    seekable, fork-safe source: one process, reading on from the source's current position
+    (``offset`` must then be where it is)."""
     if workers <= 1 or not source.seekable or not getattr(source, "fork_safe", False) or words < PARALLEL_MIN_WORDS:
         here = not source.seekable or getattr(source, "position", None) == offset
         return feed(source if here else source.at(offset), factories, words)
-    step = -(-words // workers)
-    step += (-step) % min(1 << 19, step)  # ranges on sample boundaries (not needed for correctness: merge joins cut samples)
-    ranges = [(s, min(step, words - s)) for s in range(0, words, step)]
+    align = min(1 << 19, max(1, words // (4 * workers * PIECES_PER_WORKER)))
+    ranges = balanced_ranges(factories, words, workers * PIECES_PER_WORKER, align)
     _JOB.update(source=source, factories=factories, ranges=ranges, offset=offset)
     try:
         context = multiprocessing.get_context("fork")
     except ValueError:
         return feed(source, factories, words)
-    with context.Pool(len(ranges)) as pool:
-        parts = pool.map(_worker, range(len(ranges)))
+    with context.Pool(min(workers, len(ranges))) as pool:
+        parts = pool.map(_worker, range(len(ranges)), chunksize=1)
     _JOB.clear()
     accs, total = parts[0]
     for other_accs, count in parts[1:]:

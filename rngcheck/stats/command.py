@@ -3,6 +3,7 @@
     rngcheck stats --backend numpy --tier smoke
     rngcheck stats --backend numpy --tier deep --bytes 8G --seed 7 --json out.json
     some-generator | rngcheck stats --input - --tier standard     (also --raw -)
+    rngcheck stats --backend numpy --tier smoke --with dieharder   (a real peer beside ours: peers.py)
 
 Exit codes: 0 the final verdict is PASS (a SUSPECT resolved by its retest), 1 some test
 FAILs (this takes precedence), 2 usage error, or a stream too short for the tier (the
@@ -13,12 +14,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shlex
 import sys
+import tempfile
 
 from ..errors import RngcheckError
-from . import battery
+from . import battery, peers
 from .streams import BackendSource, RawSource
 
 DEFAULT_SEED = 1
@@ -52,6 +55,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-interstream", action="store_true",
                         help="skip the tests between streams whose keys/counters differ by one")
     parser.add_argument("--quiet", action="store_true", help="print only the verdict line")
+    parser.add_argument("--with", dest="with_peers", action="append", metavar="PEER", default=None,
+                        help="also run an installed peer on the same stream and put its results beside ours "
+                        "(dieharder: Debian/Ubuntu package 'dieharder'); informative, no effect on the exit code")
+    parser.add_argument("--dieharder-tests", metavar="IDS", default=None,
+                        help="with --with dieharder: comma-separated dieharder test numbers (-d), or 'all' "
+                        "(default by tier: smoke 0,100,15; standard 12 tests; deep all)")
 
 
 def _reproduce(args, seed) -> str:
@@ -65,7 +74,27 @@ def _reproduce(args, seed) -> str:
         parts += ["--bytes", str(args.bytes)]
     if args.no_interstream:
         parts.append("--no-interstream")
+    for peer in getattr(args, "with_peers", None) or []:
+        parts += ["--with", peer]
+    if getattr(args, "dieharder_tests", None):
+        parts += ["--dieharder-tests", args.dieharder_tests]
     return " ".join(shlex.quote(p) for p in parts)
+
+
+def _dieharder_tests(text, wanted):
+    if text is None:
+        return None
+    if "dieharder" not in wanted:
+        raise RngcheckError("--dieharder-tests needs --with dieharder")
+    if text.strip().lower() == "all":
+        return "all"
+    try:
+        tests = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise RngcheckError(f"--dieharder-tests: {text!r} is not a comma-separated list of test numbers") from None
+    if not tests:
+        raise RngcheckError("--dieharder-tests: no test numbers given")
+    return tests
 
 
 def build_source(args):
@@ -104,11 +133,32 @@ def render(doc: dict, stream=None, quiet: bool = False) -> None:
             print(f"NOT RUN  {item['test']:36s} {item['stream']:20s} {item['reason']}", file=out)
         if doc["message"]:
             print(doc["message"], file=out)
+    if not quiet:
+        for peer in doc.get("peers", []):
+            render_peer(peer, out)
     c = doc["counts"]
     short = "" if doc["complete"] else " (stream too short for the tier)"
     print(f"{doc['verdict']}{short}: {len(doc['results'])} p-values ({c['PASS']} pass, {c['SUSPECT']} suspect, "
           f"{c['FAIL']} fail) on {doc['bytes_tested'] / (1 << 20):.1f} MiB, tier {doc['tier']}, "
           f"{doc['elapsed_seconds']:.1f} s; reproduce: {doc['reproduce']}", file=out)
+
+
+def render_peer(peer: dict, out) -> None:
+    """A peer's results that are not PASSED, its errors, and a summary line."""
+    for row in peer["results"]:
+        if row["assessment"] != "PASSED":
+            print(f"{'peer':8s} {peer['tool'] + ' ' + row['test']:36s} {'ntup ' + str(row['ntup']):20s} "
+                  f"{row['assessment']:14s} p = {row['p_value']:.8f}", file=out)
+    for error in peer["errors"]:
+        print(f"peer     {peer['tool']}: {error['command']}: {error['error']}", file=out)
+    tally = {}
+    for row in peer["results"]:
+        tally[row["assessment"]] = tally.get(row["assessment"], 0) + 1
+    summary = ", ".join(f"{n} {a}" for a, n in sorted(tally.items())) or "none"
+    if peer["errors"]:
+        summary += f", {len(peer['errors'])} errors"
+    print(f"peer {peer['tool']} {peer['version'] or ''}: {len(peer['results'])} results ({summary}) in "
+          f"{peer['elapsed_seconds']:.1f} s (informative: not part of the verdict)", file=out)
 
 
 def exit_code(doc: dict) -> int:
@@ -123,13 +173,33 @@ def run(args) -> int:
     nbytes = parse_bytes(args.bytes) if args.bytes else None
     if nbytes is not None and nbytes % 4:
         raise RngcheckError("--bytes must be a multiple of 4 (whole 32-bit words)")
+    wanted = list(dict.fromkeys(getattr(args, "with_peers", None) or []))
+    peers.check(wanted)
+    dieharder_tests = _dieharder_tests(getattr(args, "dieharder_tests", None), wanted)
     source, seed = build_source(args)
+    tee = None
+    if wanted and args.input == "-":  # stdin is read once: keep a copy for the peers
+        tee = tempfile.NamedTemporaryFile(prefix="rngcheck-stdin-", suffix=".bin", delete=False)
+        source.tee = tee
     try:
         progress = None if args.quiet else (lambda text: print(text, file=sys.stderr))
         doc = battery.run(source, tier=args.tier, nbytes=nbytes, seed=seed, reproduce=_reproduce(args, seed),
                           workers=args.workers, interstream=not args.no_interstream, progress=progress)
+        if wanted:
+            if tee is not None:
+                tee.close()
+                open_source = lambda: RawSource(tee.name)  # noqa: E731
+            elif args.input:
+                open_source = lambda: RawSource(args.input)  # noqa: E731
+            else:
+                open_source = lambda: source.at(0)  # noqa: E731
+            doc["peers"] = [peers.run_dieharder(open_source, args.tier, dieharder_tests, progress)
+                            for peer in wanted if peer == "dieharder"]
     finally:
         source.close()
+        if tee is not None:
+            tee.close()
+            os.unlink(tee.name)
     if args.json:
         text = json.dumps(doc, indent=1, default=_json_default)
         if args.json == "-":

@@ -17,6 +17,7 @@ from scipy import special
 
 from . import pvalues
 from .accumulators import Accumulator, chi2_counts, chi2_uniform_exact
+from .bits import byte_counts_of, u16_histograms
 
 
 def _chi2_p(statistic, df):
@@ -48,10 +49,7 @@ class ByteFrequency(Accumulator):
     sample_words = 1 << 15  # 128 KiB: 512 expected per cell
 
     def measure(self, samples):
-        k = samples.shape[0]
-        octets = samples.view(np.uint8).reshape(k, -1).astype(np.intp)
-        octets += (np.arange(k, dtype=np.intp) << 8)[:, None]
-        counts = np.bincount(octets.reshape(-1), minlength=k << 8).reshape(k, 256)
+        counts = byte_counts_of(u16_histograms(samples))  # one 16-bit histogram per sample (shared)
         return {"chi2": chi2_uniform_exact(counts)}, {"counts": counts.sum(axis=0)}
 
     def evaluate(self, records, totals, samples):
@@ -69,7 +67,14 @@ class Frequency16(Accumulator):
     sample_words = 1 << 19  # 2 MiB: 16 expected per cell
 
     def measure(self, samples):
-        counts = np.stack([np.bincount(row.view(np.uint16), minlength=1 << 16) for row in samples])
+        k = samples.shape[0]
+        histograms = u16_histograms(samples)  # per 2^15-word block (shared with ByteFrequency)
+        per = len(histograms) // k
+        counts = np.empty((k, 1 << 16), dtype=np.int64)
+        for row in range(k):
+            counts[row] = histograms[row * per]
+            for h in histograms[row * per + 1:(row + 1) * per]:
+                counts[row] += h
         return {"chi2": chi2_uniform_exact(counts)}, {"counts": counts.sum(axis=0)}
 
     def evaluate(self, records, totals, samples):
@@ -100,11 +105,12 @@ class Gap(_CountsTest):
 
     def measure(self, samples):
         k, s = samples.shape
-        hits = ((samples >> self.shift) & np.uint32(15)) == 0
-        hit_count = hits.sum(axis=1)
-        row, col = np.nonzero(hits)
+        hits = (samples & (np.uint32(15) << self.shift)) == 0
+        where = np.flatnonzero(hits)  # row * s + column
+        row = where // s
+        hit_count = np.bincount(row, minlength=k)
         same = row[1:] == row[:-1]
-        gaps = np.minimum(col[1:] - col[:-1] - 1, self.t)[same]
+        gaps = np.minimum(np.diff(where) - 1, self.t)[same]
         cells = gaps + row[1:][same] * (self.t + 1)
         counts = np.bincount(cells, minlength=k * (self.t + 1)).reshape(k, self.t + 1)
         return {"counts": counts}, {"counts": counts.sum(axis=0), "hits": hit_count.sum()}
@@ -138,6 +144,18 @@ def poker_probabilities(k: int, d: int) -> list[Fraction]:
     return out
 
 
+def _digit_sets_of_halves():
+    """For each 16-bit value, the set of its four 4-bit digits as a 16-bit mask."""
+    v = np.arange(1 << 16, dtype=np.uint32)
+    sets = np.zeros(1 << 16, dtype=np.uint16)
+    for shift in (0, 4, 8, 12):
+        sets |= (np.uint32(1) << ((v >> np.uint32(shift)) & np.uint32(15))).astype(np.uint16)
+    return sets
+
+
+_DIGIT_SET_OF_HALF = _digit_sets_of_halves()
+
+
 class Poker(_CountsTest):
     """Poker test (Knuth 3.3.2 D, the "simpler" form): the 8 hexadecimal digits of each word
     are a hand of k = 8 draws from d = 16 values; count hands with r distinct digits
@@ -154,12 +172,12 @@ class Poker(_CountsTest):
 
     def measure(self, samples):
         k, s = samples.shape
-        present = np.zeros(samples.shape, dtype=np.uint32)
-        for digit in range(8):
-            present |= np.uint32(1) << ((samples >> np.uint32(4 * digit)) & np.uint32(15))
-        distinct = np.bitwise_count(present).astype(np.int64)
-        cls = np.maximum(distinct, 3) - 3
-        counts = np.bincount((cls + (np.arange(k) * 6)[:, None]).reshape(-1), minlength=k * 6).reshape(k, 6)
+        halves = np.take(_DIGIT_SET_OF_HALF, np.ascontiguousarray(samples).view(np.uint16))  # (k, 2s)
+        distinct = np.bitwise_count(halves[:, 0::2] | halves[:, 1::2])  # distinct digits of each word, 1..8
+        counts = np.empty((k, 6), dtype=np.int64)
+        counts[:, 0] = np.count_nonzero(distinct <= 3, axis=1)  # r <= 3 pooled
+        for r in range(4, 9):
+            counts[:, r - 3] = np.count_nonzero(distinct == r, axis=1)
         return {"counts": counts}, {"counts": counts.sum(axis=0)}
 
 
@@ -180,6 +198,7 @@ class CouponCollector(_CountsTest):
     name = "knuth.coupon_collector"
     source = "Knuth TAOCP vol. 2, 3.3.2 E (coupon collector's test)"
     sample_words = 1 << 12
+    batch_words = 1 << 22  # the segment chains of many samples advance together: fewer, larger steps
     d = 16
     t = 160
 
@@ -199,37 +218,63 @@ class CouponCollector(_CountsTest):
         self.probabilities = probs
 
     def measure(self, samples):
+        """Every sample's chain of segments advances together, one segment per step: the rest
+        of the word where the segment starts (digit by digit), then up to ``width`` whole
+        words at once (their digit sets, OR-accumulated), then the completing word digit by
+        digit. A segment not complete at the end of its sample is dropped."""
         k, s = samples.shape
         n = 8 * s
-        width = 96
-        shifts = np.arange(28, -1, -4, dtype=np.uint32)
-        digits = ((samples[:, :, None] >> shifts) & np.uint32(15)).reshape(k, n)
-        bitv = np.zeros((k, n + width), dtype=np.uint32)  # 1 << digit, zero padding past the end
-        bitv[:, :n] = np.uint32(1) << digits
-        full = np.uint32((1 << self.d) - 1)
-        rows = np.arange(k)
-        window = np.arange(width)
+        width = 16
+        full = np.uint16((1 << self.d) - 1)
+        one = np.uint16(1)
+        stride = s + width
+        words = np.zeros((k, stride), dtype=np.uint32)
+        words[:, :s] = samples
+        flat_words = words.reshape(-1)
+        present = np.zeros((k, stride), dtype=np.uint16)  # the set of digits of each word; padding: none
+        for shift in _NIBBLE_SHIFTS:
+            present[:, :s] |= one << ((samples >> shift) & np.uint32(15)).astype(np.uint16)
+        flat_present = present.reshape(-1)
         seg_start = np.zeros(k, dtype=np.int64)
-        pos = np.zeros(k, dtype=np.int64)
-        mask = np.zeros(k, dtype=np.uint32)
-        lengths = []  # (row, length) of every complete segment, all chains advanced together
-        active = pos < n
-        while active.any():
-            r = rows[active]
-            seen = np.bitwise_or.accumulate(bitv[r[:, None], pos[r][:, None] + window], axis=1) | mask[r][:, None]
-            done = seen == full
+        pos = np.zeros(k, dtype=np.int64)  # digit index where the scan continues
+        mask = np.zeros(k, dtype=np.uint16)  # digits seen since seg_start, before pos
+        window = np.arange(1, width + 1)
+        lengths = []
+        active = np.arange(k)
+        while active.size:
+            r = active
+            word = pos[r] >> 3
+            base = r * stride + word
+            b = one << ((flat_words[base][:, None] >> _NIBBLE_SHIFTS) & np.uint32(15)).astype(np.uint16)
+            b &= _FROM_DIGIT[pos[r] & 7]  # digits before pos are not part of the segment
+            acc = np.bitwise_or.accumulate(b, axis=1) | mask[r][:, None]
+            in_first = acc[:, 7] == full
+            cum = np.bitwise_or.accumulate(flat_present[base[:, None] + window], axis=1) | acc[:, 7:8]
+            done = cum == full
             hit = done.any(axis=1)
-            first = done.argmax(axis=1)
-            ended = r[hit]
-            end = pos[ended] + first[hit]  # index of the digit completing the set
+            j = done.argmax(axis=1)
+            ends = np.empty(r.size, dtype=np.int64)
+            if in_first.any():
+                ends[in_first] = (word[in_first] << 3) + (acc[in_first] == full).argmax(axis=1)
+            later = hit & ~in_first
+            if later.any():
+                jl = j[later]
+                before = np.where(jl > 0, cum[later, np.maximum(jl - 1, 0)], acc[later, 7])
+                last = word[later] + 1 + jl
+                d = (flat_words[r[later] * stride + last][:, None] >> _NIBBLE_SHIFTS) & np.uint32(15)
+                acc2 = np.bitwise_or.accumulate(one << d.astype(np.uint16), axis=1) | before[:, None]
+                ends[later] = (last << 3) + (acc2 == full).argmax(axis=1)
+            complete = in_first | hit
+            ended = r[complete]
+            end = ends[complete]
             lengths.append((ended, end + 1 - seg_start[ended]))
             seg_start[ended] = end + 1
             pos[ended] = end + 1
             mask[ended] = 0
-            going = r[~hit]
-            mask[going] = seen[~hit, -1]
-            pos[going] += width
-            active = pos < n
+            going = r[~complete]
+            mask[going] = cum[~complete, -1]
+            pos[going] = ((pos[going] >> 3) + 1 + width) << 3
+            active = r[pos[r] < n]
         counts = np.zeros((k, len(self.probabilities)), dtype=np.int64)
         if lengths:
             row = np.concatenate([x[0] for x in lengths])
@@ -237,6 +282,10 @@ class CouponCollector(_CountsTest):
             cells = row * counts.shape[1] + self.bin_of_length[length]
             counts = np.bincount(cells, minlength=counts.size).reshape(counts.shape)
         return {"counts": counts}, {"counts": counts.sum(axis=0)}
+
+
+_NIBBLE_SHIFTS = np.arange(28, -1, -4, dtype=np.uint32)  # digits of a word, most significant first
+_FROM_DIGIT = np.where(np.arange(8)[None, :] >= np.arange(8)[:, None], 0xFFFF, 0).astype(np.uint16)  # [offset, t]
 
 
 class MaximumOfT(_CountsTest):
@@ -255,11 +304,21 @@ class MaximumOfT(_CountsTest):
         self.edges = np.array(edges[1:-1], dtype=np.uint64)
         probs = [Fraction(edges[i + 1] ** self.t - edges[i] ** self.t, 2 ** (32 * self.t)) for i in range(self.cells)]
         self.probabilities = np.array([float(p) for p in probs])
+        tops = np.arange(1 << 16, dtype=np.uint64) << np.uint64(16)
+        self._cell_below = np.searchsorted(self.edges, tops, side="right").astype(np.uint8)  # edges <= 2^16 top
+        following = np.append(self.edges, np.uint64(1 << 32))[self._cell_below]  # the next edge
+        assert (np.diff(self.edges) > (1 << 16)).all()
+        self._edge_in = np.where(following < tops + np.uint64(1 << 16), following, np.uint64(1 << 32)).astype(np.uint64)
 
     def measure(self, samples):
         k, s = samples.shape
-        maxima = samples.reshape(k, -1, self.t).max(axis=2).astype(np.uint64)
-        cells = np.searchsorted(self.edges, maxima.reshape(-1), side="right").reshape(k, -1)
+        groups = samples.reshape(k, -1, self.t)
+        maxima = np.maximum(groups[..., 0], groups[..., 1])
+        for i in range(2, self.t):
+            np.maximum(maxima, groups[..., i], out=maxima)
+        top = maxima >> np.uint32(16)  # at most one edge per 2^16 values (edges are > 2^31 apart by 2^23)
+        cells = self._cell_below[top].astype(np.intp)
+        cells += maxima >= self._edge_in[top]  # == searchsorted(edges, maxima, side="right")
         cells += (np.arange(k) * self.cells)[:, None]
         counts = np.bincount(cells.reshape(-1), minlength=k * self.cells).reshape(k, self.cells)
         return {"counts": counts}, {"counts": counts.sum(axis=0)}
@@ -287,15 +346,30 @@ class RunsUp(Accumulator):
     sample_words = 1 << 14
 
     def measure(self, samples):
+        return self._statistics(samples, up=True)
+
+    def _statistics(self, samples, up):
+        """Run lengths without listing the runs: with R_L(j) = "a run starts at j and the next
+        L-1 steps go up", the runs of length >= L number sum_j R_L(j), and R_(L+1)(j) =
+        R_L(j) and step j+L-1 goes up."""
         k, s = samples.shape
-        ascending = samples[:, 1:] > samples[:, :-1]
-        counts = np.zeros((k, 6), dtype=np.int64)
+        if up:
+            rising = samples[:, 1:] > samples[:, :-1]  # step i: x[i] -> x[i+1]
+        else:  # runs up of ~x: ~x[i+1] > ~x[i] iff x[i+1] < x[i]
+            rising = samples[:, 1:] < samples[:, :-1]
+        starts = np.empty((k, s), dtype=bool)  # a run starts at 0 and after every step that does not rise
+        starts[:, 0] = True
+        np.logical_not(rising, out=starts[:, 1:])
+        at_least = [np.count_nonzero(starts, axis=1)]  # runs of length >= 1: one per start
+        chain = starts[:, :-1] & rising  # R_2(j) for j = 0 .. s-2
+        for length in range(2, 7):
+            at_least.append(np.count_nonzero(chain, axis=1))
+            if length < 6:
+                chain = chain[:, :-1] & rising[:, length - 1:]  # R_(L+1)(j): step j+L-1 rises too
+        at_least.append(np.zeros(k, dtype=np.int64))
+        counts = np.stack([at_least[i] - at_least[i + 1] for i in range(5)] + [at_least[5]], axis=1)
         stat = np.zeros(k)
         for row in range(k):
-            breaks = np.flatnonzero(~ascending[row])  # a run ends after position b
-            ends = np.concatenate([breaks, [s - 1]])
-            lengths = np.diff(np.concatenate([[-1], ends]))
-            counts[row] = np.bincount(np.minimum(lengths, 6) - 1, minlength=6)
             dev = counts[row] - s * RUNS_UP_B
             stat[row] = dev @ RUNS_UP_A @ dev / (s - 6)
         return {"V": stat}, {}
@@ -315,4 +389,4 @@ class RunsDown(RunsUp):
     source = "Knuth TAOCP vol. 2, 3.3.2 G (runs down)"
 
     def measure(self, samples):
-        return super().measure(~samples)
+        return self._statistics(samples, up=False)

@@ -23,7 +23,7 @@ from scipy import special
 
 from . import pvalues
 from .accumulators import Accumulator, chi2_counts
-from .bits import popcount, to_bits, walk_extremes
+from .bits import ones as count_ones, walk_extremes
 
 SAMPLE_WORDS = 1 << 15  # 2^20 bits
 
@@ -250,7 +250,7 @@ class Monobit(Accumulator):
     sample_words = SAMPLE_WORDS
 
     def measure(self, samples):
-        ones = popcount(samples).sum(axis=1)
+        ones = count_ones(samples, axis=1)
         return {"ones": ones}, {"ones": ones.sum()}
 
     def evaluate(self, records, totals, samples):
@@ -274,7 +274,7 @@ class BlockFrequency(Accumulator):
 
     def measure(self, samples):
         M = self.block_words * 32
-        ones = popcount(samples).reshape(samples.shape[0], -1, self.block_words).sum(axis=2)
+        ones = count_ones(samples.reshape(samples.shape[0], -1, self.block_words), axis=2)
         numerator = ((2 * ones - M) ** 2).sum(axis=1)  # chi2 = numerator / M, exact integers
         return {"numerator": numerator}, {"numerator": numerator.sum()}
 
@@ -297,10 +297,10 @@ class Runs(Accumulator):
     sample_words = SAMPLE_WORDS
 
     def measure(self, samples):
-        inner = popcount((samples ^ (samples >> np.uint32(1))) & np.uint32(0x7FFFFFFF)).sum(axis=1)
-        across = ((samples[:, :-1] & np.uint32(1)) ^ (samples[:, 1:] >> np.uint32(31))).astype(np.int64).sum(axis=1)
+        inner = count_ones((samples ^ (samples >> np.uint32(1))) & np.uint32(0x7FFFFFFF), axis=1)
+        across = np.count_nonzero((samples[:, :-1] & np.uint32(1)) != (samples[:, 1:] >> np.uint32(31)), axis=1)
         transitions = inner + across
-        ones = popcount(samples).sum(axis=1)
+        ones = count_ones(samples, axis=1)
         return {"ones": ones, "transitions": transitions}, {"transitions": transitions.sum()}
 
     def evaluate(self, records, totals, samples):
@@ -329,18 +329,29 @@ class LongestRun(Accumulator):
 
     def measure(self, samples):
         k = samples.shape[0]
-        blocks = samples.reshape(-1, 4).astype(np.uint64)
-        hi = (blocks[:, 0] << np.uint64(32)) | blocks[:, 1]
-        lo = (blocks[:, 2] << np.uint64(32)) | blocks[:, 3]
-        longest_at_least = []  # longest >= 1, 2, ..., 9
-        one, top = np.uint64(1), np.uint64(63)
-        for _ in range(9):
-            longest_at_least.append((hi | lo) != 0)
-            hi = hi & ((hi << one) | (lo >> top))
-            lo = lo & (lo << one)
-        at_least = np.stack(longest_at_least[4:], axis=1).sum(axis=1)  # number of L in 5..9 reached
-        classes = at_least.reshape(k, -1)
-        counts = np.stack([(classes == c).sum(axis=1) for c in range(6)], axis=1)
+        pairs = np.ascontiguousarray(samples, dtype=np.uint32).view(np.uint64).reshape(-1, 2)
+        swap = np.uint64(32)  # little-endian pairs hold word 2i in the low half: stream order is the swap
+        hi = (pairs[:, 0] << swap) | (pairs[:, 0] >> swap)
+        lo = (pairs[:, 1] << swap) | (pairs[:, 1] >> swap)
+
+        def shifted(h, l, m):  # the 128-bit block (h, l) shifted left by m bits
+            return (h << np.uint64(m)) | (l >> np.uint64(64 - m)), l << np.uint64(m)
+
+        # a_L has bit i set where bits i, i-1, ..., i-L+1 are all ones: a_{m+n} = a_m & (a_n << m)
+        h, l = shifted(hi, lo, 1)
+        h &= hi
+        l &= lo  # a_2
+        h2, l2 = shifted(h, l, 2)
+        h &= h2
+        l &= l2  # a_4
+        classes = np.zeros(hi.size, dtype=np.uint8)  # number of L in 5..9 with a run of length >= L
+        for _ in range(5):
+            h2, l2 = shifted(h, l, 1)
+            h &= h2
+            l &= l2  # a_5 .. a_9
+            classes += (h | l) != 0
+        classes = classes.reshape(k, -1)
+        counts = np.stack([np.count_nonzero(classes == c, axis=1) for c in range(6)], axis=1)
         return {"counts": counts}, {"counts": counts.sum(axis=0)}
 
     def evaluate(self, records, totals, samples):
@@ -351,18 +362,27 @@ class LongestRun(Accumulator):
 
 
 def gf2_rank32(matrices: np.ndarray) -> np.ndarray:
-    """Ranks over GF(2) of 32x32 bit matrices given as (K, 32) uint32 rows (vectorised elimination)."""
-    rows = np.array(matrices, dtype=np.uint32)
-    k = rows.shape[0]
-    rank = np.zeros(k, dtype=np.int64)
-    index = np.arange(k)
-    for bit in range(32):
-        mask = np.uint32(1 << bit)
-        has = (rows & mask) != 0
-        found = has.any(axis=1)
-        pivot = rows[index, has.argmax(axis=1)]
-        rows ^= np.where(has, pivot[:, None], np.uint32(0))  # the pivot row clears itself
-        rank += found
+    """Ranks over GF(2) of 32x32 bit matrices given as (K, 32) uint32 rows (vectorised elimination).
+
+    Columns from the most significant bit down: once the higher bits are cleared in every
+    row, the largest row of a matrix has the current bit iff some row has, so it is the
+    pivot; xoring it into every row that has the bit (itself included) clears the column.
+    The rows are held transposed (row r of every matrix contiguous) so that the pivot is an
+    elementwise maximum, and narrowed to 16 and 8 bits once the higher bits are gone.
+    """
+    rows = np.ascontiguousarray(np.asarray(matrices, dtype=np.uint32).T)  # (32, K)
+    rank = np.zeros(rows.shape[1], dtype=np.int64)
+    tmp = np.empty_like(rows)
+    for bit in range(31, -1, -1):
+        if bit in (15, 7):
+            rows = rows.astype(np.uint16 if bit == 15 else np.uint8)
+            tmp = np.empty_like(rows)
+        pivot = np.maximum.reduce(rows, axis=0)
+        shift = rows.dtype.type(bit)
+        rank += pivot >> shift  # 1 where this column has a pivot
+        np.right_shift(rows, shift, out=tmp)  # 1 for the rows that have the bit
+        np.multiply(tmp, pivot, out=tmp)
+        rows ^= tmp
     return rank
 
 
@@ -388,7 +408,35 @@ class MatrixRank(Accumulator):
 
 
 def overlapping_counts(samples: np.ndarray, m: int) -> np.ndarray:
-    """Counts of the n overlapping m-bit patterns of each sample, wrapping around (m <= 32)."""
+    """Counts of the n overlapping m-bit patterns of each sample, wrapping around (m <= 32).
+
+    For m <= 12: one histogram of the 16-bit windows starting at every 4-bit boundary (two
+    bincounts of 4 values per word), then the m-bit patterns starting 0..3 bits into each
+    window are marginals of it (exact integer sums, in float64 below 2^53).
+    """
+    k, s = samples.shape
+    if m > 12:
+        return _overlapping_counts_shifts(samples, m)
+    octets = np.empty((k, 4 * s + 2), dtype=np.uint8)  # stream order (big-endian words), 2 bytes wrapped
+    octets[:, :4 * s] = np.ascontiguousarray(samples, dtype=">u4").view(np.uint8).reshape(k, 4 * s)
+    octets[:, 4 * s:] = octets[:, :2]
+    wide = octets.astype(np.uint16)
+    counts = np.empty((k, 1 << m), dtype=np.int64)
+    for row in range(k):
+        w = wide[row]
+        even = (w[:-2] << np.uint16(8)) | w[1:-1]  # the 16 bits from bit 8b
+        odd = (even << np.uint16(4)) | (w[2:] >> np.uint16(4))  # the 16 bits from bit 8b + 4
+        h = (np.bincount(even, minlength=1 << 16) + np.bincount(odd, minlength=1 << 16)).astype(np.float64)
+        c = np.zeros(1 << m)
+        for o in range(4):  # the pattern starting o bits into the window: drop o high, 16-m-o low bits
+            low = 1 << (16 - m - o)
+            c += h.reshape(1 << o, -1).sum(axis=0).reshape(1 << m, low) @ np.ones(low)
+        counts[row] = c.astype(np.int64)
+    return counts
+
+
+def _overlapping_counts_shifts(samples: np.ndarray, m: int) -> np.ndarray:
+    """overlapping_counts by 32 shifted bincounts (any m <= 32)."""
     k, s = samples.shape
     pair = (samples.astype(np.uint64) << np.uint64(32)) | np.roll(samples, -1, axis=1).astype(np.uint64)
     mask = np.uint64((1 << m) - 1)
@@ -488,6 +536,9 @@ class CumulativeSums(Accumulator):
         return results
 
 
+_SIGNS_OF_BYTE = 2.0 * np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1).astype(np.float64) - 1.0
+
+
 class Spectral(Accumulator):
     """NIST SP 800-22 rev1a section 2.6 (Discrete Fourier Transform Test), on 2^16-bit samples.
 
@@ -503,7 +554,9 @@ class Spectral(Accumulator):
     second_level = False
 
     def measure(self, samples):
-        x = 2.0 * to_bits(samples).astype(np.float64) - 1.0
+        k = samples.shape[0]
+        octets = np.ascontiguousarray(samples, dtype=">u4").view(np.uint8).reshape(k, -1)
+        x = _SIGNS_OF_BYTE[octets].reshape(k, -1)  # 2 bit - 1, most significant bit first
         n = x.shape[1]
         modulus = np.abs(np.fft.rfft(x, axis=1))[:, 1: n // 2]  # without the DC term (not complex-normal)
         threshold = math.sqrt(math.log(1 / 0.05) * n)

@@ -170,7 +170,10 @@ class BackendSource(Source):
 
 
 class RawSource(Source):
-    """32-bit little-endian words from a file, or from stdin with path '-'."""
+    """32-bit little-endian words from a file, or from stdin with path '-'. ``tee``: a binary
+    file that receives a copy of every byte read (stdin is read once; peers read the copy)."""
+
+    tee = None
 
     def __init__(self, path: str, position: int = 0):
         self.path = path
@@ -192,16 +195,20 @@ class RawSource(Source):
 
     def read(self, count):
         want = count * WORD_BYTES
-        data = bytearray()
-        while len(data) < want:
-            piece = self.stream.read(want - len(data))
-            if not piece:
+        data = np.empty(want, dtype=np.uint8)  # read straight into the array (no intermediate copies)
+        view = memoryview(data)
+        got = 0
+        while got < want:
+            n = self.stream.readinto(view[got:])
+            if not n:
                 break
-            data += piece
-        self.bytes_read += len(data)
-        whole = len(data) - len(data) % WORD_BYTES
-        self.trailing_bytes = len(data) - whole
-        words = np.frombuffer(bytes(data[:whole]), dtype="<u4").astype(np.uint32)
+            got += n
+        self.bytes_read += got
+        if self.tee is not None:
+            self.tee.write(data[:got].tobytes())
+        whole = got - got % WORD_BYTES
+        self.trailing_bytes = got - whole
+        words = data[:whole].view("<u4").astype(np.uint32, copy=False)
         self.position += words.size
         return words
 

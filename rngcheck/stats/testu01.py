@@ -12,6 +12,7 @@ from scipy import special
 
 from . import pvalues
 from .accumulators import Accumulator, chi2_counts
+from .bits import weight_pairs
 
 
 class BirthdaySpacings(Accumulator):
@@ -31,8 +32,10 @@ class BirthdaySpacings(Accumulator):
 
     def measure(self, samples):
         k, s = samples.shape
-        sets = np.sort(samples.reshape(-1, self.m), axis=1).astype(np.int64)
-        spacings = np.diff(sets, axis=1, prepend=0)
+        sets = np.sort(samples.reshape(-1, self.m), axis=1)
+        spacings = np.empty_like(sets)  # sorted, so the spacings are non-negative uint32
+        spacings[:, 0] = sets[:, 0]
+        np.subtract(sets[:, 1:], sets[:, :-1], out=spacings[:, 1:])
         spacings.sort(axis=1)
         repeats = (spacings[:, 1:] == spacings[:, :-1]).sum(axis=1).reshape(k, -1).sum(axis=1)
         return {"J": repeats}, {"J": repeats.sum()}
@@ -56,6 +59,10 @@ HAMMING_CELLS = np.array([0] * 11 + list(range(1, 11)) + [11] * 12)  # <=10, 11.
 HAMMING_CELL_PROBS = np.array([float(sum(_W[w] for w in range(33) if HAMMING_CELLS[w] == c)) for c in range(12)])
 
 
+_HAMMING_ONEHOT = (HAMMING_CELLS[:, None] == np.arange(12)[None, :]).astype(np.int64)
+_CLASS_ONEHOT = (WEIGHT_CLASSES[:, None] == np.arange(5)[None, :]).astype(np.int64)
+
+
 class HammingWeight(Accumulator):
     """Hamming weights of 32-bit words (TestU01 guide, sstring_HammingWeight2 / HammingIndep):
       * distribution: weights in 12 cells (<=10, 11..20, >=21) against Binomial(32, 1/2);
@@ -68,12 +75,10 @@ class HammingWeight(Accumulator):
 
     def measure(self, samples):
         k = samples.shape[0]
-        weights = np.bitwise_count(samples).astype(np.intp)
-        cells = HAMMING_CELLS[weights] + (np.arange(k) * 12)[:, None]
-        dist = np.bincount(cells.reshape(-1), minlength=k * 12).reshape(k, 12)
-        classes = WEIGHT_CLASSES[weights]
-        pairs = classes[:, 0::2] * 5 + classes[:, 1::2] + (np.arange(k) * 25)[:, None]
-        indep = np.bincount(pairs.reshape(-1), minlength=k * 25).reshape(k, 25)
+        joint = weight_pairs(samples)  # (k, 33, 33): weights of words 2i and 2i+1
+        weights = joint.sum(axis=2) + joint.sum(axis=1)
+        dist = weights @ _HAMMING_ONEHOT
+        indep = np.matmul(np.matmul(_CLASS_ONEHOT.T, joint), _CLASS_ONEHOT).reshape(k, 25)  # class_even * 5 + class_odd
         return {"dist": dist, "indep": indep}, {"dist": dist.sum(axis=0), "indep": indep.sum(axis=0)}
 
     def evaluate(self, records, totals, samples):
@@ -152,12 +157,13 @@ class RandomWalk(Accumulator):
         self.cell_of = np.array([min(max(x, lo), hi) - lo for x in range(self.L + 1)])
         self.probabilities = np.array([float(sum(w[x] for x in range(self.L + 1) if self.cell_of[x] == c))
                                        for c in range(hi - lo + 1)])
+        ups = (np.arange(33)[:, None] + np.arange(33)[None, :]).reshape(-1)
+        self._cell_of_pair = (self.cell_of[ups][:, None] == np.arange(hi - lo + 1)[None, :]).astype(np.float64)
 
     def measure(self, samples):
         k = samples.shape[0]
-        ups = np.bitwise_count(samples).astype(np.intp).reshape(k, -1, self.L // 32).sum(axis=2)
-        cells = self.cell_of[ups] + (np.arange(k) * len(self.probabilities))[:, None]
-        counts = np.bincount(cells.reshape(-1), minlength=k * len(self.probabilities)).reshape(k, -1)
+        joint = weight_pairs(samples).reshape(k, 33 * 33).astype(np.float64)  # counts < 2^53: exact
+        counts = np.rint(joint @ self._cell_of_pair).astype(np.int64)  # cell of weight(2i) + weight(2i+1)
         return {"counts": counts}, {"counts": counts.sum(axis=0)}
 
     def evaluate(self, records, totals, samples):
