@@ -82,26 +82,35 @@ def add_to_counter(state, increment: int, *, counter_bits: int = COUNTER_BITS) -
     return make_state(counter, key_of(state))
 
 
-def block_counters(state, first_block: int, block_count: int, *, counter_bits: int = COUNTER_BITS):
+def block_counters(state, first_block: int, block_count: int, *, counter_bits: int = COUNTER_BITS,
+                   scratch=None):
     """Counter words (c0, c1, c2, c3) of blocks first_block .. first_block+block_count-1.
 
     Block j is keyed by counter + j mod 2^128 (the carry stops at ``counter_bits``
-    only in the diagnosis' broken models). Returns four uint64 arrays of 32-bit words.
+    only in the diagnosis' broken models). Returns four uint64 arrays of 32-bit words
+    (in ``scratch``'s arrays when one is given: rngcheck.philox.Scratch).
     """
-    start = counter_of(add_to_counter(state, first_block, counter_bits=counter_bits))
-    offsets = np.arange(block_count, dtype=np.uint64)
-    low64 = np.uint64(start & ((1 << 64) - 1))
-    high64 = np.uint64(start >> 64)
-    low = low64 + offsets  # wraps mod 2^64
-    carry = low < low64
-    if counter_bits == 32:
-        low = (low64 & np.uint64(0xFFFFFFFF00000000)) | ((low64 + offsets) & np.uint64(WORD_MASK))
-        carry = np.zeros(block_count, dtype=bool)
-    elif counter_bits == 64:
-        carry = np.zeros(block_count, dtype=bool)
-    elif counter_bits != COUNTER_BITS:
+    if counter_bits not in (32, 64, COUNTER_BITS):
         raise ValueError(f"counter_bits must be 32, 64 or 128, got {counter_bits}")
-    high = high64 + carry.astype(np.uint64)
-    mask = np.uint64(WORD_MASK)
-    shift = np.uint64(32)
-    return low & mask, low >> shift, high & mask, high >> shift
+    if scratch is None:
+        from .philox import Scratch
+        scratch = Scratch()
+    start = counter_of(add_to_counter(state, first_block, counter_bits=counter_bits))
+    offsets = scratch.counting(block_count)
+    low64, high64 = np.uint64(start & ((1 << 64) - 1)), np.uint64(start >> 64)
+    mask, shift = np.uint64(WORD_MASK), np.uint64(32)
+    low = np.add(low64, offsets, out=scratch.array("low", block_count, np.uint64))  # wraps mod 2^64
+    high = scratch.array("high", block_count, np.uint64)
+    if counter_bits == COUNTER_BITS:
+        np.add(high64, np.less(low, low64), out=high, casting="unsafe")  # the carry into the high half
+    else:
+        high[:] = high64  # the broken models: no carry out of the low half ...
+        if counter_bits == 32:  # ... nor out of word 0
+            np.bitwise_and(low64 + offsets, mask, out=low)
+            low |= low64 & np.uint64(0xFFFFFFFF00000000)
+    words = [scratch.array(f"word{i}", block_count, np.uint64) for i in range(4)]
+    np.bitwise_and(low, mask, out=words[0])
+    np.right_shift(low, shift, out=words[1])
+    np.bitwise_and(high, mask, out=words[2])
+    np.right_shift(high, shift, out=words[3])
+    return tuple(words)

@@ -23,7 +23,29 @@ LOW32 = np.uint64(0xFFFFFFFF)
 SHIFT32 = np.uint64(32)
 
 
-def philox4x32(c0, c1, c2, c3, k0: int, k1: int, rounds: int = DEFAULT_ROUNDS) -> np.ndarray:
+class Scratch:
+    """Arrays kept from one chunk to the next. Allocating a fresh 0.5 MiB array per operation
+    costs numpy more than the arithmetic does (mmap, page faults, munmap)."""
+
+    def __init__(self):
+        self.arrays = {}
+
+    def array(self, name: str, size: int, dtype) -> np.ndarray:
+        kept = self.arrays.get(name)
+        if kept is None or kept.size < size or kept.dtype != dtype:
+            kept = self.arrays[name] = np.empty(size, dtype=dtype)
+        return kept[:size]
+
+    def counting(self, size: int) -> np.ndarray:
+        """0, 1, ..., size-1 as uint64 (kept: it is the same for every chunk)."""
+        kept = self.arrays.get("counting")
+        if kept is None or kept.size < size:
+            kept = self.arrays["counting"] = np.arange(size, dtype=np.uint64)
+        return kept[:size]
+
+
+def philox4x32(c0, c1, c2, c3, k0: int, k1: int, rounds: int = DEFAULT_ROUNDS, *,
+               scratch: Scratch | None = None) -> np.ndarray:
     """Philox4x32-R of counters (c0, c1, c2, c3) under key (k0, k1).
 
     Returns uint32 of shape (blocks, 4): one row per counter, the four output lanes in order.
@@ -32,11 +54,17 @@ def philox4x32(c0, c1, c2, c3, k0: int, k1: int, rounds: int = DEFAULT_ROUNDS) -
         hi0:lo0 = M0 * c0      hi1:lo1 = M1 * c2
         c' = (hi1 ^ c1 ^ k0,  lo1,  hi0 ^ c3 ^ k1,  lo0)
     and between rounds the key is bumped: k0 += W0, k1 += W1 (mod 2^32).
-    The arithmetic is done in place on uint64 copies (numpy's speed is in not allocating).
+    The arithmetic is done in place on uint64 copies. With ``scratch`` the copies and the
+    result live in its arrays (the result is valid until the next call with the same scratch).
     """
-    c0, c1, c2, c3 = (np.array(c, dtype=np.uint64) for c in (c0, c1, c2, c3))
-    product0 = np.empty_like(c0)
-    product1 = np.empty_like(c0)
+    scratch = scratch or Scratch()
+    size = np.size(c0)
+    inputs = (c0, c1, c2, c3)
+    c0, c1, c2, c3 = (scratch.array(f"c{i}", size, np.uint64) for i in range(4))
+    for copy, given in zip((c0, c1, c2, c3), inputs):
+        np.copyto(copy, given, casting="unsafe")
+    product0 = scratch.array("product0", size, np.uint64)
+    product1 = scratch.array("product1", size, np.uint64)
     for round_index in range(rounds):
         if round_index:
             k0 = (k0 + PHILOX_W0) & 0xFFFFFFFF
@@ -51,7 +79,7 @@ def philox4x32(c0, c1, c2, c3, k0: int, k1: int, rounds: int = DEFAULT_ROUNDS) -
         np.right_shift(product0, SHIFT32, out=c2)
         c2 ^= c3                                  # c2' = hi0 ^ c3 ^ k1
         np.bitwise_and(product0, LOW32, out=c3)   # c3' = lo0
-    blocks = np.empty((c0.size, 4), dtype=np.uint32)
+    blocks = scratch.array("blocks", 4 * size, np.uint32).reshape(size, 4)
     for lane, value in enumerate((c0, c1, c2, c3)):
         blocks[:, lane] = value
     return blocks

@@ -21,23 +21,26 @@ LANES = 4
 CHUNK_ELEMENTS = 1 << 16  # bounded memory (and cache-sized): ~3 MiB of temporaries whatever the tensor size
 
 
-def words(state, first: int, count: int, *, rounds: int = philox.DEFAULT_ROUNDS) -> np.ndarray:
+def words(state, first: int, count: int, *, rounds: int = philox.DEFAULT_ROUNDS,
+          scratch: philox.Scratch | None = None) -> np.ndarray:
     """Output elements first .. first+count-1 in logical (row-major) order, as uint32.
 
     Rule 2: element i is lane i mod 4 of the block keyed by counter + floor(i/4).
+    (With ``scratch`` the result lives in its arrays until the next call.)
     """
     if count <= 0:
         return np.empty(0, dtype=np.uint32)
     first_block = first // LANES
     last_block = (first + count - 1) // LANES
-    ctr = counter.block_counters(state, first_block, last_block - first_block + 1)
-    interleaved = philox.philox4x32(*ctr, *counter.key_of(state), rounds=rounds).reshape(-1)
+    ctr = counter.block_counters(state, first_block, last_block - first_block + 1, scratch=scratch)
+    interleaved = philox.philox4x32(*ctr, *counter.key_of(state), rounds=rounds, scratch=scratch).reshape(-1)
     skip = first - first_block * LANES
     return interleaved[skip:skip + count]
 
 
-def chunks(element_count: int, chunk: int = CHUNK_ELEMENTS):
+def chunks(element_count: int, chunk: int | None = None):
     """(first, count) pairs covering 0 .. element_count-1 in bounded pieces."""
+    chunk = chunk or CHUNK_ELEMENTS
     for first in range(0, element_count, chunk):
         yield first, min(chunk, element_count - first)
 
@@ -48,9 +51,11 @@ def random_generator(state, sizes, strides, buffer, *, output_state=True, featur
     state = counter.state_array(state)
     n = layout.element_count(sizes)
     packed = layout.effective_strides(sizes, strides) == layout.packed_strides(sizes)
+    scratch = philox.Scratch()
     for first, count in chunks(n):
+        chunk_words = words(state, first, count, scratch=scratch)
         if packed:  # rule 3 with packed strides: offset = logical index
-            buffer[first:first + count] = words(state, first, count)
+            buffer[first:first + count] = chunk_words
         else:
-            buffer[layout.physical_offsets(sizes, strides, first, count)] = words(state, first, count)
+            buffer[layout.physical_offsets(sizes, strides, first, count)] = chunk_words
     return counter.advance(state, n) if output_state else None  # rule 4
