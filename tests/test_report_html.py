@@ -423,7 +423,7 @@ def test_truncated_document_is_a_one_line_error(typical, tmp_path):
     with pytest.raises(RngcheckError) as caught:
         html.read(path)
     message = str(caught.value)
-    assert "\n" not in message and "truncated or not JSON" in message and str(path) in message
+    assert "\n" not in message and "truncated or not valid JSON" in message and str(path) in message
 
 
 @pytest.mark.parametrize("mutate, message", [

@@ -32,6 +32,7 @@ from pathlib import Path
 
 from .. import __version__
 from ..errors import RngcheckError
+from ..jsonfile import read_json
 
 SCHEMA = "rngcheck-result"
 SCHEMA_VERSION = 1
@@ -170,12 +171,7 @@ def load(path) -> dict:
 def read(path) -> dict:
     """A result document, checked (raises RngcheckError with one line)."""
     path = Path(path)
-    try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as error:
-        raise RngcheckError(f"cannot read {path}: {error.strerror}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise RngcheckError(f"{path}: not a complete JSON document ({error})") from None
+    document = read_json(path, what="result document")
     if not isinstance(document, dict) or document.get("schema") != SCHEMA:
         raise RngcheckError(f"{path}: not an rngcheck result document")
     version = document.get("schema_version")

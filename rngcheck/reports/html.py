@@ -32,6 +32,7 @@ from pathlib import Path
 from .. import __version__
 from ..conformance import journal
 from ..errors import RngcheckError
+from ..jsonfile import read_json
 from . import document as D
 from .document import BROKEN, STATUSES
 
@@ -97,22 +98,7 @@ def read(path) -> Source:
     path = Path(path)
     if path.is_file() and journal.is_journal(path):
         return _from_journal(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as error:
-        raise RngcheckError(f"cannot read {path}: {error.strerror or error}") from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise RngcheckError(f"{path}: not UTF-8 text ({error.reason} at byte {error.start})") from None
-    if not text.strip():
-        raise RngcheckError(f"{path}: empty file, not an rngcheck document")
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise RngcheckError(f"{path}: truncated or not JSON ({error.msg} at line {error.lineno} column "
-                            f"{error.colno}); rerun, or give the run's journal") from None
-    return classify(doc, str(path))
+    return classify(read_json(path, what="document"), str(path))
 
 
 def _from_journal(path: Path) -> Source:

@@ -163,16 +163,22 @@ def spectral(bits) -> float:
     return float(special.erfc(abs(d) / math.sqrt(2)))
 
 
-def _psi2(bits, m: int) -> float:
-    if m <= 0:
-        return 0.0
+def _window_counts(bits, m: int) -> np.ndarray:
+    """Counts of every m-bit pattern over the n overlapping windows, the sequence wrapped around
+    (the augmented sequence of 2.11.4 step 1 and 2.12.4 step 1)."""
     n = bits.size
     extended = np.concatenate([bits, bits[: m - 1]]).astype(np.int64)
     values = np.zeros(n, dtype=np.int64)
     for j in range(m):
         values = (values << 1) | extended[j:j + n]
-    counts = np.bincount(values, minlength=1 << m)
-    return (2.0 ** m / n) * float((counts.astype(np.float64) ** 2).sum()) - n
+    return np.bincount(values, minlength=1 << m)
+
+
+def _psi2(bits, m: int) -> float:
+    if m <= 0:
+        return 0.0
+    counts = _window_counts(bits, m)
+    return (2.0 ** m / bits.size) * float((counts.astype(np.float64) ** 2).sum()) - bits.size
 
 
 def serial(bits, m: int) -> tuple[float, float]:
@@ -185,13 +191,8 @@ def serial(bits, m: int) -> tuple[float, float]:
 
 
 def _phi(bits, m: int) -> float:
-    n = bits.size
-    extended = np.concatenate([bits, bits[: m - 1]]).astype(np.int64)
-    values = np.zeros(n, dtype=np.int64)
-    for j in range(m):
-        values = (values << 1) | extended[j:j + n]
-    counts = np.bincount(values, minlength=1 << m)
-    c = counts[counts > 0] / n
+    counts = _window_counts(bits, m)
+    c = counts[counts > 0] / bits.size
     return float((c * np.log(c)).sum())
 
 

@@ -11,12 +11,12 @@ Words are written as 8-digit hex strings ("0x0000abcd"); a state is 6 of them, w
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
 from ..errors import VectorFileError
+from ..jsonfile import read_json
 
 FORMAT = "rngcheck-vectors"
 FORMAT_VERSION = 1
@@ -82,12 +82,7 @@ def _ints(values, where: str, allow_none=False):
 def read_document(path) -> dict:
     """A vectors file, parsed and its header checked (raises VectorFileError, one line)."""
     path = Path(path)
-    try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as error:
-        raise VectorFileError(f"cannot read vectors file {path}: {error.strerror}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise VectorFileError(f"{path.name}: not valid JSON ({error})") from None
+    document = read_json(path, VectorFileError, "vectors file")
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise VectorFileError(f"{path.name}: not an rngcheck vectors file (format must be {FORMAT!r})")
     if document.get("format_version") != FORMAT_VERSION:
