@@ -305,11 +305,15 @@ class Device:
                                   S.D3D12_RESOURCE_STATE_UNORDERED_ACCESS) if persistent_size else None
         keep = []
 
+        def bind(resource, size, method):
+            """One buffer bound by IDMLBindingTable::BindTemporaryResource / BindPersistentResource."""
+            desc, binding = buffer_binding(resource, size)
+            keep.extend([desc, binding])
+            com.call(table, "IDMLBindingTable", method, addressof(desc))
+
         # The initializer (once per compiled operator).
         if temporary and init_props.TemporaryResourceSize:
-            desc, binding = buffer_binding(temporary, temporary_size)
-            keep += [desc, binding]
-            com.call(table, "IDMLBindingTable", "BindTemporaryResource", addressof(desc))
+            bind(temporary, temporary_size, "BindTemporaryResource")
         if persistent:
             desc, binding = buffer_binding(persistent, persistent_size)
             outputs = descriptor_array([desc])
@@ -336,13 +340,9 @@ class Device:
         reset = S.DML_BINDING_TABLE_DESC(compiled, cpu, gpu, descriptors)
         com.hr(table, "IDMLBindingTable", "Reset", addressof(reset))
         if temporary and exec_props.TemporaryResourceSize:
-            desc, binding = buffer_binding(temporary, temporary_size)
-            keep += [desc, binding]
-            com.call(table, "IDMLBindingTable", "BindTemporaryResource", addressof(desc))
+            bind(temporary, temporary_size, "BindTemporaryResource")
         if persistent:
-            desc, binding = buffer_binding(persistent, persistent_size)
-            keep += [desc, binding]
-            com.call(table, "IDMLBindingTable", "BindPersistentResource", addressof(desc))
+            bind(persistent, persistent_size, "BindPersistentResource")
         in_desc, in_binding = buffer_binding(state_in, in_state_bytes)
         inputs = descriptor_array([in_desc])
         out_desc, out_binding = buffer_binding(output_buffer, out_bytes)
