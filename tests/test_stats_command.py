@@ -3,7 +3,6 @@
 import argparse
 import io
 import json
-import os
 import sys
 
 import numpy as np
