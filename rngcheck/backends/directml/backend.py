@@ -1,9 +1,11 @@
 """The ``directml`` backend: DirectML's own DML_RANDOM_GENERATOR, through ctypes.
 
 Options: ``directml`` (the default adapter: DXGI adapter 0 on Windows, D3D12's default
-under WSL), ``directml:adapter=warp`` (the WARP software adapter, Windows), or
-``directml:adapter=N`` (DXGI adapter N). The DirectML library comes from
-RNGCHECK_DIRECTML_DLL or the loader path (see rngcheck.backends.directml.loader).
+under WSL, vkd3d's Vulkan device on Linux), ``directml:adapter=warp`` (the WARP software
+adapter, Windows), or ``directml:adapter=N`` (DXGI adapter N); ``lib=`` the DirectML library:
+a path, or on Linux a pinned build (``lib=0.2.5``, ``lib=0.2.0``; see bridge/chain.py), else
+RNGCHECK_DIRECTML_DLL or the platform's default; ``d3d12=`` the folder of rngcheck's vkd3d
+bridge on Linux (default: the set-up's cache). See rngcheck.backends.directml.loader.
 
 What the backend decides itself, and why (everything else is DirectML's to accept or refuse
 with E_INVALIDARG, which becomes rngcheck.Rejected):
@@ -51,11 +53,12 @@ class DirectMLBackend(Backend):
     name = "directml"
     validates = True
 
-    def __init__(self, adapter: str = "default", *, exports=None, abi: str | None = None):
+    def __init__(self, adapter: str = "default", lib: str | None = None, d3d12: str | None = None, *,
+                 exports=None, abi: str | None = None):
         adapter = str(adapter).strip().lower()
         if adapter not in ("default", "warp") and not adapter.isdigit():
             raise BackendSpecError(f"directml: adapter must be default, warp or an index, got {adapter!r}")
-        self.exports = exports if exports is not None else loader.load()
+        self.exports = exports if exports is not None else loader.load(lib, d3d12)
         self.com = Com(self.exports, abi)
         self.device = dispatch.Device(self.com, adapter)
         self.feature_level = self.device.feature_level
@@ -63,7 +66,12 @@ class DirectMLBackend(Backend):
     def describe(self) -> dict[str, str]:
         info = {"implementation": "DirectML DML_OPERATOR_RANDOM_GENERATOR (Philox 4x32-10)"}
         info.update(self.device.info)
+        adapter = getattr(self.exports, "adapter", None)
+        if adapter is not None:
+            info.update(adapter())
         info["DirectML version"] = self.exports.directml_version
+        info["max feature level"] = info.pop("feature level", "?")
+        info.update(getattr(self.exports, "details", {}))
         for library, path in getattr(self.exports, "paths", {}).items():
             info[f"{library} library"] = str(path)
         info["platform"] = self.exports.platform

@@ -155,9 +155,9 @@ class Device:
         com = self.com
         if not com.exports.has_dxgi:
             if choice != "default":
-                raise BackendUnavailable(f"adapter={choice} needs DXGI (Windows); under WSL only the default "
-                                         f"adapter is available")
-            self.info["adapter"] = "default (D3D12CreateDevice with no adapter; WSL has no DXGI to name it)"
+                raise BackendUnavailable(f"adapter={choice} needs DXGI (Windows); under WSL and on vkd3d only "
+                                         f"the default adapter is available")
+            self.info["adapter"] = "default (D3D12CreateDevice with no adapter; no DXGI here to name it)"
             return None
         factory = self._export_create("dxgi", "CreateDXGIFactory1", riid="IDXGIFactory4")
         out = c_void_p()

@@ -7,6 +7,8 @@ dxgi.dll from the system.
 WSL2: /dev/dxg (the paravirtualised GPU), libd3d12.so (in /usr/lib/wsl/lib, the WSL
 graphics driver directory) and libdirectml.so (RNGCHECK_DIRECTML_DLL, else the loader path).
 DXGI does not exist there: the device is D3D12CreateDevice's default adapter.
+Linux without /dev/dxg: the same libdirectml.so (a pinned torch-directml build) on rngcheck's
+vkd3d bridge and any Vulkan device (rngcheck.backends.directml.vkd3d).
 Anywhere else, and for a 32-bit Python, :func:`load` raises BackendUnavailable.
 Importing this module never loads anything.
 """
@@ -31,9 +33,11 @@ class Exports:
     """Loaded libraries: the address of each entry point, and what was loaded from where."""
 
     libraries: dict
-    platform: str                     # "windows" or "wsl"
+    platform: str                     # "windows", "wsl" or "vkd3d" (see platform())
     paths: dict = field(default_factory=dict)
     directml_version: str = "unknown"
+    details: dict = field(default_factory=dict)     # more for describe(): the D3D12 implementation, ...
+    adapter: object = None            # a callable giving the adapter's description once a device exists
 
     def address(self, library: str, symbol: str) -> int:
         if library not in self.libraries:
@@ -51,21 +55,27 @@ class Exports:
 
 
 def unavailable_reason() -> str | None:
-    """Why DirectML cannot be loaded here without trying, or None if it may be."""
+    """Why DirectML cannot be loaded here without trying, or None if it may be.
+
+    On Linux without /dev/dxg the answer is None too: the vkd3d bridge may be set up, and
+    :func:`load` says which piece is missing if not.
+    """
     if ctypes.sizeof(ctypes.c_void_p) != 8:
         return "the DirectML backend needs a 64-bit Python"
+    if sys.platform == "win32" or sys.platform.startswith("linux"):
+        return None
+    return f"DirectML needs Windows, WSL2 or Linux with Vulkan (this is {sys.platform})"
+
+
+def platform() -> str:
+    """windows; wsl (Microsoft's libd3d12.so over /dev/dxg); vkd3d (rngcheck's bridge)."""
     if sys.platform == "win32":
-        return None
-    if sys.platform.startswith("linux"):
-        if not DXG_DEVICE.exists():
-            return ("DirectML needs Windows, or WSL2 with the /dev/dxg GPU device; "
-                    "this is Linux without /dev/dxg")
-        return None
-    return f"DirectML needs Windows or WSL2 (this is {sys.platform})"
+        return "windows"
+    return "wsl" if DXG_DEVICE.exists() else "vkd3d"
 
 
-def _directml_candidates(default_name: str) -> list[str]:
-    configured = os.environ.get(ENV_DLL, "").strip()
+def _directml_candidates(default_name: str, lib: str | None = None) -> list[str]:
+    configured = (lib or os.environ.get(ENV_DLL, "")).strip()
     if configured:
         path = Path(configured)
         return [str(path / default_name) if path.is_dir() else str(path)]
@@ -115,28 +125,37 @@ def _loaded_path(library) -> str:
     return getattr(library, "_name", "?")
 
 
-def load() -> Exports:
-    """The DirectML, D3D12 (and on Windows DXGI) libraries, or BackendUnavailable with the reason."""
+def load(lib: str | None = None, d3d12: str | None = None) -> Exports:
+    """The DirectML, D3D12 (and on Windows DXGI) libraries, or BackendUnavailable with the reason.
+
+    ``lib``: the DirectML library (a path, or on Linux a pinned build's version such as
+    ``0.2.5``); default RNGCHECK_DIRECTML_DLL, else the platform's default. ``d3d12``: on
+    Linux without /dev/dxg, the folder of the vkd3d bridge (default: the set-up's cache).
+    """
     reason = unavailable_reason()
     if reason:
         raise BackendUnavailable(reason)
-    if sys.platform == "win32":
+    where = platform()
+    if where == "windows":
         win = ctypes.WinDLL
-        d3d12, _ = _open(win, ["d3d12.dll"], "d3d12.dll (Direct3D 12)")
+        d3d12_dll, _ = _open(win, ["d3d12.dll"], "d3d12.dll (Direct3D 12)")
         dxgi, _ = _open(win, ["dxgi.dll"], "dxgi.dll")
-        directml, _ = _open(win, _directml_candidates("DirectML.dll"),
+        directml, _ = _open(win, _directml_candidates("DirectML.dll", lib),
                             f"DirectML.dll (set {ENV_DLL} to the Microsoft.AI.DirectML package's bin\\x64-win)")
         path = _loaded_path(directml)
-        return Exports({"d3d12": d3d12, "dxgi": dxgi, "directml": directml}, "windows",
-                       {"d3d12": _loaded_path(d3d12), "dxgi": _loaded_path(dxgi), "directml": path},
+        return Exports({"d3d12": d3d12_dll, "dxgi": dxgi, "directml": directml}, "windows",
+                       {"d3d12": _loaded_path(d3d12_dll), "dxgi": _loaded_path(dxgi), "directml": path},
                        windows_file_version(path))
+    if where == "vkd3d":
+        from . import vkd3d
+        return vkd3d.load(lib, d3d12)
     mode = os.RTLD_GLOBAL if hasattr(os, "RTLD_GLOBAL") else 0
-    d3d12, d3d12_path = _open(lambda p: ctypes.CDLL(p, mode=mode),
-                              [str(WSL_DRIVER_DIR / "libd3d12.so"), "libd3d12.so"], "libd3d12.so (WSL)")
-    directml, dml_path = _open(lambda p: ctypes.CDLL(p, mode=mode), _directml_candidates("libdirectml.so"),
+    d3d12_lib, d3d12_path = _open(lambda p: ctypes.CDLL(p, mode=mode),
+                                  [str(WSL_DRIVER_DIR / "libd3d12.so"), "libd3d12.so"], "libd3d12.so (WSL)")
+    directml, dml_path = _open(lambda p: ctypes.CDLL(p, mode=mode), _directml_candidates("libdirectml.so", lib),
                                f"libdirectml.so (set {ENV_DLL} to the Microsoft.AI.DirectML package's "
                                f"bin/x64-linux/libdirectml.so)")
-    return Exports({"d3d12": d3d12, "directml": directml}, "wsl", {"d3d12": d3d12_path, "directml": dml_path},
+    return Exports({"d3d12": d3d12_lib, "directml": directml}, "wsl", {"d3d12": d3d12_path, "directml": dml_path},
                    _version_from_path(dml_path))
 
 
