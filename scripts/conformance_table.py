@@ -24,7 +24,8 @@ DEFAULT = ["numpy", "randomgen", "tensorflow", "jax", "jax:state_words=3", "open
 CATEGORIES = ["kat", "vectors", "mapping", "counter", "key", "layout", "state", "validation", "property", "scale"]
 BEGIN, END = "<!-- conformance-table:begin -->", "<!-- conformance-table:end -->"
 BROKEN = ("failed", "error", "crashed", "timeout")
-VERSION_KEYS = ("tensorflow", "jax", "randomgen", "driver version", "numpy", "rngcheck", "exec-protocol")
+VERSION_KEYS = ("tensorflow", "jax", "randomgen", "DirectML version", "driver version", "numpy", "rngcheck",
+                "exec-protocol")
 
 
 def run_backend(spec: str, results: Path) -> dict | None:
@@ -57,7 +58,7 @@ def table(documents: list[dict]) -> str:
         describe = backend["describe"]
         version = next((f"{k} {describe[k]}" for k in VERSION_KEYS if k in describe), "")
         cases = {c["id"]: c["category"] for c in document["cases"]}
-        row = [f"`{backend['spec']}`", version, describe.get("device", "")]
+        row = [f"`{backend['spec']}`", version, describe.get("device", describe.get("adapter", ""))]
         row += [cell(document["results"], category, cases) for category in CATEGORIES]
         row.append(backend["verdict"].upper())
         lines.append("| " + " | ".join(str(c).replace("|", "/") for c in row) + " |")

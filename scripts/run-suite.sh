@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The main job: set up, then run the conformance suite on the embedded default backends
-# (numpy, and opencl when a platform exists) and write the results under results/.
+# (numpy, and opencl and directml when available) and write the results under results/:
+# the result document, JUnit XML and the HTML report.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -8,7 +9,8 @@ mkdir -p results
 export POCL_CACHE_DIR="${POCL_CACHE_DIR:-$PWD/.pocl-cache}"
 backends=()
 if [ -n "${CI:-}" ]; then
-  backends=(--backend numpy --backend opencl)  # in CI OpenCL (PoCL) is installed, so it is required
+  # in CI OpenCL (PoCL) and real DirectML (both Linux builds, on lavapipe) are installed: required
+  backends=(--backend numpy --backend opencl --backend directml:lib=0.2.5 --backend directml:lib=0.2.0)
 fi
 rngcheck run "${backends[@]}" --profile "${RNGCHECK_PROFILE:-full}" --stats "${RNGCHECK_STATS:-smoke}" --json results/rngcheck-result.json \
-  --junit results/rngcheck-junit.xml "$@"
+  --junit results/rngcheck-junit.xml --html results/report.html "$@"

@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
 # Everything rngcheck needs on a fresh Debian/Ubuntu machine: PoCL (a CPU OpenCL device), gcc
 # (for the exec example in C), dieharder (the statistical peer), Chromium (the report's browser test; driven by Playwright, which
-# downloads no browser of its own), and the Python package with its extras: tests, OpenCL, reports,
-# and the library backends (randomgen, TensorFlow, JAX). Idempotent; run as root or with sudo.
+# downloads no browser of its own), the Python package with its extras: tests, OpenCL, reports,
+# and the library backends (randomgen, TensorFlow, JAX); and real DirectML on Linux: Mesa's lavapipe
+# (a CPU Vulkan device), then the pinned DirectML builds, vkd3d and rngcheck's bridge, fetched and
+# built into the cache ($RNGCHECK_CACHE, else ~/.cache/rngcheck) by
+# `python3 -m rngcheck.backends.directml.bridge.build` (seconds once cached).
+# Idempotent; run as root or with sudo.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-APT_PACKAGES="pocl-opencl-icd ocl-icd-libopencl1 clinfo gcc libc6-dev chromium fonts-dejavu-core dieharder"
+APT_PACKAGES="pocl-opencl-icd ocl-icd-libopencl1 clinfo gcc libc6-dev chromium fonts-dejavu-core dieharder
+  mesa-vulkan-drivers libvulkan1 libvulkan-dev bison flex dpkg-dev"
 missing=""
 for pkg in $APT_PACKAGES; do
   dpkg -s "$pkg" >/dev/null 2>&1 || missing="$missing $pkg"
@@ -21,3 +26,12 @@ if [ -n "$missing" ]; then
 fi
 
 python3 -m pip install -q --disable-pip-version-check -e '.[test,opencl,report,tensorflow,jax]'
+
+# Real DirectML (Linux): the build says in one line what is missing when a piece cannot be had.
+# Outside CI a machine that cannot have it (no Debian mirror, say) goes on without it.
+if [ "$(uname -s)" = "Linux" ]; then
+  if ! python3 -m rngcheck.backends.directml.bridge.build --quiet; then
+    [ -z "${CI:-}" ] || exit 1
+    echo "setup: real DirectML is not set up (reason above): the directml backend stays unavailable" >&2
+  fi
+fi

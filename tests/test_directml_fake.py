@@ -168,7 +168,7 @@ def test_feature_level_3_rules_enforced_by_the_backend():
 
 def test_device_at_feature_level_3_refuses_other_ranks():
     fake, backend = make(feature_level=(3, 1))
-    assert backend.describe()["feature level"] == "3.1"
+    assert backend.describe()["max feature level"] == "3.1"
     with pytest.raises(InvalidArgument):
         backend.random_generator(STATE.copy(), (8,), None, np.zeros(8, np.uint32))
     got, want, *_ = call(backend, (1, 1, 2, 4), state=STATE.reshape(1, 1, 1, 6), feature_level=FEATURE_LEVEL_3_0)
@@ -294,33 +294,30 @@ def test_wrong_desc_building_is_caught(monkeypatch, variant):
     assert all(r["status"] == "failed" for r in failed)
 
 
-def test_unavailable_here_with_a_one_line_reason():
-    if Path("/dev/dxg").exists():
-        pytest.skip("this machine has /dev/dxg (WSL2): DirectML may be available")
+def test_unavailable_without_the_chain_with_a_one_line_reason(tmp_path, monkeypatch):
+    """Linux without /dev/dxg and with nothing set up: the missing piece is named."""
     import sys
-    if sys.platform == "win32":
-        pytest.skip("Windows: DirectML may be available")
-    for spec in ["rngcheck.backends.directml.backend:DirectMLBackend", "directml"]:
-        try:
-            load(spec)
-        except BackendUnavailable as error:
-            message = str(error)
-            assert "\n" not in message and "/dev/dxg" in message
-        except BackendSpecError as error:   # "directml" before its entry point is registered
-            assert spec == "directml" and "unknown backend" in str(error)
-        else:
-            raise AssertionError(f"{spec} loaded on a machine without DirectML")
-    assert loader.unavailable_reason() is not None
+    if sys.platform == "win32" or Path("/dev/dxg").exists():
+        pytest.skip("Windows or WSL2: DirectML may be available from the system")
+    monkeypatch.setenv("RNGCHECK_CACHE", str(tmp_path))
+    monkeypatch.delenv("RNGCHECK_D3D12_BRIDGE", raising=False)
+    with pytest.raises(BackendUnavailable) as raised:
+        load("rngcheck.backends.directml.backend:DirectMLBackend")
+    message = str(raised.value)
+    assert "\n" not in message and "vkd3d (D3D12 over Vulkan) is not set up" in message
+    assert loader.platform() == "vkd3d"
 
 
 def test_unavailable_reason_per_platform(monkeypatch):
     monkeypatch.setattr(loader.sys, "platform", "darwin")
-    assert "Windows or WSL2" in loader.unavailable_reason()
+    assert "Windows, WSL2 or Linux with Vulkan" in loader.unavailable_reason()
     monkeypatch.setattr(loader.sys, "platform", "win32")
     assert loader.unavailable_reason() is None
+    assert loader.platform() == "windows"
     monkeypatch.setattr(loader.sys, "platform", "linux")
+    assert loader.unavailable_reason() is None
     monkeypatch.setattr(loader, "DXG_DEVICE", Path("/nonexistent/dxg"))
-    assert "/dev/dxg" in loader.unavailable_reason()
+    assert loader.platform() == "vkd3d"
 
 
 def test_directml_version_from_a_nuget_path():

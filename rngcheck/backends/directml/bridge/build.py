@@ -227,8 +227,14 @@ def fetch_widl(layout: Layout, work: Path, offline: bool) -> Path:
             raise SetupError(f"{WIDL.package} {WIDL.version} (for widl) is not in {layout.downloads} "
                              f"and --offline forbids fetching it")
         layout.downloads.mkdir(parents=True, exist_ok=True)
-        run(["apt-get", "-qq", "download", f"{WIDL.package}={WIDL.version}"],
-            f"apt-get download {WIDL.package}={WIDL.version} (run apt-get update first)", cwd=layout.downloads)
+        command = ["apt-get", "-qq", "download", f"{WIDL.package}={WIDL.version}"]
+        try:
+            run(command, f"apt-get download {WIDL.package}={WIDL.version}", cwd=layout.downloads)
+        except SetupError:
+            if os.geteuid() != 0:
+                raise
+            run(["apt-get", "-qq", "update"], "apt-get update")     # package lists absent or stale
+            run(command, f"apt-get download {WIDL.package}={WIDL.version}", cwd=layout.downloads)
     verified(deb, WIDL.sha256, f"{WIDL.package} {WIDL.version}")
     run(["dpkg-deb", "-x", str(deb), str(work / "widl")], f"dpkg-deb -x {deb.name}")
     widl = work / "widl" / WIDL.member

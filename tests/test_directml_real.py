@@ -1,0 +1,165 @@
+"""Real DirectML (Microsoft's Linux build) on vkd3d and lavapipe: the backend, and the one-line
+reason for each missing piece. CI sets the chain up (scripts/setup.sh), so there a missing
+piece fails these tests; elsewhere they skip with the reason."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import unavailable
+from rngcheck import reference
+from rngcheck.backends.directml.bridge import chain
+from rngcheck.conformance.runner import NamedBackend, RunOptions, run
+from rngcheck.errors import BackendUnavailable
+
+BUILDS = [pytest.param(build, id=build.short) for build in chain.DIRECTML_BUILDS]
+LAYOUT = chain.Layout.default()
+
+
+def set_up_or_skip(build=chain.DEFAULT_BUILD):
+    missing = [p for p in (LAYOUT.bridge / "libd3d12.so", LAYOUT.directml(build)) if not p.is_file()]
+    if missing:
+        unavailable(f"real DirectML is not set up ({missing[0]} is missing; "
+                    f"python -m rngcheck.backends.directml.bridge.build)")
+
+
+def rngcheck(*args, env=None, timeout=300):
+    """rngcheck in a fresh process (one D3D12 and one DirectML per process)."""
+    environment = dict(os.environ, **(env or {}))
+    return subprocess.run([sys.executable, "-m", "rngcheck", *args], capture_output=True, text=True,
+                          env=environment, timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+def one_line_error(done) -> str:
+    assert done.returncode == 2, (done.returncode, done.stderr)
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
+    return lines[0]
+
+
+@pytest.mark.parametrize("build", BUILDS)
+def test_backend_describes_the_real_chain(build):
+    set_up_or_skip(build)
+    code = ("import json; from rngcheck.backends import load; "
+            f"b = load('directml:lib={build.short}'); print(json.dumps(b.describe())); b.close()")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    import json
+    info = json.loads(out.stdout.strip().splitlines()[-1])
+    assert info["platform"] == "vkd3d"
+    assert info["DirectML version"] == build.version
+    assert info["max feature level"] == build.feature_level
+    assert "vkd3d-shader 1.14" in info["D3D12 implementation"]
+    assert "llvmpipe" in info["adapter"] and "CPU" in info["adapter"]
+    assert info["bridge adapters"].startswith("12 ")
+    assert info["directml library"] == str(LAYOUT.directml(build))
+
+
+@pytest.mark.parametrize("build", BUILDS)
+def test_real_directml_computes_the_reference_words(build, tmp_path):
+    """One execution, in this process for the default build and in a worker for the other."""
+    set_up_or_skip(build)
+    code = f"""
+import numpy as np, sys
+from rngcheck.backends import load
+b = load('directml:lib={build.short}')
+state = np.array([0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 7, 9], dtype=np.uint32)
+buf = np.full(3 * 8 + 4, 0xFEEDFACE, dtype=np.uint32)
+out = b.random_generator(state, (3, 5), (8, 1), buf)
+np.save(sys.argv[1], np.concatenate([buf, out]))
+b.close()
+"""
+    target = tmp_path / "words.npy"
+    done = subprocess.run([sys.executable, "-c", code, str(target)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    got = np.load(target)
+    buffer, state_out = got[:-6], got[-6:]
+    state = np.array([0xFFFFFFFF] * 4 + [7, 9], dtype=np.uint32)
+    expected = reference.words(state, 0, 15).reshape(3, 5)
+    assert np.array_equal(buffer[:24].reshape(3, 8)[:, :5], expected)       # across the 2^128 wrap
+    assert np.all(buffer[:24].reshape(3, 8)[:, 5:] == 0xFEEDFACE)           # padding preserved
+    assert np.all(buffer[24:] == 0xFEEDFACE)                                # past the extent untouched
+    assert list(state_out) == [3, 0, 0, 0, 7, 9]                            # ceil(15/4) = 4, wrapped
+
+
+@pytest.mark.parametrize("build", BUILDS)
+def test_quick_profile_passes_on_real_directml(build):
+    set_up_or_skip(build)
+    from rngcheck.backends.exec_backend import isolated   # the run's own isolation: a worker
+    spec = f"directml:lib={build.short}"
+    try:
+        backend = isolated(spec, timeout=300)
+    except BackendUnavailable as error:
+        unavailable(str(error))
+    try:
+        document = run([NamedBackend(spec, backend)], RunOptions(profile="quick"))
+    finally:
+        backend.close()
+    results = document["results"]
+    broken = [r for r in results if r["required"] and r["status"] in ("failed", "error", "crashed", "timeout")]
+    assert not broken, broken[:3]
+    assert sum(r["status"] == "passed" for r in results) > 100
+    aliasing = {r["case"]: r for r in results if r["case"].startswith("layout/alias-")}
+    assert aliasing and all("refused the aliasing output" in r["message"] for r in aliasing.values())
+
+
+# -- each missing piece: one line, exit 2 ----------------------------------------------------
+
+def test_missing_vkd3d_is_named(tmp_path):
+    line = one_line_error(rngcheck("run", "--backend", "directml", "--case", "kat",
+                                   env={"RNGCHECK_CACHE": str(tmp_path)}))
+    assert "vkd3d (D3D12 over Vulkan) is not set up" in line and "bridge.build" in line
+
+
+def test_missing_directml_library_is_named(tmp_path):
+    set_up_or_skip()
+    line = one_line_error(rngcheck("run", "--backend", f"directml:d3d12={LAYOUT.bridge}", "--case", "kat",
+                                   env={"RNGCHECK_CACHE": str(tmp_path)}))
+    assert f"DirectML {chain.DEFAULT_BUILD.version} (torch-directml) is not set up" in line
+
+
+def test_unknown_build_is_named():
+    line = one_line_error(rngcheck("run", "--backend", "directml:lib=9.9", "--case", "kat"))
+    assert "lib=9.9 is neither a file nor a pinned DirectML build" in line and "0.2.5" in line
+
+
+def test_no_vulkan_device_is_named():
+    set_up_or_skip()
+    line = one_line_error(rngcheck("run", "--backend", "directml", "--case", "kat",
+                                   env={"VK_ICD_FILENAMES": "/nonexistent/icd.json",
+                                        "VK_DRIVER_FILES": "/nonexistent/icd.json"}))
+    assert "Vulkan" in line and "mesa-vulkan-drivers" in line
+
+
+def test_a_d3d12_that_is_not_the_bridge_is_named(tmp_path):
+    """The wheel's own libd3d12.so is an empty stub (WSL's real one lives in /usr/lib/wsl)."""
+    set_up_or_skip()
+    import zipfile
+    wheel = LAYOUT.downloads / chain.DEFAULT_BUILD.wheel
+    if not wheel.is_file():
+        unavailable(f"{wheel} is missing")
+    with zipfile.ZipFile(wheel) as archive:
+        (tmp_path / "libd3d12.so").write_bytes(archive.read("torch_directml/libd3d12.so"))
+    line = one_line_error(rngcheck("run", "--backend", f"directml:d3d12={tmp_path}", "--case", "kat"))
+    assert "is not rngcheck's vkd3d bridge" in line
+
+
+def test_vkd3d_without_dxil_is_named(tmp_path):
+    """vkd3d built without VKD3D_SHADER_UNSUPPORTED_DXIL (as Debian's own vkd3d is) is refused."""
+    set_up_or_skip()
+    if not shutil.which("bison") or not (LAYOUT.downloads / chain.WINE_SOURCE.orig).is_file():
+        unavailable("the DirectML set-up's downloads or bison are missing")
+    cache = tmp_path / "no-dxil"
+    done = subprocess.run([sys.executable, "-m", "rngcheck.backends.directml.bridge.build", "--cache", str(cache),
+                           "--downloads", str(LAYOUT.downloads), "--offline", "--without-dxil", "--quiet"],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    line = one_line_error(rngcheck("run", "--backend", f"directml:d3d12={cache / 'bridge'}", "--case", "kat"))
+    assert "cannot read DXIL" in line and "VKD3D_SHADER_UNSUPPORTED_DXIL" in line
