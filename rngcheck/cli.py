@@ -17,7 +17,7 @@ from .errors import RngcheckError
 
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 REPRO_MAX_EXTENT = 1 << 28  # words (1 GiB): a reproduction is a small case
-DEFAULT_BACKENDS = ("numpy", "opencl")  # opencl only when a platform exists
+DEFAULT_BACKENDS = ("numpy", "opencl", "directml")  # opencl and directml only when available
 
 
 def _words(text: str, count: int | None, what: str) -> list[int]:
@@ -62,10 +62,11 @@ def _load_backends(specs: list[str] | None, *, timeout: float = 120.0, in_proces
             raise
         return loaded
     chosen = [NamedBackend(REFERENCE, _load_one(REFERENCE, timeout=timeout, in_process=in_process))]
-    try:
-        chosen.append(NamedBackend("opencl", _load_one("opencl", timeout=timeout, in_process=in_process)))
-    except (BackendUnavailable, RngcheckError) as error:
-        print(f"rngcheck: opencl not used: {error}", file=sys.stderr)
+    for optional in DEFAULT_BACKENDS[1:]:
+        try:
+            chosen.append(NamedBackend(optional, _load_one(optional, timeout=timeout, in_process=in_process)))
+        except (BackendUnavailable, RngcheckError) as error:
+            print(f"rngcheck: {optional} not used: {error}", file=sys.stderr)
     return chosen
 
 
@@ -217,9 +218,10 @@ def cmd_repro(args) -> int:
     """Run one description on a backend and print the verdict: the reproduction of a failure."""
     from .conformance import cases as C
     from .conformance import check
+    from .conformance.comparison import compare
     from .conformance.runner import safe_describe
     from .reports import document as D
-    from .reports import terminal
+    from .reports import repro, terminal
 
     try:
         level = tuple(int(p) for p in args.feature_level.split("."))
@@ -246,19 +248,28 @@ def cmd_repro(args) -> int:
     if layout.required_elements(case.sizes, strides) > REPRO_MAX_EXTENT:
         raise RngcheckError(f"the tensor's extent is {layout.required_elements(case.sizes, strides)} words; "
                             f"repro handles up to {REPRO_MAX_EXTENT} (use rngcheck run for the scale cases)")
+    _check_writable(args.json)
     backends = _load_backends([args.backend])
     document = D.new_document("repro", 0, sys.argv[1:], [case])
-    for named in backends:
-        entry = {"name": named.backend.name, "spec": named.spec,
-                 "validates": bool(getattr(named.backend, "validates", False)),
-                 "describe": safe_describe(named.backend)}
-        document["backends"].append(entry)
-        outcome = check.run_case(named.backend, case)
-        document["results"].append(D.result_entry(entry["name"], case, outcome, True, 0.0, named.spec))
-    _close(backends)
+    comparisons = []
+    try:
+        for named in backends:
+            entry = {"name": named.backend.name, "spec": named.spec,
+                     "validates": bool(getattr(named.backend, "validates", False)),
+                     "describe": safe_describe(named.backend)}
+            document["backends"].append(entry)
+            outcome = check.run_case(named.backend, case)
+            document["results"].append(D.result_entry(entry["name"], case, outcome, True, 0.0, named.spec))
+            comparisons.append(compare(case, outcome.execution) if outcome.execution is not None else None)
+    finally:
+        _close(backends)
     D.finish(document)
     document["reproduce"] = shlex.join(["rngcheck"] + sys.argv[1:])
+    for comparison in comparisons:
+        print(repro.text(comparison))
     print(terminal.summary(document))
+    if args.json:
+        repro.write(repro.document(document, case, comparisons[0]), args.json)
     return EXIT_PASS if document["summary"]["verdict"] == "pass" else EXIT_FAIL
 
 
@@ -281,7 +292,7 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run the conformance suite on one or more backends")
     run.add_argument("--backend", action="append", metavar="NAME",
                      help="registered name[:options], module:attr or file.py:attr (repeatable; "
-                          "default: numpy, and opencl when a platform exists)")
+                          "default: numpy, and opencl and directml when available)")
     run.add_argument("--profile", choices=["quick", "full", "strict"], default="quick")
     run.add_argument("--seed", type=int, default=0, help="seed of every random choice (default 0)")
     run.add_argument("--case", action="append", metavar="PATTERN", help="only cases whose id or category matches")
@@ -315,6 +326,8 @@ def build_parser() -> argparse.ArgumentParser:
     repro.add_argument("--sizes", required=True, help="e.g. 2,3,4")
     repro.add_argument("--strides", help="e.g. 12,4,1 (default: packed)")
     repro.add_argument("--feature-level", default="4.0")
+    repro.add_argument("--json", metavar="FILE", help="write the expected and actual words and output state, "
+                       "the differing indices and the verdict (bounded for large tensors)")
     repro.set_defaults(handler=cmd_repro)
 
     from .reports import command as report_command

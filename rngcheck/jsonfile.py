@@ -1,4 +1,4 @@
-"""Reading a JSON file with one-line errors that name the file and what is wrong with it."""
+"""Reading and writing a JSON file with one-line errors that name the file and what is wrong with it."""
 
 from __future__ import annotations
 
@@ -26,3 +26,16 @@ def read_json(path, error: type[RngcheckError] = RngcheckError, what: str = "fil
     except json.JSONDecodeError as failure:
         raise error(f"{path}: truncated or not valid JSON ({failure.msg} at line {failure.lineno} "
                     f"column {failure.colno})") from None
+
+
+def write_json(path, value, error: type[RngcheckError] = RngcheckError) -> None:
+    """Write ``value`` to ``path`` as indented JSON, whole (through a temporary file beside it);
+    ``error`` (one line) when it cannot be written."""
+    path = Path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(json.dumps(value, indent=1) + "\n", encoding="utf-8")
+        tmp.replace(path)
+    except OSError as failure:
+        raise error(f"cannot write {path}: {failure.strerror or failure}") from None

@@ -170,6 +170,30 @@ class GarbageState(KnobbedPhilox):
         return np.zeros(5, dtype=np.float32) if kw.get("output_state", True) else None
 
 
+class LanesReversed(KnobbedPhilox):
+    """One knob as a class, for a ``tests/panel.py:LanesReversed`` backend spec (rngcheck repro)."""
+
+    def __init__(self):
+        super().__init__("lanes-reversed", lanes_reversed=True)
+
+
+class StateNotAdvanced(KnobbedPhilox):
+    """Right words; returns the input state (the counter not advanced)."""
+
+    def __init__(self):
+        super().__init__("state-not-advanced", increment="none")
+
+
+class FlipsTwoWords(KnobbedPhilox):
+    """Right but for the low bit of two elements: the second (1) and the next to last (n - 2)."""
+
+    def random_generator(self, state, sizes, strides, buffer, **kw):
+        result = super().random_generator(state, sizes, strides, buffer, **kw)
+        offsets = self.offsets(tuple(sizes), strides)
+        buffer[offsets[[1, offsets.size - 2]]] ^= 1
+        return result
+
+
 def _packed(sizes):
     strides, step = [], 1
     for s in reversed(sizes):

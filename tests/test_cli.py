@@ -58,6 +58,8 @@ def test_a_broken_backend_exits_1_and_junit_counts_match_json(tmp_path):
     (["repro", "--backend", "numpy", "--state", "0,0,0,0,0,0x1ffffffff", "--sizes", "4"], "every word must be"),
     (["vectors", "export", "--out", "/proc/rngcheck-nowhere"], "cannot export to"),
     (["run", "--backend", "numpy", "--json", "/proc/rngcheck-nowhere/r.json"], "cannot write"),
+    (["repro", "--backend", "numpy", "--state", "0,0,0,0,0,0", "--sizes", "4", "--json",
+      "/proc/rngcheck-nowhere/r.json"], "cannot write"),
     (["run", "--backend", "numpy", "--timeout", "nan"], "not a positive number of seconds"),
     (["run", "--backend", "numpy", "--timeout", "-1"], "not a positive number of seconds"),
 ])

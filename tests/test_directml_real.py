@@ -126,6 +126,7 @@ def test_missing_directml_library_is_named(tmp_path):
 
 
 def test_unknown_build_is_named():
+    set_up_or_skip()
     line = one_line_error(rngcheck("run", "--backend", "directml:lib=9.9", "--case", "kat"))
     assert "lib=9.9 is neither a file nor a pinned DirectML build" in line and "0.2.5" in line
 

@@ -22,7 +22,6 @@ non-validating backend's answer to an invalid description), skipped.
 
 from __future__ import annotations
 
-import json
 import platform
 import shlex
 import sys
@@ -32,7 +31,7 @@ from pathlib import Path
 
 from .. import __version__
 from ..errors import RngcheckError
-from ..jsonfile import read_json
+from ..jsonfile import read_json, write_json
 
 SCHEMA = "rngcheck-result"
 SCHEMA_VERSION = 1
@@ -151,11 +150,7 @@ def finish(document: dict) -> dict:
 
 
 def write(document: dict, path) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    write_json(path, document)
 
 
 def load(path) -> dict:

@@ -16,7 +16,9 @@ What the fake does:
     complete, a Map of a default-heap buffer, ...); tests require it to stay empty;
   * refuses a DML_RANDOM_GENERATOR description with E_INVALIDARG where DirectML's documented
     rules (as rngcheck.description states them, at the fake device's feature level) refuse
-    it, decoding the C structures it was given, never the Python call;
+    it, and where real DirectML was seen to refuse it (an output whose elements alias: both
+    Linux builds, tests/test_directml_fake_vs_real.py), decoding the C structures it was
+    given, never the Python call;
   * on ExecuteCommandLists, performs the recorded copies and barriers, and for a dispatch of
     the compiled operator runs rngcheck.reference on the bytes of the bound buffers, as the
     tensor descriptions it was given describe them. A backend that builds its descriptions
@@ -559,6 +561,8 @@ class FakeDirectML:
             state_dtype=state.numpy_name, output_dtype=output.numpy_name))
         if output_state is not None and output_state.data_type != state.data_type:
             raise Rejected("data-type: OutputStateTensor differs from InputStateTensor")
+        if layout.aliases(output.sizes, output.strides):     # observed on real DirectML, not documented
+            raise Rejected("OutputTensor elements alias (stride 0 or overlapping)")
 
     def IDMLDevice_CompileOperator(self, obj, operator, flags, riid, ppv):
         op = self._get(operator, "IDMLOperator")

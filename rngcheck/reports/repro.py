@@ -1,0 +1,154 @@
+"""``rngcheck repro``'s view of one call: expected and actual words and output state.
+
+The terminal text (:func:`text`, at most TERMINAL_ROWS rows of words whatever the tensor) and
+the JSON document of ``rngcheck repro --json FILE`` (:func:`document`), schema "rngcheck-repro",
+version 1 (fields added later are optional):
+  schema, schema_version, rngcheck_version, created, command (argv), reproduce (command line),
+  description {state, sizes, strides, feature_level, output_state (as a result document's case
+               inputs), element_count},
+  backend {name, spec, validates, describe, summary, verdict}   (as in a result document),
+  verdict "pass" | "fail",
+  result {status, message, diagnosis, mismatches, ...}          (a result document's result),
+  words {element_count, differing_count, differing_indices (ascending, at most 1000),
+         differing_indices_complete, last_differing, complete (the windows hold every element),
+         max_rows, windows [{first, expected [int], actual [int]}]} | null (no call completed),
+  output_state {expected [6 int], actual [6 int] | null, returned (what came back instead of
+                a state, else ""), differing [word positions 0-5]} | null (no output state).
+Rows are Philox blocks: words first+4j .. first+4j+3 of a window; every word is a uint32 as int.
+"""
+
+from __future__ import annotations
+
+from ..conformance.comparison import Comparison, StateComparison, WordComparison
+from ..counter import STATE_WORDS
+from ..jsonfile import write_json
+from ..reference import LANES
+from . import document as D
+
+SCHEMA = "rngcheck-repro"
+SCHEMA_VERSION = 1
+TERMINAL_ROWS = 16    # rows of words printed at most (64 words)
+JSON_ROWS = 1 << 14   # rows of words written at most (65,536 words)
+MARK = "*"
+COUNTER_WORDS = 4     # state words 0-3 are the counter, 4-5 the key
+
+
+def _cell(word, differs: bool) -> str:
+    return f"{int(word):08x}" + (MARK if differs else " ")
+
+
+def _row_text(label: str, width: int, expected, actual) -> str:
+    """One Philox block: expected words, then actual words with the differing ones marked."""
+    left = " ".join(f"{int(w):08x}" for w in expected).ljust(LANES * 9 - 1)
+    right = " ".join(_cell(a, int(a) != int(e)) for e, a in zip(expected, actual)).rstrip()
+    return f"  {label:>{width}}  {left}  {right}"
+
+
+def words_text(words: WordComparison, max_rows: int = TERMINAL_ROWS) -> list[str]:
+    n, differ = words.element_count, words.differing_count
+    windows = words.windows(max_rows)
+    width = max(len("element"), len(str(max(0, n - 1))))
+    legend = f"; {MARK} marks a word that differs" if differ else ""
+    lines = [f"words (hex, logical order; a row is one Philox block of {LANES} words{legend}):",
+             f"  {'element':>{width}}  {'expected':<{LANES * 9 - 1}}  actual"]
+    shown_rows, shown_differ, next_row = 0, 0, 0
+    for window in windows:
+        row = window.first // LANES
+        if row > next_row:
+            lines.append(_gap(width, row - next_row))
+        for start in range(0, window.expected.size, LANES):
+            lines.append(_row_text(str(window.first + start), width, window.expected[start:start + LANES],
+                                   window.actual[start:start + LANES]))
+            shown_rows += 1
+        shown_differ += int(window.differing.size)
+        next_row = row + -(-window.expected.size // LANES)
+    if next_row < words.row_count:
+        lines.append(_gap(width, words.row_count - next_row))
+    if not differ:
+        lines.append(f"  all {n} words as expected" + ("" if shown_rows == words.row_count else
+                                                         f" ({shown_rows} of {words.row_count} rows shown)"))
+        return lines
+    where = (f"element {words.differing_indices[0]}" if differ == 1 else
+             f"first at element {words.differing_indices[0]}, last at element {words.last_differing}")
+    lines.append(f"  {differ} of {n} word{'s' if n != 1 else ''} differ: {where}")
+    if shown_rows < words.row_count:
+        lines.append(f"  shown: {shown_rows} of {words.row_count} rows, with {shown_differ} of the {differ} "
+                     f"differing words")
+    return lines
+
+
+def _gap(width: int, rows: int) -> str:
+    return f"  {'...':>{width}}  ({rows} row{'s' if rows != 1 else ''} not shown)"
+
+
+def state_text(state: StateComparison) -> list[str]:
+    differing = set(state.differing)
+    legend = f"; {MARK} marks a word that differs" if differing and state.actual is not None else ""
+    lines = [f"output state (hex; counter words 0-{COUNTER_WORDS - 1}, key words {COUNTER_WORDS}-"
+             f"{STATE_WORDS - 1}{legend}):",
+             "  expected  " + _state_cells(state.expected, set())]
+    if state.actual is None:
+        lines.append(f"  actual    ({state.returned})")
+    else:
+        lines.append("  actual    " + _state_cells(state.actual, differing))
+    if not differing:
+        lines.append("  as expected")
+    elif state.actual is not None:
+        lines.append(f"  {len(differing)} of {STATE_WORDS} words differ (word{'s' if len(differing) > 1 else ''} "
+                     f"{', '.join(map(str, sorted(differing)))})")
+    return lines
+
+
+def _state_cells(words, differing: set[int]) -> str:
+    cells = [_cell(w, i in differing) for i, w in enumerate(words)]
+    return (" ".join(cells[:COUNTER_WORDS]) + "  " + " ".join(cells[COUNTER_WORDS:])).rstrip()
+
+
+def text(comparison: Comparison | None, max_rows: int = TERMINAL_ROWS) -> str:
+    """The words and the output state, expected beside actual (bounded by ``max_rows`` rows)."""
+    if comparison is None:
+        return "words: none to show (the backend's call did not complete)"
+    lines = words_text(comparison.words, max_rows)
+    if comparison.state is not None:
+        lines += state_text(comparison.state)
+    return "\n".join(lines)
+
+
+# -- the JSON document (the file edge) ------------------------------------------------------------
+
+def words_entry(words: WordComparison, max_rows: int = JSON_ROWS) -> dict:
+    windows = words.windows(max_rows)
+    return {
+        "element_count": words.element_count,
+        "differing_count": words.differing_count,
+        "differing_indices": list(words.differing_indices),
+        "differing_indices_complete": words.indices_complete,
+        "last_differing": words.last_differing,
+        "complete": sum(w.expected.size for w in windows) == words.element_count,
+        "max_rows": max_rows,
+        "windows": [{"first": w.first, "expected": w.expected.tolist(), "actual": w.actual.tolist()}
+                    for w in windows],
+    }
+
+
+def state_entry(state: StateComparison) -> dict:
+    return {"expected": state.expected.tolist(), "actual": None if state.actual is None else state.actual.tolist(),
+            "returned": state.returned, "differing": state.differing}
+
+
+def document(result_document: dict, case, comparison: Comparison | None, max_rows: int = JSON_ROWS) -> dict:
+    """The repro document of a finished one-case, one-backend result document and its comparison."""
+    (backend,), (result,) = result_document["backends"], result_document["results"]
+    return {
+        "schema": SCHEMA, "schema_version": SCHEMA_VERSION, "rngcheck_version": result_document["rngcheck_version"],
+        "created": result_document["created"], "command": result_document["command"],
+        "reproduce": result_document["reproduce"],
+        "description": {**D.case_entry(case)["inputs"], "element_count": case.element_count},
+        "backend": backend, "verdict": result_document["summary"]["verdict"], "result": result,
+        "words": None if comparison is None else words_entry(comparison.words, max_rows),
+        "output_state": None if comparison is None or comparison.state is None else state_entry(comparison.state),
+    }
+
+
+def write(repro_document: dict, path) -> None:
+    write_json(path, repro_document)
