@@ -59,6 +59,8 @@ class DirectMLBackend(Backend):
         if adapter not in ("default", "warp") and not adapter.isdigit():
             raise BackendSpecError(f"directml: adapter must be default, warp or an index, got {adapter!r}")
         self.exports = exports if exports is not None else loader.load(lib, d3d12)
+        if lib:                 # one run may hold several builds: name each after its library
+            self.name = f"directml:lib={lib}"
         self.com = Com(self.exports, abi)
         self.device = dispatch.Device(self.com, adapter)
         self.feature_level = self.device.feature_level
