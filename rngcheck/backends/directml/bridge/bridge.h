@@ -1,8 +1,23 @@
-/* What the D3D12 bridge (libd3d12.so) tells the DXCore bridge (libdxcore.so) and rngcheck. */
+/* What the D3D12 bridge (libd3d12.so) tells the DXCore bridge (libdxcore.so) and rngcheck, and
+ * what both share. */
 #ifndef RNGCHECK_BRIDGE_H
 #define RNGCHECK_BRIDGE_H
 
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EXPORT __attribute__((visibility("default")))
+
+/* RNGCHECK_BRIDGE_DEBUG=1: the bridges say on stderr what they do. */
+static inline int debug_enabled(void)
+{
+    const char *value = getenv("RNGCHECK_BRIDGE_DEBUG");
+    return value && *value && strcmp(value, "0");
+}
+
+#define DEBUG(...) do { if (debug_enabled()) fprintf(stderr, "rngcheck-bridge: " __VA_ARGS__); } while (0)
 
 #ifndef RNGCHECK_BRIDGE_VERSION
 #define RNGCHECK_BRIDGE_VERSION "unknown"

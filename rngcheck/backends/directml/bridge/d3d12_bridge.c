@@ -42,16 +42,6 @@
 
 #include "bridge.h"
 
-#define EXPORT __attribute__((visibility("default")))
-
-static int debug_enabled(void)
-{
-    const char *value = getenv("RNGCHECK_BRIDGE_DEBUG");
-    return value && *value && strcmp(value, "0");
-}
-
-#define DEBUG(...) do { if (debug_enabled()) fprintf(stderr, "rngcheck-bridge: " __VA_ARGS__); } while (0)
-
 /* ---- B1: System V adapters for vkd3d's structure-returning methods -------------------- */
 
 /* vkd3d's own (MSVC-form) implementations, saved before their slots are overwritten. */

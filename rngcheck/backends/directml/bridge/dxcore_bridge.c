@@ -20,16 +20,6 @@
 
 #include "bridge.h"
 
-#define EXPORT __attribute__((visibility("default")))
-
-static int debug_enabled(void)
-{
-    const char *value = getenv("RNGCHECK_BRIDGE_DEBUG");
-    return value && *value && strcmp(value, "0");
-}
-
-#define DEBUG(...) do { if (debug_enabled()) fprintf(stderr, "rngcheck-bridge: " __VA_ARGS__); } while (0)
-
 /* The three objects are static singletons: reference counts are kept but never free them. */
 struct object { const void *vtbl; LONG refcount; };
 
