@@ -149,7 +149,7 @@ class FakeDirectML:
         self._exports = {}
         self._heaps = 0
 
-    # -- the Exports protocol (rngcheck.backends.directml.loader.Exports) -----------------
+    # -- the Exports protocol (rngcheck.backends.directml.exports.Exports) -----------------
 
     @property
     def has_dxgi(self):

@@ -18,40 +18,13 @@ from __future__ import annotations
 import ctypes
 import os
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...errors import BackendUnavailable
+from .exports import ENV_DLL, Exports
 
-ENV_DLL = "RNGCHECK_DIRECTML_DLL"
 WSL_DRIVER_DIR = Path("/usr/lib/wsl/lib")
 DXG_DEVICE = Path("/dev/dxg")
-
-
-@dataclass
-class Exports:
-    """Loaded libraries: the address of each entry point, and what was loaded from where."""
-
-    libraries: dict
-    platform: str                     # "windows", "wsl" or "vkd3d" (see platform())
-    paths: dict = field(default_factory=dict)
-    directml_version: str = "unknown"
-    details: dict = field(default_factory=dict)     # more for describe(): the D3D12 implementation, ...
-    adapter: object = None            # a callable giving the adapter's description once a device exists
-
-    def address(self, library: str, symbol: str) -> int:
-        if library not in self.libraries:
-            raise BackendUnavailable(f"{library} is not available on {self.platform}")
-        try:
-            function = getattr(self.libraries[library], symbol)
-        except AttributeError:
-            raise BackendUnavailable(f"{self.paths.get(library, library)} has no entry point {symbol} "
-                                     f"(DirectML 1.4 or later is needed)") from None
-        return ctypes.cast(function, ctypes.c_void_p).value
-
-    @property
-    def has_dxgi(self) -> bool:
-        return "dxgi" in self.libraries
 
 
 def unavailable_reason() -> str | None:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from ...errors import BackendUnavailable
 from .bridge import chain
-from .loader import ENV_DLL, Exports
+from .exports import ENV_DLL, Exports
 
 SETUP_HINT = "run `python -m rngcheck.backends.directml.bridge.build` (scripts/setup.sh does)"
 ENV_BRIDGE = "RNGCHECK_D3D12_BRIDGE"
