@@ -163,3 +163,14 @@ def test_vkd3d_without_dxil_is_named(tmp_path):
     assert done.returncode == 0, done.stderr
     line = one_line_error(rngcheck("run", "--backend", f"directml:d3d12={cache / 'bridge'}", "--case", "kat"))
     assert "cannot read DXIL" in line and "VKD3D_SHADER_UNSUPPORTED_DXIL" in line
+
+
+def test_statistical_smoke_tier_through_real_directml(tmp_path):
+    set_up_or_skip()
+    target = tmp_path / "stats.json"
+    done = rngcheck("stats", "--backend", "directml", "--tier", "smoke", "--json", str(target))
+    assert done.returncode == 0, done.stderr[-2000:]
+    import json
+    document = json.loads(target.read_text())
+    assert document["verdict"] == "PASS" and document["tier"] == "smoke"
+    assert document["counts"]["PASS"] > 50
