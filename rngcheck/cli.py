@@ -179,14 +179,18 @@ def cmd_run(args) -> int:
 
 def cmd_backends(args) -> int:
     from .backends import known_backends
+    from .reports.terminal import printable
 
-    known = known_backends()
+    known = known_backends(args.specs)
     if args.json:
         print(json.dumps([k.__dict__ for k in known], indent=1))
         return EXIT_PASS
     for k in known:
         status = ("available" + (f": {k.reason}" if k.reason else "")) if k.available else f"unavailable: {k.reason}"
-        print(f"{k.name:<12} {status}")
+        print(f"{printable(k.name):<12} {printable(status)}")
+        if args.verbose or args.specs:
+            for key, value in k.describe.items():
+                print(f"    {printable(key) + ':':<24} {printable(value)}")
     return EXIT_PASS
 
 
@@ -311,7 +315,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
     run.set_defaults(handler=cmd_run)
 
-    backends = sub.add_parser("backends", help="list the registered backends, available or not")
+    backends = sub.add_parser("backends", help="list the registered backends, available or not, "
+                                                "with what each says of itself")
+    backends.add_argument("specs", nargs="*", metavar="SPEC",
+                          help="probe these backends (options included, e.g. directml:lib=0.2.0) "
+                               "and show their describe(); default: every registered backend")
+    backends.add_argument("-v", "--verbose", action="store_true", help="show every backend's describe()")
     backends.add_argument("--json", action="store_true")
     backends.set_defaults(handler=cmd_backends)
 

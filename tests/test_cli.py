@@ -84,8 +84,20 @@ def test_backends_lists_numpy_as_available():
     assert result.returncode == 0
     assert any(line.startswith("numpy") and "available" in line for line in result.stdout.splitlines())
     listed = json.loads(rngcheck("backends", "--json").stdout)
-    assert {"name": "numpy", "target": "rngcheck.backends.reference:NumpyBackend", "available": True,
-            "reason": ""} in listed
+    numpy = next(k for k in listed if k["name"] == "numpy")
+    assert {k: numpy[k] for k in ("target", "available", "reason")} == {
+        "target": "rngcheck.backends.reference:NumpyBackend", "available": True, "reason": ""}
+    assert numpy["describe"]["implementation"].startswith("rngcheck reference")
+
+
+def test_backends_with_specs_shows_what_each_says_of_itself():
+    result = rngcheck("backends", "numpy", "directml:lib=no-such-build")
+    assert result.returncode == 0
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("numpy") and "available" in lines[0]
+    assert any(l.strip().startswith("implementation:") and "rngcheck reference" in l for l in lines)
+    unavailable = next(l for l in lines if l.startswith("directml:lib=no-such-build"))
+    assert "unavailable:" in unavailable
 
 
 def test_vectors_list_shows_the_errata_and_export_writes_the_files(tmp_path):

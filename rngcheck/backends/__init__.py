@@ -32,7 +32,7 @@ import importlib
 import importlib.util
 import inspect
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from pathlib import Path
 
@@ -82,6 +82,7 @@ class KnownBackend:
     target: str
     available: bool
     reason: str
+    describe: dict = field(default_factory=dict)    # what the backend says of itself, when available
 
 
 def _registered():
@@ -164,15 +165,23 @@ def load(spec: str):
     return _check_contract(_instantiate(obj, "", spec), spec)
 
 
-def known_backends() -> list[KnownBackend]:
-    """Every registered backend, tried in its own worker process: available or not, with the reason.
+def known_backends(specs=None) -> list[KnownBackend]:
+    """Every registered backend (or each of ``specs``, options included), tried in its own worker
+    process: available or not, with the reason, and its describe().
 
     (A worker per backend: TensorFlow and OpenCL, for one, cannot share a process.)
     """
     from .exec_backend import isolated
 
     known = []
-    for name, ep in sorted(_registered().items()):
+    registered = _registered()
+    if specs:
+        for spec in specs:
+            name = spec.partition(":")[0]
+            target = registered[name].value if name in registered else spec
+            known.append(_probe(spec, target))
+        return known
+    for name, ep in sorted(registered.items()):
         try:
             target = ep.load()
         except Exception as error:
@@ -182,10 +191,21 @@ def known_backends() -> list[KnownBackend]:
         if usage:  # needs options to exist at all (exec:COMMAND)
             known.append(KnownBackend(name, ep.value, True, usage))
             continue
-        try:
-            isolated(name).close()
-        except Exception as error:  # listing must not die with one broken backend
-            known.append(KnownBackend(name, ep.value, False, str(error) or type(error).__name__))
-            continue
-        known.append(KnownBackend(name, ep.value, True, ""))
+        known.append(_probe(name, ep.value))
     return known
+
+
+def _probe(spec: str, target: str) -> KnownBackend:
+    from .exec_backend import isolated
+
+    try:
+        backend = isolated(spec)
+    except Exception as error:  # listing must not die with one broken backend
+        return KnownBackend(spec, target, False, str(error) or type(error).__name__)
+    try:
+        described = {str(k): str(v) for k, v in backend.describe().items()}
+    except Exception as error:
+        described = {"describe() failed": str(error) or type(error).__name__}
+    finally:
+        backend.close()
+    return KnownBackend(spec, target, True, "", described)

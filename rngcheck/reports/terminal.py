@@ -9,7 +9,7 @@ from .document import BROKEN, STATUSES
 SHOWN_FAILURES = 12
 
 
-def _printable(text) -> str:
+def printable(text) -> str:
     """Backend text on one line with control characters made visible."""
     return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in str(text))
 
@@ -18,9 +18,9 @@ def summary(document: dict) -> str:
     lines = []
     categories = {c["id"]: c["category"] for c in document["cases"]}
     for backend in document["backends"]:
-        name = _printable(backend["name"])
+        name = printable(backend["name"])
         results = [r for r in document["results"] if r["backend"] == backend["name"]]
-        device = _printable(backend["describe"].get("device", backend["describe"].get("implementation", "")))
+        device = printable(backend["describe"].get("device", backend["describe"].get("implementation", "")))
         lines.append(f"{name}  ({device})  profile {document['profile']}, seed {document['seed']}")
         table = defaultdict(lambda: defaultdict(int))
         for r in results:
@@ -32,17 +32,17 @@ def summary(document: dict) -> str:
         failures = [r for r in results if r["required"] and r["status"] in BROKEN]
         for r in failures[:SHOWN_FAILURES]:
             tag = f" [{r['diagnosis']['id']}]" if r["diagnosis"] else ""
-            lines.append(f"  {r['status'].upper()} {r['case']}{tag}: {_printable(r['message'])[:160]}")
+            lines.append(f"  {r['status'].upper()} {r['case']}{tag}: {printable(r['message'])[:160]}")
             for m in r["mismatches"][:2]:
                 lines.append(f"       element {m['index']} {m['coordinates']} at offset {m['offset']}: expected "
                              f"{m['expected']}, got {m['actual']} (counter {m['philox_counter']}, lane {m['lane']})")
             if r.get("reproduce_command"):
-                lines.append(f"       reproduce: {_printable(r['reproduce_command'])}")
+                lines.append(f"       reproduce: {printable(r['reproduce_command'])}")
         if len(failures) > SHOWN_FAILURES:
             lines.append(f"  ... and {len(failures) - SHOWN_FAILURES} more failures (see the JSON document)")
         info = [r for r in results if r["status"] == "info" and r["observations"]]
         for r in info[:4]:
-            lines.append(f"  info {r['case']}: {_printable(r['observations'][0])[:140]}")
+            lines.append(f"  info {r['case']}: {printable(r['observations'][0])[:140]}")
         lines.append(f"  => {backend['verdict'].upper()}")
     if document.get("agreement"):
         disagree = [a["case"] for a in document["agreement"] if not a["agree"]]
