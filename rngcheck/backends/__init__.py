@@ -171,8 +171,6 @@ def known_backends(specs=None) -> list[KnownBackend]:
 
     (A worker per backend: TensorFlow and OpenCL, for one, cannot share a process.)
     """
-    from .exec_backend import isolated
-
     known = []
     registered = _registered()
     if specs:
