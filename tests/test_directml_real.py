@@ -174,3 +174,19 @@ def test_statistical_smoke_tier_through_real_directml(tmp_path):
     document = json.loads(target.read_text())
     assert document["verdict"] == "PASS" and document["tier"] == "smoke"
     assert document["counts"]["PASS"] > 50
+
+
+def test_a_crash_inside_directml_marks_the_cases_crashed_and_the_run_goes_on(tmp_path):
+    """The bridge's fault switch aborts inside IDMLDevice::CompileOperator: every case of the
+    crashing backend is `crashed` (SIGABRT, with its stderr), the next backend still runs."""
+    set_up_or_skip()
+    import json
+    target = tmp_path / "crash.json"
+    done = rngcheck("run", "--backend", "directml", "--backend", "numpy", "--case", "kat", "--json", str(target),
+                    env={"RNGCHECK_BRIDGE_FAULT": "abort"})
+    assert done.returncode == 1, done.stderr
+    results = json.loads(target.read_text())["results"]
+    crashed = [r for r in results if r["backend"] == "directml"]
+    assert crashed and all(r["status"] == "crashed" and "SIGABRT" in r["message"] for r in crashed)
+    assert any("aborting inside DirectML" in r["detail"] for r in crashed)
+    assert all(r["status"] == "passed" for r in results if r["backend"] == "numpy")

@@ -21,7 +21,10 @@
  *   B4. The adapter DirectML looks up through DXCore (dxcore_bridge.c) is described by
  *       rngcheck_bridge_adapter(), filled from the Vulkan physical device vkd3d chose.
  *
- * Set RNGCHECK_BRIDGE_DEBUG=1 to log what the bridge does on stderr.
+ * Set RNGCHECK_BRIDGE_DEBUG=1 to log what the bridge does on stderr, and
+ * RNGCHECK_BRIDGE_FAULT=abort to make the process abort inside DirectML's CompileOperator
+ * (when it serializes its root signature): the tests use it to prove that a crash inside
+ * DirectML marks the case crashed and the run goes on.
  */
 #define COBJMACROS
 #define INITGUID
@@ -325,6 +328,14 @@ EXPORT HRESULT WINAPI D3D12CreateDevice(IUnknown *adapter, D3D_FEATURE_LEVEL min
 EXPORT HRESULT WINAPI D3D12SerializeVersionedRootSignature(const D3D12_VERSIONED_ROOT_SIGNATURE_DESC *desc,
         ID3DBlob **blob, ID3DBlob **error_blob)
 {
+    const char *fault = getenv("RNGCHECK_BRIDGE_FAULT");
+
+    DEBUG("D3D12SerializeVersionedRootSignature\n");
+    if (fault && !strcmp(fault, "abort"))
+    {
+        fprintf(stderr, "rngcheck-bridge: RNGCHECK_BRIDGE_FAULT=abort: aborting inside DirectML\n");
+        abort();
+    }
     return vkd3d_serialize_versioned_root_signature(desc, blob, error_blob);
 }
 
