@@ -3,7 +3,7 @@
 First target: DirectML's DML_RANDOM_GENERATOR operator (Philox 4x32-10).
 """
 
-from .errors import Rejected, RngcheckError
+from .errors import NotApplicable, Rejected, RngcheckError
 
 __version__ = "0.1.0"
-__all__ = ["Rejected", "RngcheckError", "__version__"]
+__all__ = ["NotApplicable", "Rejected", "RngcheckError", "__version__"]

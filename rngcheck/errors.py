@@ -25,6 +25,13 @@ class Rejected(Exception):
         self.rule = rule
 
 
+class NotApplicable(Exception):
+    """A backend cannot express this description in its library's terms (cuRAND holds its
+    subsequence in counter word 2, say): the case is reported as not applicable, with the
+    reason, and is neither a pass nor a failure. A backend must never use it to hide a wrong
+    answer it could have computed."""
+
+
 class BackendUnavailable(RngcheckError):
     """The backend cannot run on this machine (library missing, no device, ...)."""
 

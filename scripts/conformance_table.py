@@ -44,10 +44,13 @@ def cell(results: list[dict], category: str, cases: dict) -> str:
     if not mine:
         return "–"
     broken = [r for r in mine if r["required"] and r["status"] in BROKEN]
+    absent = sum(r["status"] == "skipped" and r["message"].startswith("not applicable") for r in mine)
+    tail = f", {absent} n/a" if absent else ""
     if not broken:
-        return f"{sum(r['status'] == 'passed' for r in mine)} pass"
+        return f"{sum(r['status'] == 'passed' for r in mine)} pass{tail}"
     names = Counter(r["diagnosis"]["id"] if r["diagnosis"] else r["status"] for r in broken)
-    return f"{len(broken)} fail: " + ", ".join(f"{name}" + (f" ×{n}" if n > 1 else "") for name, n in names.items())
+    return (f"{len(broken)} fail: " + ", ".join(f"{name}" + (f" ×{n}" if n > 1 else "") for name, n in names.items())
+            + tail)
 
 
 def table(documents: list[dict]) -> str:

@@ -104,6 +104,19 @@ class RaisesArbitrary(Correct):
         return super().random_generator(state, sizes, strides, buffer, **kw)
 
 
+class LowCounterOnly(Correct):
+    """A library that can only express counters below 2^64 (as cuRAND can only express some):
+    the others are not applicable, the rest computed right."""
+    name = "low-counter-only"
+
+    def random_generator(self, state, sizes, strides, buffer, **kw):
+        from rngcheck.errors import NotApplicable
+        words = np.asarray(state).reshape(-1)
+        if words[2] or words[3]:
+            raise NotApplicable(f"counter words 2, 3 = {int(words[2])}, {int(words[3])}: only 64-bit counters")
+        return super().random_generator(state, sizes, strides, buffer, **kw)
+
+
 class PrintsNoise(Correct):
     """Prints to stdout on every call: isolated, this must not disturb the protocol."""
 

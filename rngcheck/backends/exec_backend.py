@@ -26,7 +26,7 @@ import numpy as np
 
 from ..description import FEATURE_LEVEL_4_0
 from ..errors import (BackendCrashed, BackendProtocolError, BackendSpecError, BackendTimeout, BackendUnavailable,
-                      Rejected, RemoteError)
+                      NotApplicable, Rejected, RemoteError)
 from . import Backend
 from . import exec_protocol as P
 
@@ -230,6 +230,8 @@ class ExecBackend(Backend):
             if tag == P.REJECT:
                 rule = body.get("rule")
                 raise Rejected(str(body.get("message", "rejected")), rule=rule if isinstance(rule, str) else None)
+            if body.get("not_applicable") is True:
+                raise NotApplicable(str(body.get("error", "not applicable")))
             raise RemoteError(str(body.get("error", "the backend failed")))
         if tag != P.DONE:
             tail = self._stderr_tail()

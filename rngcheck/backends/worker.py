@@ -34,7 +34,7 @@ class Channel:
 
 def serve(backend, channel: Channel) -> int:
     """Answer CALLs with the backend until QUIT or end of input."""
-    from ..errors import Rejected
+    from ..errors import NotApplicable, Rejected
 
     while True:
         message = channel.receive()
@@ -56,6 +56,9 @@ def serve(backend, channel: Channel) -> int:
                                                 feature_level=call["feature_level"])
         except Rejected as error:
             channel.send(P.REJECT, json.dumps({"message": str(error), "rule": getattr(error, "rule", None)}).encode())
+            continue
+        except NotApplicable as error:
+            channel.send(P.FAIL, json.dumps({"error": str(error), "not_applicable": True}).encode())
             continue
         except Exception as error:
             traceback.print_exc(file=sys.stderr)

@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import counter, layout, reference
 from ..description import FEATURE_LEVEL_4_0
-from ..errors import BackendCrashed, BackendProtocolError, BackendTimeout, Rejected, one_line
+from ..errors import BackendCrashed, BackendProtocolError, BackendTimeout, NotApplicable, Rejected, one_line
 from ..vectors import sha256_of_words
 from . import cases as C
 from .diagnosis import diagnose_output, diagnose_state
@@ -127,7 +127,8 @@ def execute(backend, case: C.Case, state=None, sizes=None) -> Execution:
     try:
         returned = backend.random_generator(state_array, tuple(case.sizes), case.strides, buffer,
                                             output_state=case.output_state, feature_level=case.feature_level)
-    except (Rejected, KeyboardInterrupt, SystemExit, BackendCrashed, BackendTimeout, BackendProtocolError):
+    except (Rejected, NotApplicable, KeyboardInterrupt, SystemExit, BackendCrashed, BackendTimeout,
+            BackendProtocolError):
         raise
     except Exception as error:
         raise BackendRaised(error) from error
@@ -499,6 +500,8 @@ def run_case(backend, case: C.Case, *, strict: bool = False, seed: int = 0) -> O
         outcome = failed.outcome
     except Rejected as error:
         outcome = _rejected_valid(case, error)
+    except NotApplicable as error:
+        outcome = Outcome(SKIPPED, f"not applicable: {' '.join(str(error).split())}")
     except BackendRaised as raised:
         outcome = Outcome(ERROR, f"backend raised {raised}",
                           detail="".join(traceback.format_exception(raised.error)[-6:]))
