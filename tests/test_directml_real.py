@@ -190,3 +190,25 @@ def test_a_crash_inside_directml_marks_the_cases_crashed_and_the_run_goes_on(tmp
     assert crashed and all(r["status"] == "crashed" and "SIGABRT" in r["message"] for r in crashed)
     assert any("aborting inside DirectML" in r["detail"] for r in crashed)
     assert all(r["status"] == "passed" for r in results if r["backend"] == "numpy")
+
+
+def test_lib_takes_a_path(tmp_path):
+    """lib=PATH loads that file; a copy in a folder named after a pinned build keeps its name."""
+    set_up_or_skip()
+    import json
+    build = chain.DIRECTML_BUILDS[-1]
+    copy = tmp_path / build.version / "libdirectml.so"
+    copy.parent.mkdir()
+    shutil.copy2(LAYOUT.directml(build), copy)
+    other = tmp_path / "mine" / "libdirectml.so"
+    other.parent.mkdir()
+    shutil.copy2(LAYOUT.directml(build), other)
+    done = rngcheck("backends", "--json", f"directml:lib={copy}", f"directml:lib={other}")
+    assert done.returncode == 0, done.stderr
+    named, unnamed = json.loads(done.stdout)
+    assert named["describe"]["directml library"] == str(copy)
+    assert named["describe"]["DirectML version"] == build.version
+    assert named["describe"]["max feature level"] == build.feature_level
+    assert unnamed["describe"]["DirectML version"] == "unknown"
+    line = one_line_error(rngcheck("run", "--backend", f"directml:lib={tmp_path}/absent.so", "--case", "kat"))
+    assert "no DirectML library at" in line

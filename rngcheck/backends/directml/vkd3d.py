@@ -66,7 +66,8 @@ def directml_path(lib: str | None) -> tuple[Path, str]:
                                          f"({chain.build_names()})")
             if not path.is_file():
                 raise BackendUnavailable(f"no DirectML library at {path}")
-            return path, "unknown"
+            pinned = chain.find_build(path.parent.name)      # a copy the set-up unpacked
+            return path, pinned.version if pinned else "unknown"
     else:
         build = chain.DEFAULT_BUILD
     path = chain.Layout.default().directml(build)
