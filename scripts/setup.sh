@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 APT_PACKAGES="pocl-opencl-icd ocl-icd-libopencl1 clinfo gcc libc6-dev chromium fonts-dejavu-core dieharder
-  mesa-vulkan-drivers libvulkan1 libvulkan-dev bison flex dpkg-dev"
+  mesa-vulkan-drivers libvulkan1 libvulkan-dev bison flex dpkg-dev g++ librandom123-dev"
 missing=""
 for pkg in $APT_PACKAGES; do
   dpkg -s "$pkg" >/dev/null 2>&1 || missing="$missing $pkg"
@@ -25,7 +25,7 @@ if [ -n "$missing" ]; then
   $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
 fi
 
-python3 -m pip install -q --disable-pip-version-check -e '.[test,opencl,report,tensorflow,jax]'
+python3 -m pip install -q --disable-pip-version-check -e '.[test,opencl,report,tensorflow,jax,mkl]'
 
 # Real DirectML (Linux): the build says in one line what is missing when a piece cannot be had.
 # Outside CI a machine that cannot have it (no Debian mirror, say) goes on without it.

@@ -1,0 +1,201 @@
+"""The ``random123`` backend: Random123's own Philox4x32-10 (D. E. Shaw Research, the algorithm's
+authors), from its C++ headers, through a small shared library compiled on first use.
+
+The source is ``rngcheck/backends/random123/rngcheck_random123.cpp`` (package data). It is
+built with ``g++ -O2 -std=c++11 -shared -fPIC`` into ``<cache>/random123/`` (the cache is
+``$RNGCHECK_CACHE``, default ``~/.cache/rngcheck``), under a name that carries the hash of the
+source and the build command, so a changed source is rebuilt; it is loaded with ctypes.
+Needs g++ and the headers (Debian: ``apt-get install g++ librandom123-dev``).
+
+Two modes; both take the DirectML state as counter = words 0-3 (``ctr.v[0]`` = word 0, the
+least significant) and key = words 4-5 (``key.v[0]`` = k0 = word 4):
+
+``random123`` (``mode=raw``, the default): the raw counter-based API. Block after block,
+    ``philox4x32(ctr, key)`` gives lanes 0, 1, 2, 3 (element i = lane i % 4), then
+    ``ctr.incr()`` (Random123's 128-bit increment, carrying through all four words) moves to
+    the next block. The output state is the library's counter after those ``incr()`` calls
+    and the key, read back from the stream (not computed here).
+
+``random123:mode=engine``: the convenience layer, mapped the way a user naively would:
+    ``r123::Engine<r123::Philox4x32> e(key); e.setcounter(ctr, 0);`` then one ``e()`` per
+    element in row-major order; the output state is ``e.getcounter().first`` and
+    ``e.getkey()``. This is NOT the operator: ``Engine::operator()`` increments its counter
+    *before* it computes a block, so its first block is ctr + 1, and it hands out each
+    block's lanes from the last to the first (3, 2, 1, 0). Element i is therefore lane
+    3 - i % 4 of Philox(ctr + 1 + floor(i/4)). Its counter after n words is ctr + ceil(n/4),
+    which happens to be the operator's output state. The backend reports this as it is, so
+    the conformance table shows the difference. (A partial last block's unused lanes stay in
+    the engine, as ``getcounter().second``; DirectML has no notion of them.)
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from ..description import FEATURE_LEVEL_4_0
+from ..errors import BackendSpecError, BackendUnavailable
+from . import Backend, placement
+
+SOURCE = Path(__file__).resolve().parent / "random123" / "rngcheck_random123.cpp"
+COMPILER = "g++"
+FLAGS = ["-O2", "-std=c++11", "-shared", "-fPIC"]
+ABI = 1
+DEBIAN_PACKAGE = "librandom123-dev"
+MODES = {"raw": 0, "engine": 1}
+IMPLEMENTATIONS = {
+    "raw": "Random123 philox4x32(ctr, key) with ctr.incr()",
+    "engine": "Random123 r123::Engine<r123::Philox4x32> (setcounter(ctr, 0), key)",
+}
+
+
+def cache_dir() -> Path:
+    from .directml.bridge.chain import cache_root
+
+    return cache_root() / "random123"
+
+
+def build_tag() -> str:
+    """The hash that names a build: the source, the compiler's name and the flags."""
+    digest = hashlib.sha256(SOURCE.read_bytes())
+    digest.update(" ".join([COMPILER, *FLAGS, f"abi={ABI}"]).encode())
+    return digest.hexdigest()[:16]
+
+
+def _first_error(text: str) -> str:
+    for line in text.splitlines():
+        if "error" in line:
+            return " ".join(line.split())
+    lines = [line for line in text.splitlines() if line.strip()]
+    return " ".join(lines[0].split()) if lines else "no output"
+
+
+def build(directory: Path | None = None) -> Path:
+    """The shared library, compiled into ``directory`` (default: the cache) unless already there."""
+    directory = directory or cache_dir()
+    library = directory / f"rngcheck_random123-{build_tag()}.so"
+    if library.is_file():
+        return library
+    compiler = shutil.which(COMPILER)
+    if compiler is None:
+        raise BackendUnavailable(f"{COMPILER} is not installed (needed to build the Random123 bridge): "
+                                 f"apt-get install g++ {DEBIAN_PACKAGE}")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        return _compile(compiler, directory, library)
+    except OSError as error:
+        raise BackendUnavailable(f"cannot build the Random123 bridge in {directory}: {error}") from None
+
+
+def _compile(compiler: str, directory: Path, library: Path) -> Path:
+    with tempfile.TemporaryDirectory(dir=directory, prefix=".build-") as scratch:
+        partial = Path(scratch) / library.name
+        depfile = Path(scratch) / "deps.d"
+        done = subprocess.run([compiler, *FLAGS, "-o", str(partial), str(SOURCE), "-MD", "-MF", str(depfile)],
+                              capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            message = done.stderr + done.stdout
+            if re.search(r"Random123/\S+: No such file", message):
+                raise BackendUnavailable(f"the Random123 headers are not installed: apt-get install {DEBIAN_PACKAGE}")
+            raise BackendUnavailable(f"building the Random123 bridge failed: {_first_error(message)}")
+        headers = [w for w in depfile.read_text().replace("\\\n", " ").split() if w.endswith("Random123/philox.h")]
+        info = {"header": headers[0] if headers else "unknown", "command": [COMPILER, *FLAGS]}
+        (Path(scratch) / "info.json").write_text(json.dumps(info))
+        os.replace(Path(scratch) / "info.json", library.with_suffix(".json"))
+        os.replace(partial, library)   # last: a library in the cache is always complete
+    return library
+
+
+def _debian_version() -> str:
+    try:
+        done = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", DEBIAN_PACKAGE],
+                              capture_output=True, text=True, timeout=10, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown"
+    return done.stdout.strip() if done.returncode == 0 and done.stdout.strip() else "unknown"
+
+
+def _load(path: Path):
+    lib = ctypes.CDLL(str(path))
+    u32p = np.ctypeslib.ndpointer(dtype=np.uint32, flags="C_CONTIGUOUS")
+    lib.rngcheck_random123_abi.restype = ctypes.c_int
+    lib.rngcheck_random123_compiler.restype = ctypes.c_char_p
+    lib.rngcheck_random123_rounds.restype = ctypes.c_int
+    lib.rngcheck_random123_open.restype = ctypes.c_void_p
+    lib.rngcheck_random123_open.argtypes = [ctypes.c_int, u32p, u32p]
+    lib.rngcheck_random123_draw.restype = None
+    lib.rngcheck_random123_draw.argtypes = [ctypes.c_void_p, u32p, ctypes.c_uint64]
+    lib.rngcheck_random123_state.restype = None
+    lib.rngcheck_random123_state.argtypes = [ctypes.c_void_p, u32p]
+    lib.rngcheck_random123_close.restype = None
+    lib.rngcheck_random123_close.argtypes = [ctypes.c_void_p]
+    if lib.rngcheck_random123_abi() != ABI:
+        raise BackendUnavailable(f"{path} is not the Random123 bridge rngcheck expects (ABI {ABI})")
+    return lib
+
+
+class Random123Backend(Backend):
+    """Random123's Philox4x32-10, raw (``mode=raw``) or through r123::Engine (``mode=engine``)."""
+
+    name = "random123"
+    validates = False
+
+    def __init__(self, mode: str = "raw"):
+        if mode not in MODES:
+            raise BackendSpecError(f"random123 option mode must be one of {', '.join(MODES)}, got {mode!r}")
+        self.mode = mode
+        self._path = build()
+        self._lib = _load(self._path)
+
+    def describe(self) -> dict[str, str]:
+        try:
+            info = json.loads(self._path.with_suffix(".json").read_text())
+        except (OSError, ValueError):
+            info = {}
+        return {
+            "implementation": IMPLEMENTATIONS[self.mode],
+            "random123": _debian_version(),
+            "header": str(info.get("header", "unknown")),
+            "rounds": str(self._lib.rngcheck_random123_rounds()),
+            "compiler": f"g++ {self._lib.rngcheck_random123_compiler().decode(errors='replace')}",
+            "device": f"cpu ({platform.processor() or platform.machine()})",
+        }
+
+    def random_generator(self, state, sizes, strides, buffer, *, output_state=True,
+                         feature_level=FEATURE_LEVEL_4_0):
+        state = placement.read_state(state)
+        lib = self._lib
+        stream = lib.rngcheck_random123_open(MODES[self.mode], np.ascontiguousarray(state[:4]),
+                                             np.ascontiguousarray(state[4:]))
+        if not stream:
+            raise MemoryError("rngcheck_random123_open failed")
+        try:
+            def produce(first, count):
+                words = np.empty(count, dtype=np.uint32)
+                lib.rngcheck_random123_draw(stream, words, count)
+                return words
+
+            placement.place(sizes, strides, buffer, produce)
+            if not output_state:
+                return None
+            new_state = np.empty(6, dtype=np.uint32)
+            lib.rngcheck_random123_state(stream, new_state)
+            return new_state
+        finally:
+            lib.rngcheck_random123_close(stream)
+
+
+def engine_backend() -> Random123Backend:
+    """``random123:mode=engine`` as a zero-argument factory, for a ``module:attr`` spec
+    (``rngcheck.backends.random123_backend:engine_backend``) where options cannot be given."""
+    return Random123Backend(mode="engine")

@@ -1,0 +1,237 @@
+"""The ``mkl`` backend (Intel oneMKL's VSL_BRNG_PHILOX4X32X10 through mkl_random) against the reference.
+
+MKL agrees with DML_RANDOM_GENERATOR bit for bit (docs/library-findings.md), so every test
+demands exact agreement, words and output state (read back from MKL's own stream).
+
+MKL runs in worker processes, as `rngcheck run` runs it: its OpenMP/TBB runtimes never enter
+the test process. Locally a missing mkl_random skips; with CI=true it fails (conftest).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from rngcheck import counter, layout, reference
+from rngcheck.backends.exec_backend import isolated
+from rngcheck.conformance.runner import NamedBackend, RunOptions, run
+from rngcheck.errors import BackendUnavailable, Rejected
+
+from conftest import require, unavailable  # tests/ is on sys.path (conftest.py)
+
+SPEC = "rngcheck.backends.mkl_backend:MklBackend"
+SENTINEL = 0xA5A5A5A5
+KEY = (0xDEADBEEF, 0xCAFEBABE)
+COUNTERS = [
+    0x0123_4567_89AB_CDEF_FEDC_BA98_7654_3210,
+    0,
+    (1 << 32) - 2,   # carry word 0 -> 1 within n <= 9
+    (1 << 64) - 2,   # carry word 1 -> 2
+    (1 << 96) - 2,   # carry word 2 -> 3
+    (1 << 128) - 2,  # 2^128 wrap
+    (1 << 128) - 1,  # wrap on the first block
+]
+STATES = [counter.make_state(c, KEY) for c in COUNTERS] + [
+    counter.make_state((1 << 64) - 1, (0, 0)),
+    counter.make_state((1 << 128) - 2, (0xFFFFFFFF, 0xFFFFFFFF)),
+]
+BROKEN = ("failed", "error", "crashed", "timeout")
+
+
+def layouts(n):
+    return [
+        ((n,), None),
+        ((1, n), (0, 2)),                    # a gap after every element
+        ((2, n), (1, 2)),                    # column-major
+        ((n, 1, 1), (5, 7, 1)),              # rank 3 with padding
+        ((1,) * 7 + (n,), (9,) * 7 + (3,)),  # rank 8
+    ]
+
+
+def worker(env=None):
+    require("mkl_random", load=False)
+    try:
+        return isolated(SPEC, env=env)
+    except BackendUnavailable as error:
+        unavailable(str(error))
+
+
+@pytest.fixture(scope="module")
+def mkl():
+    backend = worker()
+    yield backend
+    backend.close()
+
+
+@pytest.fixture(scope="module")
+def mkl_chunked():
+    """A worker whose placement splits every tensor into library calls of 8 elements."""
+    backend = worker(env={"RNGCHECK_PLACEMENT_CHUNK": "8"})
+    yield backend
+    backend.close()
+
+
+def execute(backend, state, sizes, strides=None, extra=5):
+    length = layout.required_elements(sizes, strides) + extra
+    buffer = np.full(length, SENTINEL, dtype=np.uint32)
+    new_state = backend.random_generator(state.copy(), sizes, strides, buffer)
+    return buffer, np.asarray(new_state, dtype=np.uint32).reshape(-1)
+
+
+def spec_buffer(state, sizes, strides, length):
+    buffer = np.full(length, SENTINEL, dtype=np.uint32)
+    n = layout.element_count(sizes)
+    buffer[layout.physical_offsets(sizes, strides)] = reference.words(state, 0, n)
+    return buffer
+
+
+def mkl_python(code: str) -> dict:
+    """Run ``code`` (which prints one JSON line) in a fresh Python with mkl_random."""
+    require("mkl_random", load=False)
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+# ---- the suite ---------------------------------------------------------------------------
+
+def test_quick_profile_passes(mkl):
+    document = run([NamedBackend(SPEC, mkl)], RunOptions(profile="quick"))
+    results = document["results"]
+    broken = [r for r in results if r["required"] and r["status"] in BROKEN]
+    assert not broken, broken[:3]
+    assert document["summary"]["verdict"] == "pass"
+    assert sum(r["status"] == "passed" for r in results) > 100
+
+
+def test_describe(mkl):
+    info = mkl.describe()
+    assert info["mkl_random"] and info["mkl"] and info["device"].startswith("cpu")
+    assert "PHILOX4X32X10" in info["implementation"]
+
+
+# ---- bit-exact, words and state ----------------------------------------------------------
+
+@pytest.mark.parametrize("state", STATES, ids=lambda s: hex(counter.counter_of(s)))
+def test_against_reference(mkl, state):
+    for n in range(1, 10):
+        for sizes, strides in layouts(n):
+            buffer, new_state = execute(mkl, state, sizes, strides)
+            assert np.array_equal(buffer, spec_buffer(state, sizes, strides, buffer.size)), (n, sizes, strides)
+            assert np.array_equal(new_state, counter.advance(state, layout.element_count(sizes))), (n, sizes)
+
+
+def test_4099_elements_across_the_2_128_wrap(mkl):
+    """1025 blocks from counter 2^128 - 2: the wrap in the middle of one MKL call, and a partial last block."""
+    state = counter.make_state((1 << 128) - 2, KEY)
+    buffer, new_state = execute(mkl, state, (4099,), extra=0)
+    assert np.array_equal(buffer, reference.words(state, 0, 4099))
+    assert counter.counter_of(new_state) == 1023   # 2^128 - 2 + 1025 mod 2^128
+
+
+@pytest.mark.parametrize("state", [STATES[0], STATES[3], STATES[5]], ids=["plain", "carry64", "wrap"])
+def test_chunk_boundaries(mkl_chunked, state):
+    """Several MKL calls per execution (chunks of 8) continue one stream."""
+    for n in (7, 8, 9, 17, 30):
+        for sizes, strides in ((n,), None), ((n, 1), (2, 1)):
+            buffer, new_state = execute(mkl_chunked, state, sizes, strides)
+            assert np.array_equal(buffer, spec_buffer(state, sizes, strides, buffer.size)), (n, sizes)
+            assert np.array_equal(new_state, counter.advance(state, n)), n   # both layouts hold n elements
+
+
+def test_large_tensor(mkl):
+    state = STATES[4]
+    buffer, new_state = execute(mkl, state, (7, 14286, 1), extra=3)
+    assert np.array_equal(buffer, spec_buffer(state, (7, 14286, 1), None, buffer.size))
+    assert np.array_equal(new_state, counter.advance(state, 100002))
+
+
+def test_fresh_stream_per_execution_and_input_state_untouched(mkl):
+    """A partial block's lanes stay in MKL's stream; the next execution must not see them."""
+    state = STATES[0].copy()
+    first, _ = execute(mkl, state, (5,), extra=0)
+    second, _ = execute(mkl, state, (5,), extra=0)
+    assert np.array_equal(first, second) and np.array_equal(first, reference.words(STATES[0], 0, 5))
+    assert np.array_equal(state, STATES[0])
+
+
+def test_feature_level_3_state_and_no_output_state(mkl):
+    buffer = np.full(10, SENTINEL, dtype=np.uint32)
+    assert mkl.random_generator(STATES[0].reshape(1, 1, 1, 6), (1, 1, 2, 3), None, buffer,
+                                output_state=False, feature_level=(3, 0)) is None
+    assert np.array_equal(buffer, spec_buffer(STATES[0], (1, 1, 2, 3), None, 10))
+
+
+@pytest.mark.parametrize("sizes, strides, length", [
+    ((4, 4), (4,), 16),      # stride count
+    ((4, 4), (4, -1), 16),   # negative stride
+    ((4, 4), None, 15),      # buffer too short
+])
+def test_unplaceable_description_is_rejected(mkl, sizes, strides, length):
+    buffer = np.full(length, SENTINEL, dtype=np.uint32)
+    with pytest.raises(Rejected):
+        mkl.random_generator(STATES[0].copy(), sizes, strides, buffer)
+    assert np.all(buffer == SENTINEL)
+
+
+# ---- the library's own behaviour, stated directly ------------------------------------------
+
+def test_mkl_seed_order_stream_layout_and_buffered_lanes():
+    """What the backend relies on, straight from mkl_random: seed = [k0, k1, w0..w3]; the saved
+    stream holds the key at byte 20 and the next block's counter at byte 28; a partial block's
+    lanes are kept (5 words then 3 words continue the same block)."""
+    got = mkl_python("""
+        import json, numpy as np, mkl_random
+        s = mkl_random.MKLRandomState(seed=[0xDEADBEEF, 0xCAFEBABE, 0xFFFFFFFE, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF],
+                                      brng="PHILOX4X32X10")
+        a = s.randint(0, 2**32, size=5, dtype=np.uint32)
+        saved = s.get_state(legacy=False)["state"]["mkl_stream"]
+        b = s.randint(0, 2**32, size=3, dtype=np.uint32)
+        print(json.dumps({"words": [int(w) for w in np.concatenate([a, b])],
+                          "stream": [int(w) for w in np.frombuffer(saved, "<u4", count=7, offset=20)]}))
+    """)
+    state = counter.make_state((1 << 128) - 2, KEY)
+    assert got["words"] == [int(w) for w in reference.words(state, 0, 8)]
+    assert got["stream"] == [*KEY, 0, 0, 0, 0, 3]   # key, counter 2^128 - 2 + 2 (wrapped), 3 lanes kept
+
+
+def test_stream_state_parses_mkls_saved_stream():
+    from rngcheck.backends.mkl_backend import stream_state
+
+    words = [0x11111111, 0x22222222, 0x33333333, 0x44444444, 0x55555555, 0x66666666]
+    saved = b"\x02RNG" + bytes(16) + np.array(words[4:] + words[:4] + [0] * 5, "<u4").tobytes() + bytes(4)
+    assert len(saved) == 68
+    assert [int(w) for w in stream_state(saved)] == words
+    with pytest.raises(RuntimeError, match="unrecognised MKL Philox stream"):
+        stream_state(saved[:-4])
+
+
+def test_unknown_stream_layout_makes_the_backend_unavailable():
+    got = mkl_python("""
+        import json
+        from rngcheck.backends import mkl_backend
+        from rngcheck.errors import BackendUnavailable
+        mkl_backend.KEY_OFFSET = 24
+        try:
+            mkl_backend.MklBackend()
+            print(json.dumps({"error": None}))
+        except BackendUnavailable as error:
+            print(json.dumps({"error": str(error)}))
+    """)
+    assert got["error"] and "unknown layout" in got["error"] and "\n" not in got["error"]
+
+
+def test_missing_library_is_unavailable_with_install_hint(monkeypatch):
+    from rngcheck.backends.mkl_backend import MklBackend
+
+    monkeypatch.setitem(sys.modules, "mkl_random", None)   # makes `import mkl_random` raise ImportError
+    with pytest.raises(BackendUnavailable) as error:
+        MklBackend()
+    message = str(error.value)
+    assert "pip install rngcheck[mkl]" in message and "\n" not in message
