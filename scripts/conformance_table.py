@@ -21,11 +21,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT = ["numpy", "randomgen", "tensorflow", "jax", "jax:state_words=3", "opencl", "mkl", "random123",
-           "random123:mode=engine", "directml:lib=0.2.5", "directml:lib=0.2.0"]
+           "random123:mode=engine", "curand", "pyopencl", "pyopencl:mode=generator", "torch", "torch:state=spec",
+           "onedpl", "directml:lib=0.2.5",
+           "directml:lib=0.2.0"]
 CATEGORIES = ["kat", "vectors", "mapping", "counter", "key", "layout", "state", "validation", "property", "scale"]
 BEGIN, END = "<!-- conformance-table:begin -->", "<!-- conformance-table:end -->"
 BROKEN = ("failed", "error", "crashed", "timeout")
-VERSION_KEYS = ("tensorflow", "jax", "randomgen", "mkl_random", "random123", "DirectML version", "driver version", "numpy", "rngcheck",
+VERSION_KEYS = ("tensorflow", "jax", "randomgen", "mkl_random", "random123", "nvidia-curand-cu12", "pyopencl",
+                "torch", "onedpl", "DirectML version", "driver version", "numpy", "rngcheck",
                 "exec-protocol")
 
 

@@ -434,6 +434,7 @@ def check_property(backend, case: C.Case, strict: bool, seed: int) -> Outcome:
     from .strategies import descriptions
 
     failures = {}
+    tried = {"run": 0, "not applicable": 0}
 
     class Abandon(Exception):
         """A crash or hang: shrinking would only repeat it; report the first one."""
@@ -444,6 +445,7 @@ def check_property(backend, case: C.Case, strict: bool, seed: int) -> Outcome:
             failures[drawn] = outcome
             raise Abandon
         outcome.execution = None  # the shrinking keeps many failures: not their buffers
+        tried["not applicable" if outcome.status == SKIPPED else "run"] += 1
         if outcome.status in (FAILED, ERROR):
             failures[drawn] = outcome
             return True
@@ -456,7 +458,11 @@ def check_property(backend, case: C.Case, strict: bool, seed: int) -> Outcome:
                        settings=settings(max_examples=case.examples, database=None, deadline=None,
                                          suppress_health_check=list(HealthCheck)))
     except NoSuchExample:
-        return Outcome(PASSED, f"{case.examples} random descriptions agree with the reference (seed {seed})")
+        if not tried["run"]:
+            return Outcome(SKIPPED, f"not applicable: none of {tried['not applicable']} random descriptions "
+                                    f"could be expressed (seed {seed})")
+        absent = f"; {tried['not applicable']} not applicable" if tried["not applicable"] else ""
+        return Outcome(PASSED, f"{tried['run']} random descriptions agree with the reference (seed {seed}{absent})")
     except Abandon:
         (minimal, outcome), = list(failures.items())[-1:]
         outcome.message = f"on {describe_case(minimal)}: {outcome.message}"

@@ -25,6 +25,19 @@ STRIDES_PAGE = "DirectML 'Using strides to express padding and memory layout'"
 EXPLICIT_LIMIT = 64  # tensors up to this many elements list their words; larger ones a sha256
 PI_KEY = (0xA4093822, 0x299F31D0)  # Random123's digits-of-pi key
 HELLO_FROM_SEATTLE = 0x48656C6C_6F46726F_6D536561_74746C65
+# C++26 std::philox4x32 (P2075R6, corrected by LWG 4134): its one required known answer.
+CXX26_DRAFT = ("ISO C++ working draft (C++26), [rand.predef] philox4x32: 'Required behavior: The 10000th "
+               "consecutive invocation of a default-constructed object of type philox4x32 produces the value "
+               "1955073260' (P2075R6 as corrected by LWG 4134); default_seed = 20111115 ([rand.eng.philox])")
+CXX26_DEFAULT_SEED = 20111115
+CXX26_10000TH = 1955073260
+CXX26_MAPPING = (
+    "philox_engine's X_j is counter word j (Z = sum X_j * 2^(32j), X_0 least significant, as word 0 here; "
+    "set_counter takes the words most significant first) and K_0 is k0 (state word 4). A default-constructed "
+    "engine has X = 0, K = {default_seed, 0} and i = n - 1, so invocation j (1-based) returns Y_((j-1) mod 4) "
+    "of Philox(K, Z = floor((j-1)/4)): the operator's element j - 1 from counter 0. The 10000th is element "
+    "9999 = lane 3 of block 2499, i.e. element 3 of this 4-element tensor from counter 2499; the generator "
+    "checks that the reference gives the standard's value there.")
 ERRATA = ("The DirectML page prints 0x48656c6c'6f46726f'6d536561'746f776e (\"HelloFromSeatown\") "
           "as the result, which is the counter MINUS 324,855; the rule (add ceil(n/4) with carry) gives "
           "0x48656c6c'6f46726f'6d536561'7479615c, which rngcheck requires.")
@@ -77,6 +90,22 @@ def operator_vector(vector_id, description, rule, source, state, sizes, strides=
     return entry
 
 
+def cxx26_vector() -> dict:
+    """std::philox4x32's 10000th output as an operator vector (see CXX26_MAPPING); its one word
+    that the standard fixes is checked here against the reference, independently."""
+    state = counter.make_state(2499, (CXX26_DEFAULT_SEED, 0))
+    words = reference.words(state, 0, 4)
+    if int(words[3]) != CXX26_10000TH:
+        raise AssertionError(f"the reference gives {int(words[3])} for std::philox4x32's 10000th output, "
+                             f"the standard {CXX26_10000TH}")
+    return operator_vector(
+        "cxx26-philox4x32-10000th",
+        "C++26 std::philox4x32: the 10000th output of a default-constructed engine (1955073260 = 0x74880cec) "
+        "is element 3 from counter 2499, key (20111115, 0)",
+        "element i is lane i mod 4 of Philox4x32-10(counter + floor(i/4), key)", CXX26_DRAFT,
+        state, (4,), note=CXX26_MAPPING)
+
+
 def operator_document() -> dict:
     vectors = []
     key = PI_KEY
@@ -124,6 +153,7 @@ def operator_document() -> dict:
         "large-permuted", "2^16 elements, 3-D, permuted and padded strides (sha256)",
         "element i is written at offset sum(coordinate_d * stride_d)", STRIDES_PAGE,
         base, (16, 64, 64), (1, 17 * 64, 17)))
+    vectors.append(cxx26_vector())
     return {"format": FORMAT, "format_version": FORMAT_VERSION,
             "generator": "python -m rngcheck.vectors.generate",
             "errata": ERRATA, "vectors": vectors}
