@@ -48,13 +48,17 @@ class KnobbedPhilox(Backend):
 
     def __init__(self, name=None, *, counter_high_first=False, key_swapped=False, lanes_reversed=False,
                  rounds=10, carry_bits=128, increment="ceil", state_carry_bits=128, ignore_strides=False,
-                 physical_order=False, lane_major=False, per_element=False, counter64=False):
+                 physical_order=False, lane_major=False, per_element=False, counter64=False,
+                 counter_msb_first=False, first_block=0, carry_into_key=False, state_carry_into_key=False,
+                 skip_partial_block=False):
         self.name = name or type(self).__name__
         self.knobs = dict(counter_high_first=counter_high_first, key_swapped=key_swapped,
                           lanes_reversed=lanes_reversed, rounds=rounds, carry_bits=carry_bits,
                           increment=increment, state_carry_bits=state_carry_bits, ignore_strides=ignore_strides,
                           physical_order=physical_order, lane_major=lane_major, per_element=per_element,
-                          counter64=counter64)
+                          counter64=counter64, counter_msb_first=counter_msb_first, first_block=first_block,
+                          carry_into_key=carry_into_key, state_carry_into_key=state_carry_into_key,
+                          skip_partial_block=skip_partial_block)
 
     def describe(self):
         return {"implementation": "tests/panel.py KnobbedPhilox", "knobs": repr(self.knobs)}
@@ -62,16 +66,23 @@ class KnobbedPhilox(Backend):
     def logical_words(self, state, n):
         s = [int(w) for w in np.asarray(state).reshape(-1)]
         ctr, (k0, k1) = s[:4], (s[4], s[5])
-        if self.knobs["counter_high_first"]:
-            ctr = ctr[::-1]
+        if self.knobs["counter_high_first"] or self.knobs["counter_msb_first"]:
+            ctr = ctr[::-1]  # msb-first: set_counter({s0,s1,s2,s3}) of an engine that wants {s3,s2,s1,s0}
         if self.knobs["counter64"]:
             ctr = ctr[:2] + [0, 0]
         if self.knobs["key_swapped"]:
             k0, k1 = k1, k0
         blocks = n if self.knobs["per_element"] else math.ceil(n / 4)
-        counters = counter_plus(ctr, np.arange(blocks), 64 if self.knobs["counter64"] else self.knobs["carry_bits"])
+        first = self.knobs["first_block"]  # 1: r123::Engine's c.incr() before the first block
+        counters = counter_plus(ctr, np.arange(first, first + blocks),
+                                64 if self.knobs["counter64"] else self.knobs["carry_bits"])
         if self.knobs["counter_high_first"]:
             counters = counters[:, ::-1]
+        if self.knobs["carry_into_key"]:  # the six words as one 192-bit number
+            value = sum(w << (32 * i) for i, w in enumerate(ctr))
+            keys = [((k0 | k1 << 32) + ((value + first + b) >> 128)) & ((1 << 64) - 1) for b in range(blocks)]
+            k0 = np.array([k & MASK32 for k in keys], dtype=np.uint64)
+            k1 = np.array([k >> 32 for k in keys], dtype=np.uint64)
         out = philox_blocks(counters, k0, k1, self.knobs["rounds"])
         if self.knobs["lanes_reversed"]:
             out = out[:, ::-1]
@@ -92,13 +103,24 @@ class KnobbedPhilox(Backend):
 
     def next_state(self, state, n):
         s = [int(w) for w in np.asarray(state).reshape(-1)]
+        if self.knobs["increment"] == "pyopencl-2n":  # clrandom.py: counter[0] += 2n, divmod by 2^31 - 1 (int32)
+            words = [w - (1 << 32) if w >= 1 << 31 else w for w in s]
+            c1, words[0] = divmod(words[0] + 2 * n, (1 << 31) - 1)
+            if c1:
+                c2, words[1] = divmod(words[1] + c1, (1 << 31) - 1)
+                words[2] += c2
+            return np.array([w & MASK32 for w in words], dtype=np.uint32)
         inc = {"ceil": math.ceil(n / 4), "n": n, "floor": n // 4, "none": 0}[self.knobs["increment"]]
         ctr = counter_plus(s[:4], np.array([inc]), self.knobs["state_carry_bits"])[0]
-        return np.array([*ctr, s[4], s[5]], dtype=np.uint32)
+        key = s[4] | s[5] << 32
+        if self.knobs["state_carry_into_key"] and sum(w << (32 * i) for i, w in enumerate(s[:4])) + inc >> 128:
+            key = (key + 1) & ((1 << 64) - 1)
+        return np.array([*ctr, key & MASK32, key >> 32], dtype=np.uint32)
 
     def random_generator(self, state, sizes, strides, buffer, *, output_state=True, feature_level=(4, 0)):
         n = math.prod(sizes)
-        buffer[self.offsets(tuple(sizes), strides)] = self.logical_words(state, n)
+        written = n - n % 4 if self.knobs["skip_partial_block"] else n
+        buffer[self.offsets(tuple(sizes), strides)[:written]] = self.logical_words(state, n)[:written]
         return self.next_state(state, n) if output_state else None
 
 
@@ -194,6 +216,42 @@ class FlipsTwoWords(KnobbedPhilox):
         return result
 
 
+class KeyWord0IsIndex(KnobbedPhilox):
+    """pyopencl's PhiloxGenerator kernel: work item g keys its blocks (g, k1) (k1: word 5; word 4 unused)
+    and writes blocks g, g + W, g + 2W, ..., its counter going up by ``step`` a turn (2: float64 fill)."""
+
+    def __init__(self, work_items=None, step=1):
+        super().__init__("key-word-0-is-index" + (f"-w{work_items}" if work_items else ""))
+        self.work_items, self.step = work_items, step  # step 2: the float64 fill's two blocks a turn
+
+    def logical_words(self, state, n):
+        s = [int(w) for w in np.asarray(state).reshape(-1)]
+        blocks = math.ceil(n / 4)
+        work_items = self.work_items or max(blocks, 1)
+        b = np.arange(blocks)
+        out = philox_blocks(counter_plus(s[:4], b // work_items * self.step), (b % work_items).astype(np.uint64), s[5])
+        return out.reshape(-1)[:n]
+
+
+class SubsequenceInterleave(KnobbedPhilox):
+    """A curandGenerate-like layout: S subsequences (subsequence t at counter + t * 2^64, as curand_init
+    puts it in counter words 2-3) handed out in turn, ``unit`` words at a time (1: curand(), 4: curand4())."""
+
+    def __init__(self, subsequences=65536, unit=1):
+        super().__init__(f"subsequence-interleave-{subsequences}x{unit}")
+        self.subsequences, self.unit = subsequences, unit
+
+    def logical_words(self, state, n):
+        s = [int(w) for w in np.asarray(state).reshape(-1)]
+        if self.unit == 1:
+            positions = [i // self.subsequences for i in range(n)]
+            steps = [(i % self.subsequences << 64) + p // 4 for i, p in zip(range(n), positions)]
+            out = philox_blocks(counter_plus(s[:4], np.array(steps, dtype=object)), s[4], s[5])
+            return out[np.arange(n), np.array(positions, dtype=np.int64) % 4]
+        steps = [(j % self.subsequences << 64) + j // self.subsequences for j in range(math.ceil(n / 4))]
+        return philox_blocks(counter_plus(s[:4], np.array(steps, dtype=object)), s[4], s[5]).reshape(-1)[:n]
+
+
 def _packed(sizes):
     strides, step = [], 1
     for s in reversed(sizes):
@@ -228,4 +286,19 @@ PANEL = [
     ("claims-to-validate", lambda: ClaimsToValidate(), "accepts-invalid", "quick"),
     ("overwrites-padding", lambda: OverwritesPadding(), "padding-overwritten", "strict"),
     ("garbage-state", lambda: GarbageState(), "contract", "quick"),
+    ("counter-words-msb-first", lambda: KnobbedPhilox(counter_msb_first=True), "counter-words-msb-first", "quick"),
+    ("engine-convention", lambda: KnobbedPhilox(first_block=1, lanes_reversed=True), "engine-convention", "quick"),
+    ("counter-plus-one", lambda: KnobbedPhilox(first_block=1), "counter-plus-one", "quick"),
+    ("key-word-0-is-index", lambda: KeyWord0IsIndex(), "key-word-0-is-index", "quick"),
+    ("key-word-0-is-index-w8", lambda: KeyWord0IsIndex(work_items=8), "key-word-0-is-index", "quick"),
+    ("key-word-0-is-index-w5-float64", lambda: KeyWord0IsIndex(work_items=5, step=2), "key-word-0-is-index", "quick"),
+    ("state-pyopencl-counter", lambda: KnobbedPhilox(increment="pyopencl-2n"), "state-pyopencl-counter", "quick"),
+    ("subsequence-interleave", lambda: SubsequenceInterleave(65536, 1), "subsequence-interleave", "quick"),
+    ("subsequence-interleave-blocks", lambda: SubsequenceInterleave(4096, 4), "subsequence-interleave", "quick"),
+    ("subsequence-interleave-6", lambda: SubsequenceInterleave(6, 1), "subsequence-interleave", "quick"),
+    ("subsequence-interleave-blocks-3", lambda: SubsequenceInterleave(3, 4), "subsequence-interleave", "quick"),
+    ("counter-carries-into-key", lambda: KnobbedPhilox(carry_into_key=True, state_carry_into_key=True),
+     "counter-carries-into-key", "quick"),
+    ("state-carries-into-key", lambda: KnobbedPhilox(state_carry_into_key=True), "state-carries-into-key", "quick"),
+    ("partial-block-unwritten", lambda: KnobbedPhilox(skip_partial_block=True), "partial-block-unwritten", "quick"),
 ]

@@ -2,8 +2,10 @@
 
 Each variant is a deliberately wrong model built from the reference's own pieces
 (rngcheck.philox, rngcheck.counter, rngcheck.layout). On a mismatch the suite runs them on
-the same case and names the first whose prediction equals what the backend produced.
-Add a bug class by adding a function to OUTPUT_VARIANTS or STATE_VARIANTS.
+the same case and names the first whose prediction equals what the backend produced (and
+every other id that predicts the same). Add a bug class by adding a Variant to
+_word_variants (a word for each element), _case_variants (a family with a parameter, some of
+it read off the output itself), LAYOUT_VARIANTS or STATE_VARIANTS. Ids and summaries live here only.
 """
 
 from __future__ import annotations
@@ -17,6 +19,12 @@ from .. import counter, layout, philox, reference
 
 DIAGNOSIS_LIMIT = 1 << 18  # extents up to this many words are diagnosed whole; larger ones by a prefix
 PREFIX = 4096
+# subsequence-interleave: the subsequence counts tried (cuRAND's host Philox interleaves 65536
+# subsequences a block at a time, as measured for the curand backend; 4096 in case a generator runs
+# that many threads), besides any count the output itself shows (FITTED_CANDIDATES).
+SUBSEQUENCES = (65536, 4096)
+FITTED_CANDIDATES = 2  # parameter values read off the output per fitted family (bounded work)
+MASK64 = (1 << 64) - 1
 
 
 @dataclass(frozen=True)
@@ -26,8 +34,8 @@ class Variant:
     predict: Callable
 
 
-def _blocks(state, block_count, *, counter_bits=128, rounds=10, key=None, counter_words=None):
-    ctr = counter.block_counters(state, 0, block_count, counter_bits=counter_bits)
+def _blocks(state, block_count, *, counter_bits=128, rounds=10, key=None, counter_words=None, first=0):
+    ctr = counter.block_counters(state, first, block_count, counter_bits=counter_bits)
     if counter_words is not None:
         ctr = counter_words(ctr)
     k0, k1 = key if key is not None else counter.key_of(state)
@@ -48,6 +56,112 @@ def _counter_words_reversed(n):
         k0, k1 = counter.key_of(state)
         return philox.philox4x32(c[3], c[2], c[1], c[0], k0, k1).reshape(-1)[:n]
     return words
+
+
+def _counters_plus(state, high, low):
+    """Counter words (c0, c1, c2, c3) of counter + high * 2^64 + low mod 2^128 (uint64 arrays < 2^64)."""
+    value = counter.counter_of(state)
+    base_low, base_high = np.uint64(value & MASK64), np.uint64(value >> 64)
+    low = np.add(base_low, np.asarray(low, dtype=np.uint64))  # wraps mod 2^64
+    high = base_high + np.asarray(high, dtype=np.uint64) + (low < base_low)
+    mask, shift = np.uint64(0xFFFFFFFF), np.uint64(32)
+    return low & mask, low >> shift, high & mask, high >> shift
+
+
+def _counter_words_msb_first(n):
+    """oneDPL/std::philox_engine's set_counter({s0, s1, s2, s3}): it takes the words most significant
+    first, so the counter Philox sees is (s3, s2, s1, s0), and s3 is the word that counts."""
+    def words(state):
+        s = np.asarray(state)
+        flipped = np.concatenate([s[3::-1], s[4:]])
+        return _blocks(flipped, counter.blocks_for(n)).reshape(-1)[:n]
+    return words
+
+
+def _engine_convention(n):
+    """Random123's r123::Engine: c.incr() before the first block, then v[3], v[2], v[1], v[0]."""
+    return lambda state: _blocks(state, counter.blocks_for(n), first=1)[:, ::-1].reshape(-1)[:n]
+
+
+def _key_word_0_is_index(work_items=None, step=1):
+    """pyopencl's PhiloxGenerator: work item g keys its blocks (g, k1) and walks the counter.
+
+    Block b is written by work item b mod W on its (b div W)-th turn: Philox(counter + step *
+    (b div W), (b mod W, k1)) (step 2: its float64 fill draws two blocks a turn, the first
+    giving the words). With W >= the block count (work_items None) every block has the input
+    counter and the key (b, k1).
+    """
+    def predict(n):
+        def words(state):
+            m = counter.blocks_for(n)
+            b = np.arange(m, dtype=np.uint64)
+            w = np.uint64(work_items or max(m, 1))
+            ctr = _counters_plus(state, np.zeros(m, dtype=np.uint64), b // w * np.uint64(step))
+            k0 = (b % w) & np.uint64(0xFFFFFFFF)
+            return philox.philox4x32(*ctr, k0, counter.key_of(state)[1]).reshape(-1)[:n]
+        return words
+    return predict
+
+
+def _subsequence_interleave(subsequences, unit):
+    """curandGenerate-like: S subsequences of one key, subsequence s at counter + s * 2^64 (its
+    index in counter words 2-3, as curand_init's skipahead_sequence puts it), handed out in
+    turn, ``unit`` words (1: a word, curand(); 4: a block, curand4()) at a time.
+
+    unit 1: element i is word i div S of subsequence i mod S (block (i div S) div 4 of it,
+    lane (i div S) mod 4). unit 4: block j (elements 4j..4j+3) is block j div S of
+    subsequence j mod S, lanes in order.
+    """
+    def predict(n):
+        def words(state):
+            key = counter.key_of(state)
+            if unit == 1:
+                i = np.arange(n, dtype=np.uint64)
+                s, position = i % np.uint64(subsequences), i // np.uint64(subsequences)
+                blocks = philox.philox4x32(*_counters_plus(state, s, position // np.uint64(4)), *key)
+                return blocks[np.arange(n), (position % np.uint64(4)).astype(np.int64)]
+            j = np.arange(counter.blocks_for(n), dtype=np.uint64)
+            ctr = _counters_plus(state, j % np.uint64(subsequences), j // np.uint64(subsequences))
+            return philox.philox4x32(*ctr, *key).reshape(-1)[:n]
+        return words
+    return predict
+
+
+def _carries_into_key(n):
+    """The six state words as one 192-bit number: counter + b carries out of word 3 into the key."""
+    def words(state):
+        m = counter.blocks_for(n)
+        ctr = counter.block_counters(state, 0, m)
+        first_wrapped = (1 << 128) - counter.counter_of(state)  # blocks from here on carried out of word 3
+        carry = (np.arange(m) >= first_wrapped).astype(np.uint64)
+        k0, k1 = counter.key_of(state)
+        key = np.uint64(k0 | k1 << 32) + carry  # wraps mod 2^64
+        low, high = key & np.uint64(0xFFFFFFFF), key >> np.uint64(32)
+        return philox.philox4x32(*ctr, low, high).reshape(-1)[:n]
+    return words
+
+
+def _state_carries_into_key(state, n):
+    total = counter.counter_of(state) + counter.blocks_for(n)
+    k0, k1 = counter.key_of(state)
+    key = ((k0 | k1 << 32) + (total >> 128)) & MASK64
+    return counter.make_state(total, key)
+
+
+def _pyopencl_state(multiplier):
+    """pyopencl's PhiloxGenerator host counter: word 0 += multiplier * n, carried into words 1 and 2
+    by divmod with counter_max = 2^31 - 1, the words taken as int32 (clrandom.py; none into word 3)."""
+    top = (1 << 31) - 1
+
+    def advance(state, n):
+        words = [int(w) - (1 << 32) if int(w) >= 1 << 31 else int(w) for w in np.asarray(state).reshape(-1)]
+        carry, words[0] = divmod(words[0] + multiplier * n, top)
+        if carry:
+            words[1] += carry
+            carry, words[1] = divmod(words[1], top)
+            words[2] += carry
+        return np.array([w & 0xFFFFFFFF for w in words], dtype=np.uint32)
+    return advance
 
 
 def _lanes_reversed(n):
@@ -98,8 +212,12 @@ def _constant(value):
 # Element-level variants: a wrong word for element i, written where the spec says.
 def _word_variants():
     variants = [
-        Variant("counter-words-reversed", "counter words in reverse order (word 3 taken as least significant)",
+        Variant("counter-words-reversed", "counter words in reverse order (word 3 taken as least significant), fed to "
+                "Philox in state order (oneDPL's set_counter order is counter-words-msb-first)",
                 _counter_words_reversed),
+        Variant("counter-words-msb-first", "counter words taken most significant first (Philox sees s3, s2, s1, s0 "
+                "and counts in s3): set_counter({s0,s1,s2,s3}) of oneDPL/std::philox_engine, which wants {s3,s2,s1,s0}",
+                _counter_words_msb_first),
         Variant("key-words-swapped", "key words swapped (word 5 used as k0)",
                 lambda n: lambda s: _blocks(s, counter.blocks_for(n), key=counter.key_of(s)[::-1]).reshape(-1)[:n]),
         Variant("key-high-ignored", "only the low key word used (k1 taken as 0)",
@@ -118,11 +236,60 @@ def _word_variants():
                 _from_advanced_state),
         Variant("key-as-counter-high", "counter words 2-3 replaced by the key (XLA's 2-word Philox state)",
                 _key_as_counter_high),
+        Variant("engine-convention", "Random123's r123::Engine: first block at counter + 1 and lanes handed out "
+                "3, 2, 1, 0", _engine_convention),
+        Variant("counter-plus-one", "first block at counter + 1 instead of counter (r123::Engine's increment "
+                "before use; with lanes 3, 2, 1, 0 too see engine-convention)",
+                lambda n: lambda s: _blocks(s, counter.blocks_for(n), first=1).reshape(-1)[:n]),
+        Variant("key-word-0-is-index", "key word 0 replaced by the block index: block b is Philox(counter, (b, k1)) "
+                "(pyopencl's PhiloxGenerator, a work item per block)", _key_word_0_is_index()),
+        Variant("counter-carries-into-key", "counter + block index carries out of word 3 into the key (words 4-5) "
+                "instead of wrapping mod 2^128", _carries_into_key),
     ]
     for rounds in (7, 6, 8, 9, 11, 12, 1, 0):
         variants.append(Variant(f"rounds-{rounds}", f"Philox4x32-{rounds}: {rounds} rounds instead of 10",
                                 (lambda r: lambda n: _lane_order(n, rounds=r))(rounds)))
     variants.append(Variant("zeros", "all output elements are zero", _constant(0)))
+    return variants
+
+
+def _subsequence_variant(subsequences: int, unit: int, count: int) -> Variant:
+    """subsequence-interleave with S subsequences, as far as the first ``count`` elements show S."""
+    turns = count if unit == 1 else counter.blocks_for(count)
+    many = f"S >= {turns} (cuRAND's 65536, say)" if subsequences >= turns else f"S = {subsequences}"
+    what = ("element i is word i div S of subsequence i mod S" if unit == 1 else
+            "a block at a time: block j is block j div S of subsequence j mod S")
+    return Variant("subsequence-interleave", f"cuRAND-like interleave over {many} subsequences (subsequence s "
+                   f"at counter + s*2^64): {what}", _subsequence_interleave(subsequences, unit))
+
+
+def _case_variants(state, actual: np.ndarray, right: np.ndarray) -> list[Variant]:
+    """Families with a parameter, for this case: the values tried, and those the output shows.
+
+    subsequence-interleave: S in SUBSEQUENCES (those that all look alike on this prefix once),
+    and the S at which the output holds the spec's word 1 (word 1 of subsequence 0) or, a block
+    at a time, the spec's block 1. key-word-0-is-index with W work items: the W at which the
+    output holds Philox(counter + step, (0, k1)) (work item 0's second turn; step 1 or 2). Bounded: at most
+    FITTED_CANDIDATES values read off the output per family.
+    """
+    count = actual.size
+    lane0 = actual[0:count:4]
+    found = {1: (np.flatnonzero(actual[2:] == right[1]) + 2) if count >= 3 else [],
+             4: (np.flatnonzero(lane0[2:] == right[4]) + 2) if count >= 9 else []}
+    variants = []
+    for unit in (1, 4):
+        turns = count if unit == 1 else counter.blocks_for(count)
+        tried = sorted({min(s, max(SUBSEQUENCES)) if s >= turns else s for s in SUBSEQUENCES}, reverse=True)
+        fitted = [int(s) for s in found[unit][:FITTED_CANDIDATES] if int(s) not in tried]
+        variants += [_subsequence_variant(s, unit, count) for s in tried + fitted]
+    if count >= 9:
+        for step in (1, 2):
+            second = philox.philox4x32(*_counters_plus(state, [0], [step]), 0, counter.key_of(state)[1])[0, 0]
+            for at in (np.flatnonzero(lane0[1:] == second) + 1)[:FITTED_CANDIDATES]:
+                turn = "b div W" if step == 1 else "2 * (b div W)"
+                variants.append(Variant("key-word-0-is-index", f"key word 0 replaced by the work-item index: block b "
+                                        f"is Philox(counter + {turn}, (b mod W, k1)), W = {int(at)} (pyopencl's "
+                                        f"PhiloxGenerator)", _key_word_0_is_index(int(at), step)))
     return variants
 
 
@@ -166,14 +333,25 @@ STATE_VARIANTS = [
                                                          n)[3::-1], np.asarray(s)[4:]]).astype(np.uint32)),
     Variant("state-key-words-swapped", "output key words swapped",
             lambda s, n: counter.advance(np.asarray(s)[[0, 1, 2, 3, 5, 4]], n)),
+    Variant("state-carries-into-key", "output counter carried out of word 3 into the key instead of wrapping "
+            "mod 2^128", _state_carries_into_key),
+    Variant("state-pyopencl-counter", "output word 0 advanced by 2n (two blocks per 4 float64 outputs), carried "
+            "into words 1-2 mod 2^31-1 on int32 words (pyopencl's PhiloxGenerator)", _pyopencl_state(2)),
+    Variant("state-pyopencl-counter", "output word 0 advanced by n, carried into words 1-2 mod 2^31-1 on int32 "
+            "words (pyopencl's PhiloxGenerator)", _pyopencl_state(1)),
 ]
+
+PARTIAL_BLOCK = Variant("partial-block-unwritten", "the last partial block not written: the final n mod 4 "
+                        "elements keep what the buffer held", None)
+NOT_WRITTEN = Variant("not-written", "the output elements were never written", None)
 
 
 def _verdict(matches: list[Variant], unknown: str, summary: str) -> dict:
-    """The first matching variant, naming the others that predict the same on this case."""
+    """The first matching variant, naming the others that predict the same on this case (each id once)."""
     if not matches:
         return {"id": unknown, "summary": summary, "alternatives": []}
-    return {"id": matches[0].id, "summary": matches[0].summary, "alternatives": [v.id for v in matches[1:]]}
+    ids = list(dict.fromkeys(v.id for v in matches))
+    return {"id": ids[0], "summary": matches[0].summary, "alternatives": ids[1:]}
 
 
 def diagnose_state(state, element_count: int, actual) -> dict:
@@ -190,6 +368,25 @@ def diagnose_state(state, element_count: int, actual) -> dict:
     return _verdict(matches, "unknown-state", "the returned state matches no known bug class")
 
 
+def _partial_block_unwritten(state, sizes, strides, extent, unwritten, offsets, actual, right) -> bool:
+    """Every element right but the last n mod 4 (the partial block), which keep ``unwritten``.
+
+    Judged on the first PREFIX elements and the tail (wherever the tail lies): only the tail unwritten.
+    """
+    n = layout.element_count(sizes)
+    tail = n % 4
+    if not tail:
+        return False
+    tail_offsets = layout.physical_offsets(sizes, strides, n - tail, tail)
+    if np.all(reference.words(state, n - tail, tail) == unwritten):
+        return False  # indistinguishable from the spec on this case
+    written = min(actual.size, n - tail)
+    model = np.array(extent, copy=True)
+    model[tail_offsets] = unwritten
+    model[offsets[:written]] = right[:written]  # the written elements win at offsets they share with the tail
+    return np.array_equal(model[offsets], actual) and np.array_equal(model[tail_offsets], extent[tail_offsets])
+
+
 def diagnose_output(state, sizes, strides, extent: np.ndarray, unwritten: int) -> dict:
     """The variants whose prediction equals ``extent`` (the tensor's part of the buffer after the call).
 
@@ -202,11 +399,16 @@ def diagnose_output(state, sizes, strides, extent: np.ndarray, unwritten: int) -
     actual = extent[offsets]
     aliased = layout.aliases(sizes, strides)
     if np.all(actual == unwritten):
-        return {"id": "not-written", "summary": "the output elements were never written", "alternatives": []}
+        # With fewer than 4 elements the partial block is the whole output.
+        return {"id": NOT_WRITTEN.id, "summary": NOT_WRITTEN.summary,
+                "alternatives": [PARTIAL_BLOCK.id] if n < 4 else []}
+    state = counter.state_array(state)
     right = reference.words(state, 0, count)
     matches = []
-    for variant in _word_variants():
-        predicted = variant.predict(count)(counter.state_array(state))
+    if _partial_block_unwritten(state, sizes, strides, extent, unwritten, offsets, actual, right):
+        matches.append(PARTIAL_BLOCK)
+    for variant in _word_variants() + _case_variants(state, actual, right):
+        predicted = variant.predict(count)(state)
         if aliased:
             # Last writer wins at shared offsets, as the reference writes.
             model = np.array(extent, copy=True)
