@@ -51,7 +51,8 @@ def cell(results: list[dict], category: str, cases: dict) -> str:
     absent = sum(r["status"] == "skipped" and r["message"].startswith("not applicable") for r in mine)
     tail = f", {absent} n/a" if absent else ""
     if not broken:
-        return f"{sum(r['status'] == 'passed' for r in mine)} pass{tail}"
+        passed = sum(r['status'] == 'passed' for r in mine)
+        return f"{absent} n/a" if absent and not passed else f"{passed} pass{tail}"
     names = Counter(r["diagnosis"]["id"] if r["diagnosis"] else r["status"] for r in broken)
     return (f"{len(broken)} fail: " + ", ".join(f"{name}" + (f" ×{n}" if n > 1 else "") for name, n in names.items())
             + tail)
