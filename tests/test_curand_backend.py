@@ -19,10 +19,9 @@ from rngcheck.conformance.runner import NamedBackend, RunOptions, run
 from rngcheck.errors import BackendUnavailable, Rejected
 
 from conftest import require, unavailable  # tests/ is on sys.path (conftest.py)
+from library_cases import KEY, SENTINEL, layouts, run_one
 
 SPEC = "rngcheck.backends.curand_backend:CurandBackend"
-SENTINEL = 0xA5A5A5A5
-KEY = (0xDEADBEEF, 0xCAFEBABE)
 
 
 @pytest.fixture(scope="module")
@@ -56,17 +55,6 @@ NOT_EXPRESSIBLE = [
     (counter.make_state((1 << 128) - 2, KEY), "counter word 3 = 0xffffffff"),            # the wrap
     (counter.make_state(x_z((1 << 46) - 2), KEY), "reach 2^46"),
 ]
-
-
-def layouts(n):
-    return [((n,), None), ((1, n), (0, 2)), ((2, n), (1, 2)), ((n, 1, 1), (5, 7, 1)),
-            ((1,) * 7 + (n,), (9,) * 7 + (3,))]
-
-
-def run_one(backend, state, sizes, strides, extra=5):
-    buffer = np.full(layout.required_elements(sizes, strides) + extra, SENTINEL, dtype=np.uint32)
-    new_state = backend.random_generator(state.copy(), sizes, strides, buffer)
-    return buffer, new_state
 
 
 def spec_buffer(state, sizes, strides, length):

@@ -23,34 +23,9 @@ from rngcheck.conformance.runner import NamedBackend, RunOptions, run
 from rngcheck.errors import BackendUnavailable, Rejected
 
 from conftest import require, unavailable  # tests/ is on sys.path (conftest.py)
+from library_cases import BROKEN, KEY, SENTINEL, STATES, layouts
 
 SPEC = "rngcheck.backends.mkl_backend:MklBackend"
-SENTINEL = 0xA5A5A5A5
-KEY = (0xDEADBEEF, 0xCAFEBABE)
-COUNTERS = [
-    0x0123_4567_89AB_CDEF_FEDC_BA98_7654_3210,
-    0,
-    (1 << 32) - 2,   # carry word 0 -> 1 within n <= 9
-    (1 << 64) - 2,   # carry word 1 -> 2
-    (1 << 96) - 2,   # carry word 2 -> 3
-    (1 << 128) - 2,  # 2^128 wrap
-    (1 << 128) - 1,  # wrap on the first block
-]
-STATES = [counter.make_state(c, KEY) for c in COUNTERS] + [
-    counter.make_state((1 << 64) - 1, (0, 0)),
-    counter.make_state((1 << 128) - 2, (0xFFFFFFFF, 0xFFFFFFFF)),
-]
-BROKEN = ("failed", "error", "crashed", "timeout")
-
-
-def layouts(n):
-    return [
-        ((n,), None),
-        ((1, n), (0, 2)),                    # a gap after every element
-        ((2, n), (1, 2)),                    # column-major
-        ((n, 1, 1), (5, 7, 1)),              # rank 3 with padding
-        ((1,) * 7 + (n,), (9,) * 7 + (3,)),  # rank 8
-    ]
 
 
 def worker(env=None):

@@ -21,22 +21,8 @@ from rngcheck.conformance.runner import NamedBackend, RunOptions, run
 from rngcheck.errors import BackendUnavailable, Rejected
 
 from conftest import require, unavailable  # tests/ is on sys.path (conftest.py)
+from library_cases import KEY, SENTINEL, STATES, layouts, run_one
 
-SENTINEL = 0xA5A5A5A5
-KEY = (0xDEADBEEF, 0xCAFEBABE)
-COUNTERS = [
-    0x0123_4567_89AB_CDEF_FEDC_BA98_7654_3210,
-    0,
-    (1 << 32) - 2,   # carry word 0 -> 1
-    (1 << 64) - 2,   # carry word 1 -> 2
-    (1 << 96) - 2,   # carry word 2 -> 3
-    (1 << 128) - 2,  # the 2^128 wrap
-    (1 << 128) - 1,
-]
-STATES = [counter.make_state(c, KEY) for c in COUNTERS] + [
-    counter.make_state((1 << 64) - 1, (0, 0)),
-    counter.make_state((1 << 128) - 2, (0xFFFFFFFF, 0xFFFFFFFF)),
-]
 MASK96 = (1 << 96) - 1
 INT32_MAX = (1 << 31) - 1
 
@@ -58,17 +44,6 @@ def header():
 @pytest.fixture(scope="module")
 def generator():
     return make("generator")
-
-
-def layouts(n):
-    return [((n,), None), ((1, n), (0, 2)), ((2, n), (1, 2)), ((n, 1, 1), (5, 7, 1)),
-            ((1,) * 7 + (n,), (9,) * 7 + (3,))]
-
-
-def run_one(backend, state, sizes, strides, extra=5):
-    buffer = np.full(layout.required_elements(sizes, strides) + extra, SENTINEL, dtype=np.uint32)
-    new_state = backend.random_generator(state.copy(), sizes, strides, buffer)
-    return buffer, new_state
 
 
 def placed(words, sizes, strides, length):

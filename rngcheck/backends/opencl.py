@@ -49,6 +49,15 @@ def _index(value, what):
         raise BackendSpecError(f"opencl: {what} must be an integer, got {value!r}") from None
 
 
+def context_for(cl, device):
+    """(context, queue) for ``device``, made once per process and shared by every backend on it."""
+    key = device.int_ptr
+    if key not in _CONTEXTS:
+        context = cl.Context([device])
+        _CONTEXTS[key] = (context, cl.CommandQueue(context))
+    return _CONTEXTS[key]
+
+
 def _choose_device(cl, platform, device):
     """The device to run on: explicit indices, else PYOPENCL_CTX, else the first device."""
     try:
@@ -130,11 +139,7 @@ class OpenCLBackend(Backend):
             raise BackendSpecError(f"opencl: counter_bits must be 32, 64 or 128, got {counter_bits!r}")
         self.window_bytes = _index(window_bytes, "window_bytes")
         self.device = _choose_device(cl, _index(platform, "platform"), _index(device, "device"))
-        key = self.device.int_ptr
-        if key not in _CONTEXTS:
-            context = cl.Context([self.device])
-            _CONTEXTS[key] = (context, cl.CommandQueue(context))
-        self.context, self.queue = _CONTEXTS[key]
+        self.context, self.queue = context_for(cl, self.device)
         self.options = [f"-DPHILOX_ROUNDS={self.rounds}", f"-DCOUNTER_BITS={self.counter_bits}",
                         f"-DBLOCKS_PER_ITEM={BLOCKS_PER_ITEM}"]
         self.program, self.build_seconds = self._program()

@@ -77,8 +77,6 @@ __kernel void rngcheck_philox_header(__global uint *out, ulong ctr_lo, ulong ctr
 }
 """
 
-_CONTEXTS: dict = {}
-
 
 def _int32(word: int) -> int:
     """The int32 with the bits of a uint32 word (pyopencl's kernel arguments are int32)."""
@@ -117,16 +115,12 @@ class PyopenclBackend(Backend):
             import pyopencl.clrandom
         except ImportError:
             raise BackendUnavailable(f"pyopencl is not installed: {INSTALL_HINT}") from None
-        from .opencl import _choose_device, _index
+        from .opencl import _choose_device, _index, context_for
         self._cl = cl
         self.mode = mode
         self.name = "pyopencl" if mode == "header" else "pyopencl:mode=generator"
         self.device = _choose_device(cl, _index(platform, "platform"), _index(device, "device"))
-        key = self.device.int_ptr
-        if key not in _CONTEXTS:
-            context = cl.Context([self.device])
-            _CONTEXTS[key] = (context, cl.CommandQueue(context))
-        self.context, self.queue = _CONTEXTS[key]
+        self.context, self.queue = context_for(cl, self.device)
         if mode == "header":
             try:
                 # pyopencl adds its own include directory (pyopencl/cl) to every build
