@@ -7,7 +7,8 @@ OpenCL and both real DirectML builds; an unavailable one is left out unless --re
 or --require-all is given), keeps each result document in
 --results (default results/table), and prints a markdown table: implementation, version,
 device, and per category the passed count or the diagnoses of the failures.
---update-readme replaces the table between the markers in README.md.
+--update-readme replaces the table between the markers in README.md; --html FILE writes the
+HTML report of all the documents (every backend side by side, its diagnoses, the agreement).
 --check exits 1 when a backend fails other than as docs/expected-differences.json says.
 """
 
@@ -91,6 +92,7 @@ def main(argv=None) -> int:
     parser.add_argument("--results", type=Path, default=ROOT / "results" / "table")
     parser.add_argument("--update-readme", action="store_true")
     parser.add_argument("--check", action="store_true")
+    parser.add_argument("--html", type=Path, help="also write the HTML report of every backend's document")
     parser.add_argument("--require", action="append", default=[], help="a backend that must be available")
     parser.add_argument("--require-all", action="store_true", help="every backend of the table must be available")
     args = parser.parse_args(argv)
@@ -112,6 +114,10 @@ def main(argv=None) -> int:
         content = readme.read_text()
         start, end = content.index(BEGIN) + len(BEGIN), content.index(END)
         readme.write_text(content[:start] + "\n" + text + "\n" + content[end:])
+    if args.html:
+        from rngcheck.reports import html
+        html.write(documents, args.html)
+        print(f"wrote {args.html}", file=sys.stderr)
     if args.check:
         problems = [p for d in documents for p in unexpected(d, expected)]
         for p in problems:

@@ -76,9 +76,10 @@ class Progress:
 
 
 def unique_name(backend, spec: str, taken) -> str:
-    """The backend's name; when another backend has it, its spec (``directml:lib=0.2.0``), then name#N."""
+    """The backend's name, or its spec when that is the name with options (``jax:state_words=3``:
+    a mode is another implementation); when another backend has it, its spec, then name#N."""
     name = str(getattr(backend, "name", "") or spec)
-    if name in taken and spec not in taken:
+    if (spec.startswith(name + ":") or name in taken) and spec not in taken:
         return spec
     candidate, number = name, 2
     while candidate in taken:
