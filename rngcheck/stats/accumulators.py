@@ -25,6 +25,29 @@ in its results ("bytes").
 Words at the very start (before the first sample boundary, when ``start`` is not aligned
 and no predecessor is merged in) or after the last complete sample are not tested; they
 are reported as ``unused_words``.
+
+State (checkpoints, sending a finished range to another machine): ``acc.state()`` is a flat
+dict of plain values (ints, floats, strings, numpy arrays of numbers) holding what the
+accumulator has seen and nothing it can recompute: the constructor's parameters, the
+positions, the held-back fragments, the per-sample records and the count totals. Lookup
+tables and cell probabilities are rebuilt by the constructor. ``type(acc).from_state(state)``
+gives an accumulator with the same ``result()`` that merges exactly like ``acc``. The dict
+can be written with ``np.savez(file, **state)`` and read back with ``np.load(file,
+allow_pickle=False)``: no value needs pickle (a scalar total too large for int64 is kept as
+a decimal string). Keys:
+
+    class, version                 which accumulator class, the layout's version (checked)
+    start, end, samples, skipped   ints
+    head, tail                     uint32 arrays (the held-back fragments)
+    param/<name>                   the constructor's keyword parameters (Gap's nibble)
+    set/<attribute>                a class attribute changed on the instance (battery.budgeted
+                                   sets max_samples)
+    records/<key>                  per-sample records, one row per measured sample
+    totals/<key>                   count totals (int, or an int64 array)
+    own/<name>                     a subclass's own running state (``state_fields``), if any
+
+The mechanism lives in this base class only; a subclass declares nothing unless it keeps
+running state outside records and totals (``state_fields``).
 """
 
 from __future__ import annotations
@@ -34,6 +57,7 @@ import math
 
 import numpy as np
 
+from ..errors import RngcheckError, one_line
 from . import pvalues
 
 BATCH_WORDS = 1 << 18  # words measured at once (memory bound, not a result parameter)
@@ -71,6 +95,14 @@ def shared(samples: np.ndarray, kind: str, compute):
     return hit[1]
 
 
+STATE_VERSION = 1  # the layout of Accumulator.state()
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+class StateError(RngcheckError, ValueError):
+    """A state that is not one of this accumulator class (damaged, foreign, another layout)."""
+
+
 class Accumulator:
     """Base class. Subclasses set ``name``, ``source``, ``sample_words`` and implement
     ``measure(samples)`` and ``evaluate(records, totals, samples)``."""
@@ -81,6 +113,8 @@ class Accumulator:
     second_level = True  # per-sample p-values continuous enough for a KS test
     max_samples = None  # slow tests: only the first max_samples samples of the stream are measured
     batch_words = BATCH_WORDS  # words measured by one call of measure (bounds temporaries; not a result parameter)
+    state_fields: tuple = ()  # instance attributes that are running state beyond records and totals (none so far)
+    _settable = ("sample_words", "max_samples", "second_level")  # class attributes an instance may change
 
     def __init__(self, start: int = 0, **parameters):
         if start < 0:
@@ -180,6 +214,104 @@ class Accumulator:
     def unused_words(self) -> int:
         return (self.end - self.start) - (self.samples + self.skipped) * self.sample_words
 
+    # -- state (checkpoints; see the module docstring) ----------------------------
+    def state(self) -> dict:
+        """What this accumulator has seen, as a flat dict of plain values (no derived tables)."""
+        cls = type(self)
+        out = {"class": _class_name(cls), "version": STATE_VERSION, "start": self.start, "end": self.end,
+               "samples": self.samples, "skipped": self.skipped,
+               "head": self._head.copy(), "tail": self._tail.copy()}
+        for key, value in self.parameters.items():
+            out["param/" + key] = _plain(value)
+        for attribute in self._settable:
+            value = self.__dict__.get(attribute, getattr(cls, attribute))
+            if value != getattr(cls, attribute):
+                if value is None:
+                    raise ValueError(f"{attribute} = None on an instance cannot be saved")
+                out["set/" + attribute] = _plain(value)
+        if self._records:
+            for key in self._records[0]:
+                out["records/" + key] = np.concatenate([r[key] for r in self._records])
+        for key, value in self.totals.items():
+            out["totals/" + key] = value.copy() if isinstance(value, np.ndarray) else _plain(int(value))
+        for name in self.state_fields:
+            value = getattr(self, name)
+            out["own/" + name] = value.copy() if isinstance(value, np.ndarray) else _plain(value)
+        return out
+
+    @classmethod
+    def from_state(cls, state) -> "Accumulator":
+        """The accumulator ``state`` describes (from ``state()``, or read back from an .npz:
+        0-d arrays are accepted for scalars). Raises StateError (one line) if it is not a
+        state of this class."""
+        try:
+            return cls._from_state(state)
+        except StateError:
+            raise
+        except (KeyError, TypeError, ValueError, OverflowError, AttributeError) as error:
+            raise StateError(f"not a state of {cls.name}: {one_line(error)}") from None
+
+    @classmethod
+    def _from_state(cls, state) -> "Accumulator":
+        if not hasattr(state, "keys"):
+            raise TypeError(f"a state is a dict, not {type(state).__name__}")
+        kind = _scalar(state["class"])
+        if kind != _class_name(cls):
+            raise StateError(f"a state of {kind!r}, not of {_class_name(cls)}")
+        if _int(state["version"]) != STATE_VERSION:
+            raise StateError(f"state layout {_scalar(state['version'])!r}; this rngcheck reads {STATE_VERSION}")
+        known = {"class", "version", "start", "end", "samples", "skipped", "head", "tail"}
+        groups = {"param": {}, "set": {}, "records": {}, "totals": {}, "own": {}}
+        for key in state:
+            if key in known:
+                continue
+            group, _, name = str(key).partition("/")
+            if group not in groups or not name:
+                raise StateError(f"unexpected key {key!r}")
+            groups[group][name] = state[key]
+        start = _int(state["start"], minimum=0)
+        parameters = {name: _scalar(value) for name, value in groups["param"].items()}
+        acc = cls(start, **parameters)
+        if acc.parameters != parameters:
+            raise StateError(f"parameters {parameters} do not rebuild the accumulator (it records {acc.parameters})")
+        for name, value in groups["set"].items():
+            if name not in cls._settable:
+                raise StateError(f"{name} cannot be set on an instance")
+            setattr(acc, name, _int(value, minimum=1) if name != "second_level" else bool(_scalar(value)))
+        acc._head_needed = (-start) % acc.sample_words
+        acc.end = _int(state["end"], minimum=start)
+        acc.samples = _int(state["samples"], minimum=0)
+        acc.skipped = _int(state["skipped"], minimum=0)
+        acc._head = _array(state["head"], "head", np.uint32, ndim=1)
+        acc._tail = _array(state["tail"], "tail", np.uint32, ndim=1)
+        if acc._head.size > acc._head_needed or acc._tail.size >= acc.sample_words:
+            raise StateError("held-back fragments longer than a sample")
+        if not acc.aligned and (acc._tail.size or acc.samples or acc.skipped):
+            raise StateError("samples measured before the first sample boundary")
+        if acc.max_samples is not None and acc.samples > acc.max_samples:
+            raise StateError(f"{acc.samples} samples measured, the budget is {acc.max_samples}")
+        if acc.unused_words < acc._head.size + acc._tail.size:
+            raise StateError("more words held and measured than seen")
+        records = {name: _array(value, "records/" + name) for name, value in groups["records"].items()}
+        if bool(records) != bool(acc.samples):
+            raise StateError(f"{len(records)} kinds of record for {acc.samples} samples")
+        for name, value in records.items():
+            if value.ndim < 1 or value.shape[0] != acc.samples:
+                rows = value.shape[0] if value.ndim else 0
+                raise StateError(f"records/{name} has {rows} rows for {acc.samples} samples")
+        acc._records = [records] if records else []
+        for name, value in groups["totals"].items():  # scalars are Python ints (no overflow), arrays int64
+            if isinstance(value, np.ndarray) and value.ndim:
+                acc.totals[name] = _array(value, "totals/" + name, np.int64)
+            else:
+                acc.totals[name] = _int(value)
+        missing = [name for name in cls.state_fields if name not in groups["own"]]
+        if missing or set(groups["own"]) - set(cls.state_fields):
+            raise StateError(f"own state {sorted(groups['own'])}, the class keeps {sorted(cls.state_fields)}")
+        for name, value in groups["own"].items():
+            setattr(acc, name, value.copy() if isinstance(value, np.ndarray) and value.ndim else _scalar(value))
+        return acc
+
     # -- for subclasses ----------------------------------------------------------
     def measure(self, samples: np.ndarray) -> tuple[dict, dict]:
         """(per-sample records: name -> array with one row per sample, totals: name -> int array summed)."""
@@ -242,6 +374,62 @@ class Accumulator:
 
 def _copy(value):
     return value.copy() if isinstance(value, np.ndarray) else value
+
+
+def _class_name(cls) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def _plain(value):
+    """A parameter or scalar total as a value np.savez stores without pickle: an int outside
+    int64 becomes its decimal string (``_int`` reads it back)."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, bool) or not isinstance(value, int):
+        if not isinstance(value, (bool, float, str)):
+            raise TypeError(f"{type(value).__name__} is not a plain state value")
+        return value
+    return value if _INT64_MIN <= value <= _INT64_MAX else str(value)
+
+
+def _scalar(value):
+    """A Python scalar from a plain value or a 0-d array (what np.load gives for a scalar)."""
+    if isinstance(value, np.ndarray):
+        if value.ndim != 0:
+            raise TypeError(f"expected a single value, got an array of shape {value.shape}")
+        value = value[()]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if not isinstance(value, (bool, int, float, str)):
+        raise TypeError(f"{type(value).__name__} is not a plain state value")
+    return value
+
+
+def _int(value, minimum=None) -> int:
+    value = _scalar(value)
+    if isinstance(value, str) and value.lstrip("-").isdigit() and value.isascii():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"expected an integer, got {value!r}")
+    if minimum is not None and value < minimum:
+        raise ValueError(f"{value} is below {minimum}")
+    return value
+
+
+def _array(value, what: str, dtype=None, ndim=None) -> np.ndarray:
+    """A copy of a numeric array of the state; of ``dtype`` when given (integers are converted
+    only when every value fits: never a silent wrap or rounding)."""
+    if not isinstance(value, np.ndarray):
+        raise TypeError(f"{what} is {type(value).__name__}, not an array")
+    if value.dtype.kind not in "biuf" or value.dtype.hasobject:
+        raise TypeError(f"{what} has dtype {value.dtype}, not numbers")
+    if ndim is not None and value.ndim != ndim:
+        raise TypeError(f"{what} has shape {value.shape}")
+    if dtype is not None and value.dtype != np.dtype(dtype):
+        info = np.iinfo(dtype)
+        if value.dtype.kind not in "iu" or (value.size and (value.min() < info.min or value.max() > info.max)):
+            raise TypeError(f"{what} has dtype {value.dtype}, not {np.dtype(dtype)}")
+    return np.array(value, dtype=dtype, copy=True)
 
 
 def fsum(values) -> float:

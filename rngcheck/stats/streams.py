@@ -232,10 +232,19 @@ class RawSource(Source):
 
 
 class XorSource(Source):
-    """Word-by-word XOR of two streams (the inter-stream tests)."""
+    """Word-by-word XOR of two streams (the inter-stream tests). Seekable when both are:
+    ``at(word)`` opens both at ``word`` (the same index in each stream, as the other
+    sources' ``at``), so an inter-stream group is cut into ranges like the main stream."""
 
     def __init__(self, first: Source, second: Source, kind: str):
         self.first, self.second, self.kind = first, second, kind
+        self.seekable = bool(first.seekable and second.seekable)
+        self.fork_safe = bool(getattr(first, "fork_safe", False) and getattr(second, "fork_safe", False))
+
+    @property
+    def position(self):
+        """The index of the next word (of both streams), when the streams say."""
+        return getattr(self.first, "position", None)
 
     def read(self, count):
         a = self.first.read(count)
@@ -245,6 +254,15 @@ class XorSource(Source):
 
     def describe(self):
         return {"xor_of": self.kind}
+
+    def at(self, word):
+        if not self.seekable:
+            raise RngcheckError("this inter-stream pair cannot be opened at an offset")
+        return XorSource(self.first.at(word), self.second.at(word), self.kind)
+
+    def close(self):
+        self.first.close()
+        self.second.close()
 
 
 class ArraySource(FunctionSource):
