@@ -70,9 +70,12 @@ import math
 import multiprocessing
 import os
 import time
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 
 import numpy as np
 
+from ..errors import RngcheckError
 from . import knuth, lanes, nist, testu01
 from .accumulators import shared_chunk
 from .streams import NEIGHBOURS, XorSource
@@ -217,10 +220,23 @@ def feed_parallel(source, factories, words: int, workers: int, offset: int = 0):
     try:
         context = multiprocessing.get_context("fork")
     except ValueError:
+        _JOB.clear()
         return feed(source, factories, words)
-    with context.Pool(min(workers, len(ranges))) as pool:
-        parts = pool.map(_worker, range(len(ranges)), chunksize=1)
-    _JOB.clear()
+    parts = []
+    try:  # concurrent.futures, not multiprocessing.Pool: a dead worker fails the run instead of hanging it
+        with ProcessPoolExecutor(min(workers, len(ranges)), mp_context=context) as pool:
+            futures = [pool.submit(_worker, index) for index in range(len(ranges))]
+            for index, future in enumerate(futures):
+                try:
+                    parts.append(future.result())
+                except BrokenProcessPool:
+                    start, count = ranges[index]
+                    raise RngcheckError(
+                        f"a worker process died (killed, or out of memory) before range {index + 1} of "
+                        f"{len(ranges)} (words {offset + start}..{offset + start + count - 1}) was read; "
+                        "the run stopped (--workers 1 reads in this process; --dask re-runs lost ranges)") from None
+    finally:
+        _JOB.clear()
     accs, total = parts[0]
     for other_accs, count in parts[1:]:
         if total != other_accs[0].start:
@@ -267,8 +283,12 @@ def _key(entry):
 # ----------------------------------------------------------------------------------------
 
 def run(source, *, tier: str = "smoke", nbytes: int | None = None, seed=None, reproduce: str = "",
-        workers: int | None = None, interstream: bool = True, progress=None) -> dict:
-    """Run the battery on ``source``; return the result document (see module docstring)."""
+        workers: int | None = None, interstream: bool = True, progress=None, executor=None) -> dict:
+    """Run the battery on ``source``; return the result document (see module docstring).
+
+    ``executor``: feeds every stream elsewhere, range by range, with the same results
+    (``executor.feed(source, factories, words, offset=, stream=)`` like ``feed``; e.g.
+    distributed.DaskExecutor); its ``execution()`` goes into the document as "execution"."""
     began = time.perf_counter()
     if tier not in TIERS:
         raise ValueError(f"unknown tier {tier!r}")
@@ -291,8 +311,11 @@ def run(source, *, tier: str = "smoke", nbytes: int | None = None, seed=None, re
     bytes_tested, complete, message = 0, True, ""
     for stream, src, factories, want in groups:
         say(f"{stream}: reading {want * 4 / MiB:.0f} MiB")
-        if stream == "main":
+        if executor is not None:
+            accs, got = executor.feed(src, factories, want, offset=0, stream=stream)
+        else:  # an inter-stream pair is cut into ranges too when it is seekable (XorSource.at)
             accs, got = feed_parallel(src, factories, want, workers)
+        if stream == "main":
             bytes_tested = got * 4
             if got < want:
                 complete = False
@@ -300,8 +323,6 @@ def run(source, *, tier: str = "smoke", nbytes: int | None = None, seed=None, re
                 message = (f"the stream ended after {got * 4} bytes ({got} words"
                            + (f", plus {trailing} trailing bytes ignored" if trailing else "")
                            + f"); the {tier} tier reads {want * 4} bytes")
-        else:
-            accs, got = feed(src, factories, want)
         accs_by_stream[stream] = (src, factories, want)
         for acc in accs:
             found = acc.result()
@@ -328,7 +349,9 @@ def run(source, *, tier: str = "smoke", nbytes: int | None = None, seed=None, re
         say(f"retesting {sorted(names)} on {stream}")
         # only the accumulators whose results were suspect
         chosen = [f for f in factories if _produces(f, names)]
-        if stream == "main":
+        if executor is not None and (stream == "main" or source.seekable):
+            accs, got = executor.feed(source if stream == "main" else src, chosen, want, offset=want, stream=stream)
+        elif stream == "main":
             accs, got = feed_parallel(source, chosen, want, workers, offset=want)
         else:
             fresh_source = _fresh(source, stream, want)
@@ -362,7 +385,7 @@ def run(source, *, tier: str = "smoke", nbytes: int | None = None, seed=None, re
     else:
         verdict = "PASS"
     elapsed = time.perf_counter() - began
-    return {
+    document = {
         "schema": "rngcheck-stats",
         "schema_version": 1,
         "tier": tier,
@@ -383,6 +406,9 @@ def run(source, *, tier: str = "smoke", nbytes: int | None = None, seed=None, re
         "results": results,
         "not_run": not_run,
     }
+    if executor is not None and hasattr(executor, "execution"):
+        document["execution"] = executor.execution()
+    return document
 
 
 def _produces(factory, names) -> bool:

@@ -4,6 +4,7 @@
     rngcheck stats --backend numpy --tier deep --bytes 8G --seed 7 --json out.json
     some-generator | rngcheck stats --input - --tier standard     (also --raw -)
     rngcheck stats --backend numpy --tier smoke --with dieharder   (a real peer beside ours: peers.py)
+    rngcheck stats --backend numpy --tier standard --dask local:2  (ranges on Dask: distributed.py)
 
 Exit codes: 0 the final verdict is PASS (a SUSPECT resolved by its retest), 1 some test
 FAILs (this takes precedence), 2 usage error, or a stream too short for the tier (the
@@ -13,6 +14,7 @@ tests that had enough data still report) or a SUSPECT left without fresh data to
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -52,6 +54,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"backend stream key, a 64-bit integer (default {DEFAULT_SEED})")
     parser.add_argument("--json", metavar="FILE", help="write the result document here ('-' for stdout)")
     parser.add_argument("--workers", type=int, default=None, help="processes (default: up to 2)")
+    parser.add_argument("--dask", metavar="ADDRESS", default=None,
+                        help="read the stream's ranges on Dask: local (a LocalCluster, one worker per CPU), "
+                        "local:N, tcp://HOST:PORT or scheduler-file:PATH (needs the distributed extra; "
+                        "docs/distributed.md); the document is the same as without")
+    parser.add_argument("--shard-bytes", metavar="N", default=None,
+                        help="with --dask: bytes per range, a multiple of 2M (default 32M)")
+    parser.add_argument("--checkpoint", metavar="DIR", default=None,
+                        help="with --dask: keep each finished range's state in DIR; the same command run "
+                        "again after an interruption skips them (a checkpoint of another run is refused)")
     parser.add_argument("--no-interstream", action="store_true",
                         help="skip the tests between streams whose keys/counters differ by one")
     parser.add_argument("--quiet", action="store_true", help="print only the verdict line")
@@ -169,8 +180,40 @@ def exit_code(doc: dict) -> int:
     return 0
 
 
+def _check_dask_arguments(args) -> None:
+    dask_address = getattr(args, "dask", None)
+    if dask_address is None:
+        if getattr(args, "shard_bytes", None) is not None:
+            raise RngcheckError("--shard-bytes applies with --dask only")
+        if getattr(args, "checkpoint", None) is not None:
+            raise RngcheckError("--checkpoint applies with --dask only (e.g. --dask local:2)")
+        return
+    from . import distributed
+    distributed.parse_address(dask_address)
+    if args.shard_bytes is not None:
+        distributed.parse_shard_bytes(args.shard_bytes)
+    if args.workers is not None:
+        raise RngcheckError("--workers applies without --dask (the number of Dask workers: --dask local:N)")
+    if args.input == "-":
+        raise RngcheckError("--dask cannot read stdin (the workers cannot see it): write the stream to a file "
+                            "on a filesystem the workers share and give --input FILE")
+
+
+@contextlib.contextmanager
+def _executor(args, progress, identity):
+    if getattr(args, "dask", None) is None:
+        yield None
+        return
+    from . import distributed
+    shard = distributed.parse_shard_bytes(args.shard_bytes) if args.shard_bytes else distributed.DEFAULT_SHARD_BYTES
+    with distributed.DaskExecutor(args.dask, shard_bytes=shard, backend_spec=args.backend,
+                                  progress=progress, checkpoint=args.checkpoint, identity=identity) as executor:
+        yield executor
+
+
 def run(args) -> int:
     nbytes = parse_bytes(args.bytes) if args.bytes else None
+    _check_dask_arguments(args)
     if nbytes is not None and nbytes % 4:
         raise RngcheckError("--bytes must be a multiple of 4 (whole 32-bit words)")
     wanted = list(dict.fromkeys(getattr(args, "with_peers", None) or []))
@@ -183,8 +226,12 @@ def run(args) -> int:
         source.tee = tee
     try:
         progress = None if args.quiet else (lambda text: print(text, file=sys.stderr))
-        doc = battery.run(source, tier=args.tier, nbytes=nbytes, seed=seed, reproduce=_reproduce(args, seed),
-                          workers=args.workers, interstream=not args.no_interstream, progress=progress)
+        reproduce = _reproduce(args, seed)
+        identity = {"reproduce": reproduce, "tier": args.tier, "bytes": nbytes or battery.TIERS[args.tier]}
+        with _executor(args, progress, identity) as executor:
+            doc = battery.run(source, tier=args.tier, nbytes=nbytes, seed=seed, reproduce=reproduce,
+                              workers=args.workers, interstream=not args.no_interstream, progress=progress,
+                              executor=executor)
         if wanted:
             if tee is not None:
                 tee.close()
