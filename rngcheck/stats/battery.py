@@ -69,6 +69,7 @@ from __future__ import annotations
 import math
 import multiprocessing
 import os
+import re
 import time
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -79,6 +80,8 @@ from ..errors import RngcheckError
 from . import knuth, lanes, nist, testu01
 from .accumulators import shared_chunk
 from .streams import NEIGHBOURS, XorSource
+
+_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
 MiB = 1 << 20
 CHUNK_WORDS = 1 << 22  # 16 MiB read at once (the coupon collector's chains want many samples)
@@ -441,3 +444,14 @@ def _fresh(source, stream: str, words: int):
     if other is None:
         return None
     return XorSource(source.at(words), other.at(words), kind)
+
+
+def parse_bytes(text: str) -> int:
+    """'4096', '64M', '2G', '1.5GiB' -> bytes (binary units)."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:i?B)?\s*", str(text), re.IGNORECASE)
+    if not match:
+        raise RngcheckError(f"--bytes: cannot read {text!r} (use e.g. 64M, 2G, 1000000)")
+    value = int(float(match.group(1)) * _UNITS[match.group(2).upper()])
+    if value < 4:
+        raise RngcheckError("--bytes must be at least 4 (one word)")
+    return value

@@ -17,28 +17,16 @@ import argparse
 import contextlib
 import json
 import os
-import re
 import shlex
 import sys
 import tempfile
 
 from ..errors import RngcheckError
 from . import battery, peers
+from .battery import parse_bytes
 from .streams import BackendSource, RawSource
 
 DEFAULT_SEED = 1
-_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-
-
-def parse_bytes(text: str) -> int:
-    """'4096', '64M', '2G', '1.5GiB' -> bytes (binary units)."""
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:i?B)?\s*", str(text), re.IGNORECASE)
-    if not match:
-        raise RngcheckError(f"--bytes: cannot read {text!r} (use e.g. 64M, 2G, 1000000)")
-    value = int(float(match.group(1)) * _UNITS[match.group(2).upper()])
-    if value < 4:
-        raise RngcheckError("--bytes must be at least 4 (one word)")
-    return value
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -93,7 +93,7 @@ def parse_address(text: str) -> tuple[str, object]:
 
 
 def parse_shard_bytes(text) -> int:
-    from .command import parse_bytes
+    from .battery import parse_bytes
     value = parse_bytes(text) if isinstance(text, str) else int(text)
     unit = ALIGN_WORDS * 4
     if value < unit or value % unit:
