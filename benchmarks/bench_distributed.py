@@ -22,21 +22,14 @@ import tempfile
 import time
 
 from rngcheck.stats import battery, distributed
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_stats import write_stream  # noqa: E402  (the same 1 GiB file bench_stats writes)
 from rngcheck.stats.command import _json_default, parse_bytes
-from rngcheck.stats.streams import RawSource, philox_source
+from rngcheck.stats.streams import RawSource
 
 MiB = 1 << 20
 VOLATILE = ("execution", "elapsed_seconds", "throughput_mb_s")
-
-
-def write_stream(path: str, nbytes: int) -> None:
-    source = philox_source(0xBE7C)
-    with open(path, "wb") as handle:
-        left = nbytes // 4
-        while left:
-            words = source.read(min(left, 1 << 22))
-            handle.write(words.astype("<u4").tobytes())
-            left -= words.size
 
 
 def canonical(doc) -> str:

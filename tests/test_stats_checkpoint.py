@@ -11,6 +11,7 @@ from rngcheck.errors import RngcheckError
 from rngcheck.stats import battery, checkpoint as checkpoint_module
 from rngcheck.stats.checkpoint import MANIFEST, Checkpoint, restore, versions
 from rngcheck.stats.streams import NEIGHBOURS, Source, XorSource, philox_source
+from test_stats_accumulators import same  # deep equality of accumulator attributes
 
 RANGE = 1 << 18  # words per range (not a multiple of the largest sample: ranges hold cut samples)
 PLAN = [[0, RANGE], [RANGE, RANGE], [2 * RANGE, RANGE]]
@@ -47,17 +48,6 @@ STATES = {index: [acc.state() for acc in measure(index)] for index in range(len(
 
 def canonical(accs):
     return json.dumps([acc.result() for acc in accs], sort_keys=True, default=float)
-
-
-def same(a, b) -> bool:
-    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        return (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.dtype == b.dtype
-                and a.shape == b.shape and bool((a == b).all()))
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
-    return type(a) is type(b) and a == b
 
 
 def one_line_error(caught) -> str:
