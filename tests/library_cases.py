@@ -47,3 +47,45 @@ def placed(words, sizes, strides, length):
     buffer = np.full(length, SENTINEL, dtype=np.uint32)
     buffer[layout.physical_offsets(sizes, strides)] = words
     return buffer
+
+
+def isolated_or_unavailable(spec: str, **options):
+    """``spec`` in its own worker, as `rngcheck run` hosts it; unavailable: skip locally, fail in CI."""
+    from conftest import unavailable
+    from rngcheck.backends.exec_backend import isolated
+    from rngcheck.errors import BackendUnavailable
+
+    try:
+        return isolated(spec, **options)
+    except BackendUnavailable as error:   # the backend's own one-line reason
+        unavailable(str(error))
+
+
+class WorkerPool:
+    """Workers by spec (and environment), started once and closed together: a module fixture's body."""
+
+    def __init__(self):
+        self.built = {}
+
+    def __call__(self, spec: str, env=None, **options):
+        key = (spec, tuple(sorted((env or {}).items())))
+        if key not in self.built:
+            self.built[key] = isolated_or_unavailable(spec, **({"env": env} if env else {}), **options)
+        return self.built[key]
+
+    def close(self):
+        for backend in self.built.values():
+            backend.close()
+
+
+def quick_profile(spec: str, backend) -> list[dict]:
+    """The quick profile's results on ``backend``, after asserting that no required case broke
+    and the verdict is pass."""
+    from rngcheck.conformance.runner import NamedBackend, RunOptions, run
+
+    document = run([NamedBackend(spec, backend)], RunOptions(profile="quick"))
+    results = document["results"]
+    broken = [r for r in results if r["required"] and r["status"] in BROKEN]
+    assert not broken, broken[:3]
+    assert document["summary"]["verdict"] == "pass"
+    return results

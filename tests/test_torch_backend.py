@@ -29,6 +29,8 @@ from rngcheck.conformance import cases as C
 from rngcheck.conformance.runner import NamedBackend, RunOptions, run
 from rngcheck.errors import BackendUnavailable
 
+from library_cases import WorkerPool, quick_profile
+
 from conftest import require, unavailable  # tests/ is on sys.path (conftest.py)
 
 SPEC = "rngcheck.backends.torch_backend:TorchBackend"
@@ -44,20 +46,14 @@ def torch_present():
 @pytest.fixture(scope="module")
 def backends():
     """Backends by spec, each in its worker process as `rngcheck run` does."""
-    built = {}
+    pool = WorkerPool()
 
     def get(spec):
         torch_present()
-        if spec not in built:
-            try:
-                built[spec] = isolated(spec, timeout=600)
-            except BackendUnavailable as error:
-                unavailable(str(error))
-        return built[spec]
+        return pool(spec, timeout=600)
 
     yield get
-    for backend in built.values():
-        backend.close()
+    pool.close()
 
 
 @pytest.fixture(scope="module")
@@ -112,9 +108,7 @@ def test_quick_profile_words_conform_state_drops_the_carry_out_of_word_1(backend
 
 def test_quick_profile_with_the_spec_state_passes(backends):
     """state=spec (rngcheck's own output state): every word of at::Philox4_32 is the operator's."""
-    document = run([NamedBackend(SPEC_STATE, backends(SPEC_STATE))], RunOptions(profile="quick"))
-    assert not broken(document["results"])
-    assert document["summary"]["verdict"] == "pass"
+    quick_profile(SPEC_STATE, backends(SPEC_STATE))
 
 
 def test_chunked_words_use_the_engines_own_skip(backends):
