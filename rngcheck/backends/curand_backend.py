@@ -137,6 +137,13 @@ class Generator:
             self.handle = ctypes.c_void_p()
 
 
+def words_spanned(n: int) -> int:
+    """cuRAND words from a subsequence's first block to the n-th word of that subsequence (its
+    blocks are STRIDE_WORDS apart): where the generator stands after the draw."""
+    blocks = counter.blocks_for(n)
+    return (blocks - 1) * STRIDE_WORDS + (n - 4 * (blocks - 1))
+
+
 def expressible(state, n: int, max_blocks: int) -> tuple[int, int]:
     """(x, z) of a state cuRAND's host generator can express for n elements, else NotApplicable."""
     words = [int(w) for w in state]
@@ -146,7 +153,7 @@ def expressible(state, n: int, max_blocks: int) -> tuple[int, int]:
     if words[2] >= SUBSEQUENCES:
         raise NotApplicable(f"counter word 2 = {words[2]:#x}: cuRAND's host Philox generator keeps its "
                             f"subsequence (0..65535) in counter word 2")
-    x = words[0] | (words[1] << 32)
+    x = counter.counter_of(state) & ((1 << 64) - 1)      # words 0-1
     blocks = counter.blocks_for(n)
     if x + blocks >= MAX_X:
         raise NotApplicable(f"counter words 0-1 = {x:#x} (+ {blocks} blocks) reach 2^46: cuRAND's offset of "
@@ -211,20 +218,21 @@ class CurandBackend(Backend):
         state = placement.read_state(state)
         n = placement.checked_element_count(sizes, strides, buffer)
         x, z = expressible(state, n, self.max_blocks)
-        seed = int(state[4]) | (int(state[5]) << 32)
+        k0, k1 = counter.key_of(state)
+        seed = k0 | (k1 << 32)
         offset = 4 * (x * SUBSEQUENCES + z)
         words = self._draw(seed, offset, n)
         placement.place(sizes, strides, buffer, lambda first, count: words[first:first + count])
         if not output_state:
             return None
-        position = offset + (counter.blocks_for(n) - 1) * STRIDE_WORDS + (n - 4 * (counter.blocks_for(n) - 1))
+        position = offset + words_spanned(n)
         self._check_position(seed, position)
         return self._state_at(position, z, seed)
 
     def _draw(self, seed: int, offset: int, n: int) -> np.ndarray:
         """The n words of subsequence z from cuRAND: lanes of every 262144th block from ``offset``."""
         blocks = counter.blocks_for(n)
-        total = (blocks - 1) * STRIDE_WORDS + (n - 4 * (blocks - 1))   # up to the last word needed
+        total = words_spanned(n)
         words = np.empty(4 * blocks, dtype=np.uint32)
         self.generator.start(seed, offset)
         done = 0
