@@ -357,7 +357,32 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _on_sigterm():
+    """SIGTERM is an interrupt from the first moment (a backend still shaking hands included):
+    the partial results are written, one line says so, exit 130. Returns the handler it replaced."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGTERM, _terminate_as_interrupt)
+
+
 def main(argv=None) -> int:
+    import signal
+
+    previous = _on_sigterm()
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:  # between the handlers' own catches (parsing, imports)
+        print("rngcheck: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
