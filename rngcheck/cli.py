@@ -84,7 +84,7 @@ def _terminate_as_interrupt(signum, frame):
 
 def run_stats(document: dict, backends, tier: str) -> None:
     """``--stats TIER``: the statistical battery on each backend's stream, into the result document."""
-    from .reports import document as D
+    from .results import document as D
     from .stats import command as stats_command
 
     document["stats"] = []
@@ -118,9 +118,9 @@ def _creatable(directory: Path) -> bool:
 def cmd_run(args) -> int:
     import signal
 
-    from .conformance import journal as J
+    from .results import journal as J
     from .conformance.runner import RunOptions, run, select_cases
-    from .reports import document as D
+    from .results import document as D
     from .reports import junit, terminal
 
     previous = None
@@ -224,8 +224,9 @@ def cmd_repro(args) -> int:
     from .conformance import check
     from .conformance.comparison import compare
     from .conformance.runner import safe_describe
-    from .reports import document as D
-    from .reports import repro, terminal
+    from .results import document as D
+    from .conformance import repro
+    from .reports import terminal
 
     try:
         level = tuple(int(p) for p in args.feature_level.split("."))

@@ -32,7 +32,7 @@ import panel  # tests/ is on sys.path (conftest.py)
 from rngcheck.conformance.runner import NamedBackend, RunOptions, run
 from rngcheck.errors import RngcheckError
 from rngcheck.reports import command, html, junit, summary
-from rngcheck.reports import document as D
+from rngcheck.results import document as D
 
 PANEL = str(Path(__file__).parent / "panel.py")
 EVIL_NAME = "<script>alert(1)</script>"

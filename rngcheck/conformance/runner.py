@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from . import cases as C
 from . import check
 from ..errors import one_line
-from ..reports import document as D
+from ..results import document as D
 
 
 @dataclass
@@ -88,9 +88,9 @@ def unique_name(backend, spec: str, taken) -> str:
 
 
 def run(backends: list[NamedBackend], options: RunOptions, *, journal=None, previous: dict | None = None) -> dict:
-    """Every selected case on every backend; returns the result document (see reports.document).
+    """Every selected case on every backend; returns the result document (see results.document).
 
-    ``journal``: a rngcheck.conformance.journal.Journal that receives each result as it is made.
+    ``journal``: a rngcheck.results.journal.Journal that receives each result as it is made.
     ``previous``: a document rebuilt from a journal (``--resume``): its results are kept and
     its finished cases are not run again.
     """

@@ -5,9 +5,9 @@
     render(documents) -> str
 
 The page reads only documents: result documents (schema "rngcheck-result", see
-``reports.document``), statistics documents (schema "rngcheck-stats", see
+``results.document``), statistics documents (schema "rngcheck-stats", see
 ``stats.battery``) and results journals (the JSON Lines file a run writes case by case,
-read with ``conformance.journal``; a journal without its end line renders as an incomplete
+read with ``results.journal``; a journal without its end line renders as an incomplete
 report). Several result documents (other runs, machines, drivers) become columns of one
 comparison; a backend name that occurs in several documents is told apart by its run.
 
@@ -30,11 +30,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from .. import __version__
-from ..conformance import journal
+from ..results import journal
 from ..errors import RngcheckError
 from ..jsonfile import read_json
-from . import document as D
-from .document import BROKEN, STATUSES
+from ..results import document as D
+from ..results.document import BROKEN, STATUSES
 
 STATS_SCHEMA = "rngcheck-stats"
 STATS_SCHEMA_VERSION = 1     # what stats.battery writes
@@ -102,7 +102,7 @@ def read(path) -> Source:
 
 
 def _from_journal(path: Path) -> Source:
-    """The result document a run's journal holds (``conformance.journal.read``), marked
+    """The result document a run's journal holds (``results.journal.read``), marked
     incomplete when the run did not write its end line."""
     document, _ = journal.read(path)   # a damaged journal: RngcheckError, one line
     source = classify(document, str(path))

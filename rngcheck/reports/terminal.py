@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from .document import BROKEN, STATUSES
+from ..results.document import BROKEN, STATUSES
 
 SHOWN_FAILURES = 12
 

@@ -155,7 +155,7 @@ def write(document: dict, path) -> None:
 
 def load(path) -> dict:
     """A result document or a journal (rebuilt, marked incomplete if it has no end), checked."""
-    from ..conformance import journal
+    from . import journal
 
     if journal.is_journal(path):
         document, _ = journal.read(path)
