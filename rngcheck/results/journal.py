@@ -10,11 +10,13 @@ line cut by a kill is ignored when the journal is read.
 from __future__ import annotations
 
 import copy
+import fcntl
 import json
 import os
 from pathlib import Path
 
 from ..errors import RngcheckError
+from ..jsonfile import parse_json, read_bytes_limited
 
 JOURNAL = "rngcheck-journal"
 JOURNAL_VERSION = 1
@@ -36,10 +38,23 @@ class Journal:
         self.path = Path(path)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.file = open(self.path, "a", encoding="utf-8")
+        except OSError as error:
+            raise RngcheckError(f"cannot write the journal {self.path}: {error.strerror or error}") from None
+        try:
+            # One writer per journal: a second run writing the same --json would interleave lines.
+            fcntl.flock(self.file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            self.file.close()
+            raise RngcheckError(f"{self.path}: another rngcheck run is writing this journal (it is locked); "
+                                f"give this run another --json or --journal") from None
+        try:
             if append:
                 drop_cut_line(self.path)
-            self.file = open(self.path, "a" if append else "w", encoding="utf-8")
+            else:
+                self.file.truncate(0)
         except OSError as error:
+            self.file.close()
             raise RngcheckError(f"cannot write the journal {self.path}: {error.strerror or error}") from None
 
     def write(self, record: dict) -> None:
@@ -66,28 +81,27 @@ def drop_cut_line(path: Path) -> None:
 
 def is_journal(path) -> bool:
     try:
-        with open(path, encoding="utf-8") as file:
-            first = file.readline()
-        return json.loads(first).get("journal") == JOURNAL
-    except (OSError, ValueError, AttributeError, UnicodeDecodeError):
+        with open(path, "rb") as file:
+            first = file.readline(1 << 20)
+        return json.loads(first.decode("utf-8")).get("journal") == JOURNAL
+    except (OSError, ValueError, AttributeError, UnicodeDecodeError, RecursionError):
         return False
 
 
 def read(path) -> tuple[dict, dict]:
     """(document, run settings) rebuilt from a journal; complete only if it has its end line."""
     path = Path(path)
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as error:
-        raise RngcheckError(f"cannot read journal {path}: {error.strerror}") from None
+    lines = read_bytes_limited(path, what="journal").split(b"\n")
+    if lines and not lines[-1]:
+        lines.pop()
     records = []
     for number, line in enumerate(lines):
         try:
-            records.append(json.loads(line))
-        except ValueError:
-            if number == len(lines) - 1:
+            records.append(parse_json(line, f"{path}: line {number + 1}", what="journal line"))
+        except RngcheckError:
+            if number == len(lines) - 1 and number > 0:
                 break  # the line a kill cut short
-            raise RngcheckError(f"{path}: line {number + 1} is not JSON") from None
+            raise
     if not records or not isinstance(records[0], dict) or records[0].get("journal") != JOURNAL:
         raise RngcheckError(f"{path}: not an rngcheck journal")
     if records[0].get("version") != JOURNAL_VERSION:
