@@ -18,6 +18,7 @@ import numpy as np
 from .. import counter, layout, reference
 from ..description import FEATURE_LEVEL_4_0
 from ..errors import BackendCrashed, BackendProtocolError, BackendTimeout, NotApplicable, Rejected, one_line
+from ..results.statuses import BROKEN, CRASHED, ERROR, FAILED, INFO, PASSED, SKIPPED, TIMEOUT  # noqa: F401
 from ..vectors import sha256_of_words
 from . import cases as C
 from .diagnosis import diagnose_output, diagnose_state
@@ -28,9 +29,6 @@ PADDING = 0xFEEDFACE    # inside the extent, no element there: implementation-de
 UNWRITTEN = 0xBAADF00D  # element positions before the call: "never written" shows
 MISMATCHES_SHOWN = 8
 
-PASSED, FAILED, ERROR, INFO, SKIPPED = "passed", "failed", "error", "info", "skipped"
-CRASHED, TIMEOUT = "crashed", "timeout"  # the backend's process died / did not answer in time
-BROKEN = (FAILED, ERROR, CRASHED, TIMEOUT)
 
 
 @dataclass

@@ -20,24 +20,17 @@ interrupted run (``complete`` false) or missing fields give a report marked inco
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import shlex
 from collections import Counter, OrderedDict
-from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
 from .. import __version__
-from ..results import journal
 from ..errors import RngcheckError
-from ..jsonfile import read_json
-from ..results import document as D
-from ..results.document import BROKEN, STATUSES
-
-STATS_SCHEMA = "rngcheck-stats"
-STATS_SCHEMA_VERSION = 1     # what stats.battery writes
+from ..results.sources import STATS_SCHEMA, Source, classify, read, sources_of  # noqa: F401  (reading API)
+from ..results.statuses import BROKEN, STATUSES, effective
 DETAILED_FAILURES = 40      # per backend column: full sections; the rest in a compact table
 MISMATCH_ROWS = 16          # first mismatching elements shown per case
 TEXT_LIMIT = 4000           # characters of a message / traceback shown
@@ -48,99 +41,6 @@ UNDIAGNOSED = {  # a failure without a diagnosis, by status
     "crashed": "the backend's process died",
     "timeout": "the backend did not answer in time",
 }
-
-
-# ---------------------------------------------------------------------------------------
-# Reading documents.
-# ---------------------------------------------------------------------------------------
-
-@dataclass
-class Source:
-    """One input document: a result document (possibly rebuilt from a journal) or a stats document."""
-
-    kind: str                 # "result" | "stats"
-    doc: dict
-    name: str = ""            # the file it came from, or "document N"
-    problems: list = field(default_factory=list)   # why the report is incomplete, in words
-
-
-def _version_check(doc: dict, schema: str, supported: int, where: str) -> None:
-    version = doc.get("schema_version")
-    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        raise RngcheckError(f"{where}: {schema} document without a valid schema_version ({version!r})")
-    if version > supported:
-        raise RngcheckError(f"{where}: {schema} schema_version {version} is newer than this rngcheck reads "
-                            f"({supported}); upgrade rngcheck (this is {__version__})")
-
-
-def classify(doc, where: str = "document") -> Source:
-    """A parsed document as a Source (raises RngcheckError with one line)."""
-    if not isinstance(doc, dict):
-        raise RngcheckError(f"{where}: not an rngcheck result or stats document (a JSON {type(doc).__name__})")
-    schema = doc.get("schema")
-    if schema == D.SCHEMA:
-        _version_check(doc, schema, D.SCHEMA_VERSION, where)
-        source = Source("result", doc, where)
-        if doc.get("complete") is False or doc.get("interrupted"):
-            source.problems.append("the run was interrupted before every case ran")
-        return source
-    if schema == STATS_SCHEMA:
-        _version_check(doc, schema, STATS_SCHEMA_VERSION, where)
-        source = Source("stats", doc, where)
-        if doc.get("complete") is False:
-            source.problems.append(_text(doc.get("message")) or "the stream ended before the tier's size")
-        return source
-    raise RngcheckError(f"{where}: not an rngcheck result or stats document (schema {schema!r})")
-
-
-def read(path) -> Source:
-    """A result document, stats document or journal from a file (raises RngcheckError, one line)."""
-    path = Path(path)
-    if path.is_file() and journal.is_journal(path):
-        return _from_journal(path)
-    return classify(read_json(path, what="document"), str(path))
-
-
-def _from_journal(path: Path) -> Source:
-    """The result document a run's journal holds (``results.journal.read``), marked
-    incomplete when the run did not write its end line."""
-    document, _ = journal.read(path)   # a damaged journal: RngcheckError, one line
-    source = classify(document, str(path))
-    if not document.get("complete"):
-        source.problems = [p for p in source.problems if "interrupted" not in p]
-        source.problems.append(f"a journal of a run that did not finish: {len(_list(document.get('results')))} "
-                               f"results recorded")
-        if _last_line_cut(path):
-            source.problems.append("the journal's last line was cut off (the runner was stopped while writing it)")
-    return source
-
-
-def _last_line_cut(path: Path) -> bool:
-    """Whether the journal's last line is not JSON (``journal.read`` ignores it: a kill cut it short)."""
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-        json.loads(lines[-1])
-    except (OSError, UnicodeDecodeError, IndexError):
-        return False
-    except ValueError:
-        return True
-    return False
-
-
-def sources_of(documents) -> list[Source]:
-    """Sources from in-memory documents (dicts), paths, or Sources."""
-    out = []
-    for number, item in enumerate(documents, 1):
-        if isinstance(item, Source):
-            out.append(item)
-        elif isinstance(item, (str, Path)):
-            out.append(read(item))
-        else:
-            out.append(classify(item, f"document {number}"))
-        embedded = out[-1].doc.get("stats") if out[-1].kind == "result" else None
-        for index, stats_doc in enumerate(embedded if isinstance(embedded, list) else []):
-            out.append(classify(stats_doc, f"{out[-1].name or number}, stats {index + 1}"))  # run --stats
-    return out
 
 
 # ---------------------------------------------------------------------------------------
@@ -200,12 +100,7 @@ def _float(value):
 
 def _effective_status(result: dict) -> str:
     """A failure that is not required (implementation-defined, non-validating) counts as info."""
-    status = _text(result.get("status")) or "error"
-    if status not in STATUSES:
-        status = "error"
-    if status in BROKEN and result.get("required") is False:
-        return "info"
-    return status
+    return effective(result.get("status"), result.get("required"))
 
 
 def _anchor_part(text: str) -> str:

@@ -15,9 +15,8 @@ newer major version):
             reproduce{state, sizes, strides, feature_level} | null, reproduce_command, detail}],
   agreement [{case, agree, outputs{backend: sha256}}]   (cases run on two or more backends),
   summary {verdict: "pass" | "fail" | "incomplete", counts{status: n}, required_failed, cases, backends}
-Statuses: passed, failed, error (the backend raised or broke the protocol), crashed (its
-process died), timeout (it did not answer in time), info (implementation-defined, or a
-non-validating backend's answer to an invalid description), skipped.
+Statuses: rngcheck.results.statuses (the one list). The published JSON Schema of this
+document: rngcheck/results/schemas/result.schema.json.
 """
 
 from __future__ import annotations
@@ -32,11 +31,11 @@ from pathlib import Path
 from .. import __version__
 from ..errors import RngcheckError
 from ..jsonfile import read_json, write_json
+from . import statuses
+from .statuses import BROKEN, STATUSES  # noqa: F401  (re-exported for readers of documents)
 
 SCHEMA = "rngcheck-result"
 SCHEMA_VERSION = 1
-STATUSES = ("passed", "failed", "error", "crashed", "timeout", "info", "skipped")
-BROKEN = ("failed", "error", "crashed", "timeout")
 PACKAGES = ("numpy", "scipy", "hypothesis", "pytest", "pyopencl", "randomgen", "tensorflow", "jax", "Jinja2")
 ERRATA = [
     "DirectML's page says the counter 0x48656c6c'6f46726f'6d536561'74746c65 advanced by 324,855 becomes "
@@ -116,7 +115,7 @@ def result_entry(backend_name: str, case, outcome, required: bool, seconds: floa
 
 
 def is_failure(result: dict) -> bool:
-    return result["required"] and result["status"] in BROKEN
+    return statuses.is_failure(result["status"], result["required"])
 
 
 def finish(document: dict) -> dict:
