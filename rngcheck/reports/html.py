@@ -30,6 +30,7 @@ from pathlib import Path
 from .. import __version__
 from ..errors import RngcheckError
 from ..results.sources import STATS_SCHEMA, Source, classify, read, sources_of  # noqa: F401  (reading API)
+from ..jsonfile import atomic_write
 from ..results.statuses import BROKEN, STATUSES, effective
 DETAILED_FAILURES = 40      # per backend column: full sections; the rest in a compact table
 MISMATCH_ROWS = 16          # first mismatching elements shown per case
@@ -659,12 +660,5 @@ def write(documents, path, stats=None) -> None:
 
 
 def write_text(path, text: str) -> None:
-    """Write a report file whole (through a temporary file), or raise RngcheckError."""
-    path = Path(path)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)
-    except OSError as error:
-        raise RngcheckError(f"cannot write {path}: {error.strerror or error}") from None
+    """Write a report file whole (``jsonfile.atomic_write``), or raise RngcheckError."""
+    atomic_write(Path(path), text)
