@@ -107,6 +107,7 @@ class ExecBackend(Backend):
         self.failed_starts = 0      # fresh children in a row that failed before answering a call
         self.answered = False       # whether the current child has answered a call
         self.stopped: str | None = None
+        self.run_deadline: float | None = None  # time.monotonic() when the whole run must end (--deadline)
         self.process = None
         self.stderr = None
         self.owner = lifetime.new_owner_mark()
@@ -313,6 +314,16 @@ class ExecBackend(Backend):
     def _call(self, state, sizes, strides, buffer, output_state, feature_level):
         state_words = int(np.asarray(state).size)
         deadline = time.monotonic() + self.timeout
+        if self.run_deadline is not None and self.run_deadline < deadline:
+            try:
+                return self._call_until(self.run_deadline, state, sizes, strides, buffer, output_state,
+                                        feature_level, state_words)
+            except BackendTimeout:
+                self.answered = True  # not the child's fault: the run's time is up
+                raise BackendStopped("the run's --deadline passed during this call") from None
+        return self._call_until(deadline, state, sizes, strides, buffer, output_state, feature_level, state_words)
+
+    def _call_until(self, deadline, state, sizes, strides, buffer, output_state, feature_level, state_words):
         self._send(P.frame(P.CALL, P.encode_call(state, sizes, strides, buffer, output_state, feature_level)),
                    deadline)
         buffer_words = np.asarray(buffer).view("<u4").size

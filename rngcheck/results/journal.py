@@ -125,3 +125,45 @@ def read(path) -> tuple[dict, dict]:
     document["complete"] = ended
     run = records[0].get("run")
     return document, run if isinstance(run, dict) else {}
+
+
+PROFILES = ("quick", "full", "strict")
+STATS_TIERS = ("smoke", "standard", "deep")
+
+
+def run_settings(path, run: dict) -> dict:
+    """The header's run settings, every field checked (a journal is a data file that people pass
+    around: a field of the wrong type is one line naming it, not a traceback later)."""
+    where = f"{path}: the journal's run settings"
+
+    def bad(field, wanted):
+        raise RngcheckError(f"{where}: {field} is {str(run.get(field))[:60]!r}, not {wanted}")
+
+    settings = dict(run)
+    if run.get("profile") not in PROFILES:
+        bad("profile", "one of " + ", ".join(PROFILES))
+    if type(run.get("seed")) is not int:
+        bad("seed", "an integer")
+    for field in ("select", "backends"):
+        value = run.get(field, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+            bad(field, "a list of strings")
+    if not run.get("backends"):
+        bad("backends", "a non-empty list of backend specs")
+    timeout = run.get("timeout")
+    if type(timeout) not in (int, float) or not 0 < timeout < float("inf"):
+        bad("timeout", "a positive number of seconds")
+    if run.get("stats") is not None and run.get("stats") not in STATS_TIERS:
+        bad("stats", "one of " + ", ".join(STATS_TIERS))
+    restarts = run.get("max_worker_restart", 3)
+    if type(restarts) is not int or restarts < 1:
+        bad("max_worker_restart", "a positive integer")
+    outputs = run.get("outputs", {})
+    if not isinstance(outputs, dict) or not all(
+            key in ("junit", "html") and isinstance(name, str) and name and "/" not in name and "\\" not in name
+            and name not in (".", "..") for key, name in outputs.items()):
+        bad("outputs", "file names (beside the journal) for junit and html")
+    settings.setdefault("select", [])
+    settings["max_worker_restart"] = restarts
+    settings["outputs"] = outputs
+    return settings

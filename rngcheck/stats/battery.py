@@ -76,6 +76,7 @@ from concurrent.futures.process import BrokenProcessPool
 
 import numpy as np
 
+from ..backends.lifetime import die_with_parent
 from ..errors import RngcheckError
 from . import knuth, lanes, nist, testu01
 from .accumulators import shared_chunk
@@ -226,20 +227,33 @@ def feed_parallel(source, factories, words: int, workers: int, offset: int = 0):
         _JOB.clear()
         return feed(source, factories, words)
     parts = []
-    try:  # concurrent.futures, not multiprocessing.Pool: a dead worker fails the run instead of hanging it
-        with ProcessPoolExecutor(min(workers, len(ranges)), mp_context=context) as pool:
-            futures = [pool.submit(_worker, index) for index in range(len(ranges))]
-            for index, future in enumerate(futures):
-                try:
-                    parts.append(future.result())
-                except BrokenProcessPool:
-                    start, count = ranges[index]
-                    raise RngcheckError(
-                        f"a worker process died (killed, or out of memory) before range {index + 1} of "
-                        f"{len(ranges)} (words {offset + start}..{offset + start + count - 1}) was read; "
-                        "the run stopped (--workers 1 reads in this process; --dask re-runs lost ranges)") from None
+    # concurrent.futures, not multiprocessing.Pool: a dead worker fails the run instead of hanging it.
+    # The workers die with this process (PR_SET_PDEATHSIG), and are killed at once when it stops
+    # early (an interrupt, SIGTERM, a dead sibling) instead of finishing their ranges.
+    pool = ProcessPoolExecutor(min(workers, len(ranges)), mp_context=context,
+                               initializer=die_with_parent, initargs=(os.getpid(),))
+    finished = False
+    try:
+        futures = [pool.submit(_worker, index) for index in range(len(ranges))]
+        for index, future in enumerate(futures):
+            try:
+                parts.append(future.result())
+            except BrokenProcessPool:
+                start, count = ranges[index]
+                raise RngcheckError(
+                    f"a worker process died (killed, or out of memory) before range {index + 1} of "
+                    f"{len(ranges)} (words {offset + start}..{offset + start + count - 1}) was read; "
+                    "the run stopped (--workers 1 reads in this process; --dask re-runs lost ranges)") from None
+        finished = True
     finally:
         _JOB.clear()
+        if not finished:
+            for process in list((getattr(pool, "_processes", None) or {}).values()):
+                try:
+                    process.kill()
+                except (OSError, AttributeError):
+                    pass
+        pool.shutdown(wait=finished, cancel_futures=not finished)
     accs, total = parts[0]
     for other_accs, count in parts[1:]:
         if total != other_accs[0].start:
@@ -311,13 +325,18 @@ def run(source, *, tier: str = "smoke", nbytes: int | None = None, seed=None, re
             groups.append((f"xor {kind}", XorSource(source.at(0), other.at(0), kind), interstream_tests(), share))
 
     results, not_run, accs_by_stream = [], [], {}
-    bytes_tested, complete, message = 0, True, ""
+    bytes_tested, complete, message, interrupted = 0, True, "", False
     for stream, src, factories, want in groups:
         say(f"{stream}: reading {want * 4 / MiB:.0f} MiB")
-        if executor is not None:
-            accs, got = executor.feed(src, factories, want, offset=0, stream=stream)
-        else:  # an inter-stream pair is cut into ranges too when it is seekable (XorSource.at)
-            accs, got = feed_parallel(src, factories, want, workers)
+        try:
+            if executor is not None:
+                accs, got = executor.feed(src, factories, want, offset=0, stream=stream)
+            else:  # an inter-stream pair is cut into ranges too when it is seekable (XorSource.at)
+                accs, got = feed_parallel(src, factories, want, workers)
+        except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the streams read so far make a partial document
+            interrupted, complete = True, False
+            message = f"interrupted while reading the {stream} stream; the tests of the streams read before are kept"
+            break
         if stream == "main":
             bytes_tested = got * 4
             if got < want:
@@ -345,7 +364,7 @@ def run(source, *, tier: str = "smoke", nbytes: int | None = None, seed=None, re
         entry["retest"] = None
 
     # Retest every SUSPECT on the next range of its stream (PractRand-style escalation).
-    suspects = [e for e in results if e["verdict"] == "SUSPECT"]
+    suspects = [e for e in results if e["verdict"] == "SUSPECT" and not interrupted]
     for stream in sorted({e["stream"] for e in suspects}):
         src, factories, want = accs_by_stream[stream]
         names = {e["test"] for e in suspects if e["stream"] == stream}
@@ -379,10 +398,10 @@ def run(source, *, tier: str = "smoke", nbytes: int | None = None, seed=None, re
             entry["verdict"] = verdict
 
     counts = {v: sum(e["verdict"] == v for e in results) for v in ("PASS", "SUSPECT", "FAIL")}
-    if not results:
+    if counts["FAIL"]:
+        verdict = "FAIL"  # a failure found on the data there was stands, complete or not
+    elif not results or not complete:
         verdict = "INCOMPLETE"
-    elif counts["FAIL"]:
-        verdict = "FAIL"
     elif counts["SUSPECT"]:
         verdict = "SUSPECT"
     else:
@@ -409,6 +428,8 @@ def run(source, *, tier: str = "smoke", nbytes: int | None = None, seed=None, re
         "results": results,
         "not_run": not_run,
     }
+    if interrupted:
+        document["interrupted"] = True
     if executor is not None and hasattr(executor, "execution"):
         document["execution"] = executor.execution()
     return document
