@@ -16,6 +16,25 @@ def pytest_addoption(parser):
     group.addoption("--rngcheck-profile", default="quick", choices=["quick", "full", "strict"],
                     help="conformance profile (default quick)")
     group.addoption("--rngcheck-seed", type=int, default=0, help="seed of the suite's random choices")
+    group.addoption("--rngcheck-timeout", type=_seconds, default=120.0, metavar="SECONDS",
+                    help="time limit of one backend call; a hung backend is ended (default 120)")
+
+
+def _seconds(text):
+    import argparse
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds")
+    return value
+
+
+def pytest_configure(config):
+    """Load the backends before collection: a bad spec is one usage line, not a collection error."""
+    for spec in config.getoption("--rngcheck-backend", default=[]) or []:
+        _load(spec, config.getoption("--rngcheck-timeout", default=120.0))
 
 
 def pytest_generate_tests(metafunc):
@@ -26,8 +45,6 @@ def pytest_generate_tests(metafunc):
         return
     from .runner import RunOptions, select_cases
 
-    for spec in specs:
-        _load(spec)  # a bad backend spec is one usage error, not one error per case
     cases = select_cases(RunOptions(profile=metafunc.config.getoption("--rngcheck-profile")))
     params = [(spec, case) for spec in specs for case in cases]
     metafunc.parametrize("rngcheck_backend_spec, rngcheck_case", params,
@@ -37,16 +54,16 @@ def pytest_generate_tests(metafunc):
 _LOADED = {}
 
 
-def _load(spec):
+def _load(spec, timeout: float = 120.0):
     """The backend, hosted as ``rngcheck run`` hosts it: the reference in-process, others in a worker."""
     from ..cli import _load_one
     from ..errors import RngcheckError
 
     if spec not in _LOADED:
         try:
-            _LOADED[spec] = _load_one(spec, timeout=120.0, in_process=False)
+            _LOADED[spec] = _load_one(spec, timeout=timeout, in_process=False)
         except RngcheckError as error:
-            raise pytest.UsageError(f"--rngcheck-backend {spec}: {error}") from None
+            raise pytest.UsageError(f"--rngcheck-backend {spec}: {' '.join(str(error).split())}") from None
     return _LOADED[spec]
 
 
