@@ -225,7 +225,7 @@ def cmd_run(args) -> int:
         print("rngcheck: interrupted; partial results written" + (f", resume with: rngcheck run --resume {journal_path}"
                                                                  if journal_path else ""), file=sys.stderr)
         return EXIT_INTERRUPTED
-    if document.get("deadline_passed") and not args.quiet:
+    if document.get("deadline_passed"):
         print(f"rngcheck: the --deadline of {args.deadline:g} s passed; the cases left are not-run", file=sys.stderr)
     return EXIT_PASS if document["summary"]["verdict"] == "pass" else EXIT_FAIL
 
