@@ -141,6 +141,12 @@ def cmd_run(args) -> int:
         raise RngcheckError(f"no case matches {args.case} in profile {args.profile}")
     journal_path = args.resume or args.journal or (J.journal_path_for(args.json) if args.json else None)
     _check_writable(args.json, args.junit, args.html, journal_path)
+    if args.expected_failures:
+        from .results.baseline import read_expected
+        read_expected(args.expected_failures)  # a bad file is refused before the run
+    if args.baseline:
+        from .results.sources import read as read_source
+        read_source(args.baseline)
     backends = _load_backends(args.backend, timeout=args.timeout, in_process=args.in_process)
     journal = None
     previous_handler = signal.signal(signal.SIGTERM, _terminate_as_interrupt)
@@ -174,7 +180,46 @@ def cmd_run(args) -> int:
         print("rngcheck: interrupted; partial results written" + (f", resume with: rngcheck run --resume {journal_path}"
                                                                  if journal_path else ""), file=sys.stderr)
         return EXIT_INTERRUPTED
+    if args.baseline or args.expected_failures:
+        return _gate(document, args)
     return EXIT_PASS if document["summary"]["verdict"] == "pass" else EXIT_FAIL
+
+
+def _gate(document: dict, args) -> int:
+    """``run --baseline DOC`` / ``--expected-failures FILE``: the exit code says whether anything new broke."""
+    from .reports import compare
+
+    if args.baseline:
+        comparison = compare.load(args.baseline, [document], args.expected_failures, same_run_check=False)
+        print(compare.text(comparison, quiet=args.quiet))
+        return EXIT_FAIL if comparison.regressions else EXIT_PASS
+    from .results.baseline import gate, read_expected
+    from .results.tables import table
+
+    failures, passes = gate(table([document]), read_expected(args.expected_failures))
+    for change in failures[:compare.SHOWN]:
+        print(f"unexpected failure: {terminal.printable(change.backend)}: {change.case} [{change.diagnosis or change.after}]")
+    for change in passes[:compare.SHOWN]:
+        print(f"unexpected pass: {terminal.printable(change.backend)}: {change.case} (expected to fail: "
+              f"{terminal.printable(change.reason)})")
+    print(f"rngcheck: {len(failures)} unexpected failures, {len(passes)} unexpected passes "
+          f"(expected failures: {args.expected_failures})")
+    return EXIT_FAIL if failures else EXIT_PASS
+
+
+def cmd_export(args) -> int:
+    """``rngcheck export DOCS... --csv F | --parquet F``: the results table (rngcheck.results.tables)."""
+    from .results import tables as T
+
+    data = T.table(args.documents)
+    if args.parquet:
+        T.write_parquet(data, args.parquet)
+    else:
+        T.write_csv(data, args.csv)
+    if not args.quiet:
+        print(f"rngcheck export: {len(data)} results of {data['run'].nunique()} runs written to "
+              f"{args.parquet or args.csv}")
+    return EXIT_PASS
 
 
 def cmd_backends(args) -> int:
@@ -313,6 +358,10 @@ def build_parser() -> argparse.ArgumentParser:
                      help="run Python backends in rngcheck's own process (no crash or hang isolation)")
     run.add_argument("--stats", choices=["smoke", "standard", "deep"], metavar="TIER",
                      help="also run the statistical battery (smoke, standard or deep) on each backend's stream")
+    run.add_argument("--baseline", metavar="DOC", help="compare with this result document or journal at the "
+                     "end (as rngcheck compare): exit 1 only on regressions")
+    run.add_argument("--expected-failures", metavar="FILE", help="known failures, one 'PATTERN  # reason' a line: "
+                     "they do not fail the run; unexpected passes are reported")
     run.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
     run.set_defaults(handler=cmd_run)
 
@@ -346,6 +395,21 @@ def build_parser() -> argparse.ArgumentParser:
                                            "result documents, stats documents and journals")
     report_command.add_arguments(report)
     report.set_defaults(handler=report_command.run)
+
+    from .reports import compare as compare_command
+
+    compare = sub.add_parser("compare", help="a baseline against new runs: regressions, new passes, changed "
+                                             "outputs, added and removed cases (exit 1 on a regression)")
+    compare_command.add_arguments(compare)
+    compare.set_defaults(handler=compare_command.run)
+
+    export = sub.add_parser("export", help="the results table of documents or journals as CSV or Parquet")
+    export.add_argument("documents", nargs="+", metavar="DOCUMENT", help="result documents or journals")
+    where = export.add_mutually_exclusive_group(required=True)
+    where.add_argument("--csv", metavar="FILE")
+    where.add_argument("--parquet", metavar="FILE", help="needs pyarrow (pip install 'rngcheck[parquet]')")
+    export.add_argument("--quiet", action="store_true")
+    export.set_defaults(handler=cmd_export)
 
     try:
         from .stats import command as stats_command
