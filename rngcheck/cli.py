@@ -30,22 +30,11 @@ def _words(text: str, count: int | None, what: str) -> list[int]:
     return values
 
 
-REFERENCE = "numpy"  # runs in-process; every other backend runs in its own process
-
-
 def _load_one(spec: str, *, timeout: float, in_process: bool):
-    from .backends import load
-    from .backends.exec_backend import ExecBackend, isolated
+    """The backend of ``spec``, in the process the hosting rule says (rngcheck.backends.hosting)."""
+    from .backends.hosting import hosted
 
-    if in_process or spec == REFERENCE:
-        return load(spec)
-    if spec.startswith("exec:"):
-        try:
-            command = shlex.split(spec[len("exec:"):])
-        except ValueError as error:
-            raise RngcheckError(f"{spec}: {error}") from None
-        return ExecBackend(command, timeout=timeout)
-    return isolated(spec, timeout=timeout)
+    return hosted(spec, timeout=timeout, in_process=in_process)
 
 
 def _load_backends(specs: list[str] | None, *, timeout: float = 120.0, in_process: bool = False):
@@ -61,6 +50,8 @@ def _load_backends(specs: list[str] | None, *, timeout: float = 120.0, in_proces
             _close(loaded)
             raise
         return loaded
+    from .backends.hosting import REFERENCE
+
     chosen = [NamedBackend(REFERENCE, _load_one(REFERENCE, timeout=timeout, in_process=in_process))]
     for optional in DEFAULT_BACKENDS[1:]:
         try:

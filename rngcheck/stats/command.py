@@ -34,6 +34,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     source.add_argument("--backend", metavar="NAME", help="draw the stream through this backend's operator")
     source.add_argument("--input", "--raw", dest="input", metavar="FILE",
                         help="read 32-bit little-endian words from FILE ('-' for stdin)")
+    parser.add_argument("--in-process", action="store_true",
+                        help="load a Python --backend in rngcheck's own process (faster, no crash or hang "
+                             "isolation; default: every backend but numpy runs in a worker process)")
     parser.add_argument("--tier", choices=sorted(battery.TIERS), default="smoke",
                         help="smoke (seconds, CI gate), standard (about a minute), deep (sized by --bytes)")
     parser.add_argument("--bytes", metavar="N", help="bytes of the main stream (default: the tier's size; "
@@ -98,11 +101,12 @@ def _dieharder_tests(text, wanted):
 
 def build_source(args):
     if args.backend:
-        from ..backends import load
+        from ..backends.hosting import hosted
         seed = DEFAULT_SEED if args.seed is None else args.seed
         if not 0 <= seed < 1 << 64:
             raise RngcheckError("--seed must be a 64-bit unsigned integer")
-        return BackendSource(load(args.backend), key=seed), seed
+        # as rngcheck run hosts it: the reference in-process, every other backend in a worker process
+        return BackendSource(hosted(args.backend, in_process=getattr(args, "in_process", False)), key=seed), seed
     if args.input:
         if args.seed is not None:
             raise RngcheckError("--seed applies to --backend streams only")
@@ -232,6 +236,9 @@ def run(args) -> int:
                             for peer in wanted if peer == "dieharder"]
     finally:
         source.close()
+        if isinstance(source, BackendSource):
+            from ..backends.hosting import close
+            close(source.backend)
         if tee is not None:
             tee.close()
             os.unlink(tee.name)
