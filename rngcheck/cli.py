@@ -258,10 +258,9 @@ def cmd_repro(args) -> int:
     """Run one description on a backend and print the verdict: the reproduction of a failure."""
     from .conformance import cases as C
     from .conformance import check
-    from .conformance.comparison import compare
-    from .conformance.runner import safe_describe
-    from .results import document as D
     from .conformance import repro
+    from .conformance.comparison import compare
+    from .conformance.runner import RunOptions, run
     from .reports import terminal
 
     try:
@@ -291,20 +290,15 @@ def cmd_repro(args) -> int:
                             f"repro handles up to {REPRO_MAX_EXTENT} (use rngcheck run for the scale cases)")
     _check_writable(args.json)
     backends = _load_backends([args.backend])
-    document = D.new_document("repro", 0, sys.argv[1:], [case])
     comparisons = []
-    try:
-        for named in backends:
-            entry = {"name": named.backend.name, "spec": named.spec,
-                     "validates": bool(getattr(named.backend, "validates", False)),
-                     "describe": safe_describe(named.backend)}
-            document["backends"].append(entry)
-            outcome = check.run_case(named.backend, case)
-            document["results"].append(D.result_entry(entry["name"], case, outcome, True, 0.0, named.spec))
-            comparisons.append(compare(case, outcome.execution) if outcome.execution is not None else None)
+
+    def observe(named, case, outcome):
+        comparisons.append(compare(case, outcome.execution) if outcome.execution is not None else None)
+
+    try:  # the runner on a one-case selection: the same verdict, document and hosting as rngcheck run
+        document = run(backends, RunOptions(profile="repro", command=sys.argv[1:], cases=[case]), observe=observe)
     finally:
         _close(backends)
-    D.finish(document)
     document["reproduce"] = shlex.join(["rngcheck"] + sys.argv[1:])
     for comparison in comparisons:
         print(repro.text(comparison))

@@ -26,10 +26,11 @@ class RunOptions:
     select: list[str] = field(default_factory=list)   # fnmatch patterns on case ids or categories
     progress: bool = False
     command: list[str] = field(default_factory=list)
+    cases: list[C.Case] | None = None   # these cases instead of the profile's (``rngcheck repro``: one)
 
 
 def select_cases(options: RunOptions) -> list[C.Case]:
-    chosen = C.cases_for(options.profile)
+    chosen = C.cases_for(options.profile) if options.cases is None else list(options.cases)
     if options.select:
         chosen = [c for c in chosen
                   if any(fnmatch.fnmatchcase(c.id, p) or c.category == p for p in options.select)]
@@ -87,12 +88,14 @@ def unique_name(backend, spec: str, taken) -> str:
     return candidate
 
 
-def run(backends: list[NamedBackend], options: RunOptions, *, journal=None, previous: dict | None = None) -> dict:
+def run(backends: list[NamedBackend], options: RunOptions, *, journal=None, previous: dict | None = None,
+        observe=None) -> dict:
     """Every selected case on every backend; returns the result document (see results.document).
 
     ``journal``: a rngcheck.results.journal.Journal that receives each result as it is made.
     ``previous``: a document rebuilt from a journal (``--resume``): its results are kept and
     its finished cases are not run again.
+    ``observe(named, case, outcome)``: called with each outcome (its execution included) as it is made.
     """
     chosen = select_cases(options)
     document = previous or D.new_document(options.profile, options.seed, options.command, chosen)
@@ -122,6 +125,8 @@ def run(backends: list[NamedBackend], options: RunOptions, *, journal=None, prev
                 result = D.result_entry(entry["name"], case, outcome, is_required(named.backend, case),
                                         time.perf_counter() - start, named.spec)
                 document["results"].append(result)
+                if observe:
+                    observe(named, case, outcome)
                 if journal:
                     journal.write({"result": result})
     except KeyboardInterrupt:
