@@ -69,7 +69,6 @@ from __future__ import annotations
 import math
 import multiprocessing
 import os
-import re
 import time
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -81,19 +80,13 @@ from . import knuth, lanes, nist, testu01
 from .accumulators import shared_chunk
 from .streams import NEIGHBOURS, XorSource
 
-_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+from .tiers import TIERS, MiB, parse_bytes  # noqa: F401  (one home: stats/tiers.py)
 
-MiB = 1 << 20
 CHUNK_WORDS = 1 << 22  # 16 MiB read at once (the coupon collector's chains want many samples)
 PARALLEL_MIN_WORDS = 8 * CHUNK_WORDS  # below 32 MiB one process is faster than forking
 FAIL_AT = 1e-10
 FAMILY_SUSPECT = 0.01
 
-TIERS = {
-    "smoke": 8 * MiB,
-    "standard": 256 * MiB,
-    "deep": 4096 * MiB,  # default; --bytes sets it
-}
 # The slowest tests (numpy-bound: GF(2) elimination, FFTs, pattern counts, coupon chains,
 # walks) read only the first part of the stream: 1/divisor of the tier's bytes, at least
 # `floor` bytes, never more than the tier. Their results say how many bytes they read.
@@ -446,12 +439,3 @@ def _fresh(source, stream: str, words: int):
     return XorSource(source.at(words), other.at(words), kind)
 
 
-def parse_bytes(text: str) -> int:
-    """'4096', '64M', '2G', '1.5GiB' -> bytes (binary units)."""
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:i?B)?\s*", str(text), re.IGNORECASE)
-    if not match:
-        raise RngcheckError(f"--bytes: cannot read {text!r} (use e.g. 64M, 2G, 1000000)")
-    value = int(float(match.group(1)) * _UNITS[match.group(2).upper()])
-    if value < 4:
-        raise RngcheckError("--bytes must be at least 4 (one word)")
-    return value

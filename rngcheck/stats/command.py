@@ -22,9 +22,7 @@ import sys
 import tempfile
 
 from ..errors import RngcheckError
-from . import battery, peers
-from .battery import parse_bytes
-from .streams import BackendSource, RawSource
+from .tiers import TIERS, parse_bytes
 
 DEFAULT_SEED = 1
 
@@ -37,7 +35,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--in-process", action="store_true",
                         help="load a Python --backend in rngcheck's own process (faster, no crash or hang "
                              "isolation; default: every backend but numpy runs in a worker process)")
-    parser.add_argument("--tier", choices=sorted(battery.TIERS), default="smoke",
+    parser.add_argument("--tier", choices=sorted(TIERS), default="smoke",
                         help="smoke (seconds, CI gate), standard (about a minute), deep (sized by --bytes)")
     parser.add_argument("--bytes", metavar="N", help="bytes of the main stream (default: the tier's size; "
                         "units K, M, G accepted)")
@@ -100,6 +98,8 @@ def _dieharder_tests(text, wanted):
 
 
 def build_source(args):
+    from .streams import BackendSource, RawSource
+
     if args.backend:
         from ..backends.hosting import hosted
         seed = DEFAULT_SEED if args.seed is None else args.seed
@@ -117,6 +117,9 @@ def build_source(args):
 def run_on_backend(backend, backend_spec: str, tier: str = "smoke", seed: int = DEFAULT_SEED,
                    nbytes: int | None = None, workers: int | None = None) -> dict:
     """The stats document for an already loaded backend (for ``rngcheck run --stats TIER``)."""
+    from . import battery
+    from .streams import BackendSource
+
     reproduce = f"rngcheck stats --backend {shlex.quote(backend_spec)} --seed {seed} --tier {tier}"
     if nbytes:
         reproduce += f" --bytes {nbytes}"
@@ -204,6 +207,9 @@ def _executor(args, progress, identity):
 
 
 def run(args) -> int:
+    from . import battery, peers
+    from .streams import BackendSource, RawSource
+
     nbytes = parse_bytes(args.bytes) if args.bytes else None
     _check_dask_arguments(args)
     if nbytes is not None and nbytes % 4:
@@ -219,7 +225,7 @@ def run(args) -> int:
     try:
         progress = None if args.quiet else (lambda text: print(text, file=sys.stderr))
         reproduce = _reproduce(args, seed)
-        identity = {"reproduce": reproduce, "tier": args.tier, "bytes": nbytes or battery.TIERS[args.tier]}
+        identity = {"reproduce": reproduce, "tier": args.tier, "bytes": nbytes or TIERS[args.tier]}
         with _executor(args, progress, identity) as executor:
             doc = battery.run(source, tier=args.tier, nbytes=nbytes, seed=seed, reproduce=reproduce,
                               workers=args.workers, interstream=not args.no_interstream, progress=progress,
