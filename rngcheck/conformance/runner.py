@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import fnmatch
-import sys
 import time
 from dataclasses import dataclass, field
 
 from . import cases as C
 from . import check
 from ..errors import one_line
+from ..progress import Progress
 from ..results import document as D
 
 
@@ -52,28 +52,6 @@ def safe_describe(backend) -> dict:
         return {str(k): str(v) for k, v in dict(described).items()}
     except Exception as error:
         return {"describe-error": one_line(error)}
-
-
-class Progress:
-    """A one-line progress bar on stderr, only when it is a terminal."""
-
-    def __init__(self, enabled: bool, total: int):
-        self.enabled = enabled and sys.stderr.isatty()
-        self.total = total
-        self.done = 0
-
-    def step(self, label: str):
-        self.done += 1
-        if self.enabled:
-            width = 30
-            filled = width * self.done // max(1, self.total)
-            sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} {label[:50]:<50}")
-            sys.stderr.flush()
-
-    def close(self):
-        if self.enabled:
-            sys.stderr.write("\r" + " " * 100 + "\r")
-            sys.stderr.flush()
 
 
 def unique_name(backend, spec: str, taken) -> str:

@@ -136,8 +136,9 @@ def interstream_tests():
 # Feeding accumulators (one process, or contiguous ranges in several and merged).
 # ----------------------------------------------------------------------------------------
 
-def feed(source, factories, words: int, start: int = 0, chunk: int = CHUNK_WORDS):
-    """Read up to ``words`` words from ``source`` (positioned at ``start``) into new accumulators."""
+def feed(source, factories, words: int, start: int = 0, chunk: int = CHUNK_WORDS, tick=None):
+    """Read up to ``words`` words from ``source`` (positioned at ``start``) into new accumulators;
+    ``tick(n)`` after each block of n words (progress)."""
     accs = [factory(start=start) for factory in factories]
     read = 0
     while read < words:
@@ -147,6 +148,8 @@ def feed(source, factories, words: int, start: int = 0, chunk: int = CHUNK_WORDS
             for acc in accs:
                 acc.update(block)
         read += block.size
+        if tick:
+            tick(block.size)
         if block.size < asked:
             break  # the stream ended
     return accs, read
@@ -202,14 +205,14 @@ def _worker(index):
     return feed(source.at(offset + start), factories, count, start=start)
 
 
-def feed_parallel(source, factories, words: int, workers: int, offset: int = 0):
+def feed_parallel(source, factories, words: int, workers: int, offset: int = 0, tick=None):
     """Words offset .. offset+words-1 of ``source``: split into contiguous ranges of about
     equal work, read by ``workers`` processes, and merged in order (map-reduce). Without a
     seekable, fork-safe source: one process, reading on from the source's current position
     (``offset`` must then be where it is)."""
     if workers <= 1 or not source.seekable or not getattr(source, "fork_safe", False) or words < PARALLEL_MIN_WORDS:
         here = not source.seekable or getattr(source, "position", None) == offset
-        return feed(source if here else source.at(offset), factories, words)
+        return feed(source if here else source.at(offset), factories, words, tick=tick)
     align = min(1 << 19, max(1, words // (4 * workers * PIECES_PER_WORKER)))
     ranges = balanced_ranges(factories, words, workers * PIECES_PER_WORKER, align)
     _JOB.update(source=source, factories=factories, ranges=ranges, offset=offset)
@@ -217,7 +220,7 @@ def feed_parallel(source, factories, words: int, workers: int, offset: int = 0):
         context = multiprocessing.get_context("fork")
     except ValueError:
         _JOB.clear()
-        return feed(source, factories, words)
+        return feed(source, factories, words, tick=tick)
     parts = []
     try:  # concurrent.futures, not multiprocessing.Pool: a dead worker fails the run instead of hanging it
         with ProcessPoolExecutor(min(workers, len(ranges)), mp_context=context) as pool:
@@ -225,6 +228,8 @@ def feed_parallel(source, factories, words: int, workers: int, offset: int = 0):
             for index, future in enumerate(futures):
                 try:
                     parts.append(future.result())
+                    if tick:
+                        tick(ranges[index][1])
                 except BrokenProcessPool:
                     start, count = ranges[index]
                     raise RngcheckError(
@@ -305,12 +310,15 @@ def run(source, *, tier: str = "smoke", nbytes: int | None = None, seed=None, re
 
     results, not_run, accs_by_stream = [], [], {}
     bytes_tested, complete, message = 0, True, ""
+    begin, tick = getattr(progress, "begin", None), getattr(progress, "advance", None)  # a progress bar
     for stream, src, factories, want in groups:
         say(f"{stream}: reading {want * 4 / MiB:.0f} MiB")
+        if begin:
+            begin(f"{stream} stream", want * 4, "bytes")
         if executor is not None:
             accs, got = executor.feed(src, factories, want, offset=0, stream=stream)
         else:  # an inter-stream pair is cut into ranges too when it is seekable (XorSource.at)
-            accs, got = feed_parallel(src, factories, want, workers)
+            accs, got = feed_parallel(src, factories, want, workers, tick=(lambda n: tick(4 * n)) if tick else None)
         if stream == "main":
             bytes_tested = got * 4
             if got < want:

@@ -217,13 +217,17 @@ def run(args) -> int:
     wanted = list(dict.fromkeys(getattr(args, "with_peers", None) or []))
     peers.check(wanted)
     dieharder_tests = _dieharder_tests(getattr(args, "dieharder_tests", None), wanted)
+    from ..progress import Progress
+
+    # a bar per stream on a terminal for the standard and deep tiers; plain lines otherwise
+    bar = not args.quiet and args.tier != "smoke" and getattr(args, "dask", None) is None
+    progress = None if args.quiet else Progress(True, 0, "bytes", terminal=None if bar else False)
     source, seed = build_source(args)
     tee = None
     if wanted and args.input == "-":  # stdin is read once: keep a copy for the peers
         tee = tempfile.NamedTemporaryFile(prefix="rngcheck-stdin-", suffix=".bin", delete=False)
         source.tee = tee
     try:
-        progress = None if args.quiet else (lambda text: print(text, file=sys.stderr))
         reproduce = _reproduce(args, seed)
         identity = {"reproduce": reproduce, "tier": args.tier, "bytes": nbytes or TIERS[args.tier]}
         with _executor(args, progress, identity) as executor:
@@ -241,6 +245,8 @@ def run(args) -> int:
             doc["peers"] = [peers.run_dieharder(open_source, args.tier, dieharder_tests, progress)
                             for peer in wanted if peer == "dieharder"]
     finally:
+        if progress is not None:
+            progress.close()
         source.close()
         if isinstance(source, BackendSource):
             from ..backends.hosting import close
