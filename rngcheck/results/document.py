@@ -16,7 +16,7 @@ newer major version):
   agreement [{case, agree, outputs{backend: sha256}}]   (cases run on two or more backends),
   summary {verdict: "pass" | "fail" | "incomplete", counts{status: n}, required_failed, cases, backends}
 Statuses: rngcheck.results.statuses (the one list). The published JSON Schema of this
-document: rngcheck/results/schemas/result.schema.json.
+document: rngcheck/results/schemas/rngcheck-result.schema.json.
 """
 
 from __future__ import annotations
