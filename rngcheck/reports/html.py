@@ -194,8 +194,14 @@ def build(sources: list[Source], figures: bool = True) -> dict:
                         cases[case_id] = {"id": case_id, "category": case_id.split("/")[0] if "/" in case_id else "?"}
             columns.append({"name": name, "run": run, "entry": entry, "results": results})
     multiple_runs = len(results_sources) > 1
+    # Every count below comes from the results table (rngcheck.results.tables), one row per result.
+    data = _results_table(results_sources)
+    run_of = dict(zip(range(1, len(results_sources) + 1), run_labels(results_sources)))
+    per_column = status_counts(data, ["run", "backend"]) if len(data) else None
     used = set()
     for column in columns:
+        name = column["entry"].get("name")
+        column["key"] = (run_of[column["run"]["index"]], "" if name is None else str(name))
         label = column["name"]
         if names[column["name"]] > 1 and multiple_runs:
             label = f"{column['name']} [{column['run']['label']}]"
@@ -205,7 +211,8 @@ def build(sources: list[Source], figures: bool = True) -> dict:
         used.add(anchor)
         column["label"] = label
         column["anchor"] = anchor
-        _fill_column(column)
+        found = per_column is not None and column["key"] in per_column.index
+        _fill_column(column, {s: int(per_column.loc[column["key"]][s]) if found else 0 for s in STATUSES})
 
     case_list = [_case_view(cid, case) for cid, case in cases.items()]
     categories = list(OrderedDict((c["category"], None) for c in case_list))
@@ -227,11 +234,6 @@ def build(sources: list[Source], figures: bool = True) -> dict:
         case["link"] = f"#case-{_anchor_part(case['id'])}"
         case["cells"] = [_cell(column, case["id"]) for column in columns]
 
-    data = _results_table(results_sources)
-    run_of = dict(zip(range(1, len(results_sources) + 1), run_labels(results_sources)))
-    for column in columns:
-        name = column["entry"].get("name")
-        column["key"] = (run_of[column["run"]["index"]], "" if name is None else str(name))
     matrix = _matrix(data, columns, categories)
     agreement = _agreement(data, columns, case_by_id)
     trend = _trend(data)
@@ -327,13 +329,12 @@ def _run(index: int, source: Source) -> dict:
     }
 
 
-def _fill_column(column: dict) -> None:
+def _fill_column(column: dict, counts: dict) -> None:
+    """The column's failures, diagnoses and verdict; ``counts``: its status counts (from the results table)."""
     entry = column["entry"]
-    counts = Counter()
     failures = []
     for case_id, result in column["results"].items():
         status = _effective_status(result)
-        counts[status] += 1
         if status in BROKEN:
             failures.append(_failure_view(column, case_id, result))
     for number, failure in enumerate(failures):
