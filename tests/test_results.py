@@ -197,3 +197,17 @@ def test_run_with_baseline_exits_on_regressions_only(tmp_path, capsys):
     capsys.readouterr()
     assert cli.main(["run", "--backend", lanes, "--case", "kat/*", "--quiet", "--baseline", str(good)]) == 1
     assert "3 regressions" in capsys.readouterr().out
+
+
+def test_records_round_trip_and_tolerate_damage(base):
+    from rngcheck.results.records import CaseRecord, ResultRecord
+
+    for result in base["results"]:
+        assert ResultRecord.from_json(result).to_json() == result
+    for case in base["cases"]:
+        assert CaseRecord.from_json(case).to_json() == case
+    damaged = ResultRecord.from_json({"backend": 3, "status": "kinda", "seconds": "x", "diagnosis": [1],
+                                      "mismatches": [None, {"index": 1}], "required": False})
+    assert (damaged.backend, damaged.status, damaged.diagnosis, damaged.mismatches) == ("3", "error", None,
+                                                                                       [{"index": 1}])
+    assert damaged.seconds != damaged.seconds and damaged.required is False   # nan: unknown

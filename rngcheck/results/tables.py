@@ -29,6 +29,7 @@ from dataclasses import astuple, dataclass, fields
 from pathlib import Path
 
 from ..errors import RngcheckError
+from .records import ResultRecord
 from .sources import Source, sources_of
 from .statuses import effective
 
@@ -116,30 +117,23 @@ def rows(documents) -> list[Row]:
         doc = source.doc
         categories = {_str(c.get("id")): _str(c.get("category")) for c in _list(doc.get("cases")) if isinstance(c, dict)}
         backends = {_str(b.get("name")): b for b in _list(doc.get("backends")) if isinstance(b, dict)}
-        for result in _list(doc.get("results")):
-            if not isinstance(result, dict):
+        for value in _list(doc.get("results")):
+            if not isinstance(value, dict):
                 continue
-            name = _str(result.get("backend"))
-            entry = backends.get(name, {})
+            result = ResultRecord.from_json(value)
+            entry = backends.get(result.backend, {})
             describe = _dict(entry.get("describe"))
-            diagnosis = _dict(result.get("diagnosis"))
-            case = _str(result.get("case"))
-            try:
-                seconds = float(result.get("seconds") or 0.0)
-            except (TypeError, ValueError, OverflowError):
-                seconds = float("nan")
-            message = _str(result.get("message"))
+            category = categories.get(result.case) or (result.case.split("/")[0] if "/" in result.case else "?")
             out.append(Row(
                 run=label, created=_str(doc.get("created")), rngcheck_version=_str(doc.get("rngcheck_version")),
                 schema_version=_int(doc.get("schema_version")), complete=source.complete,
-                backend=name, spec=_str(entry.get("spec")) or name,
+                backend=result.backend, spec=_str(entry.get("spec")) or result.backend,
                 implementation=_str(describe.get("implementation")), version=version_of(describe),
                 device=_str(describe.get("device") or describe.get("adapter")),
-                case=case, category=categories.get(case) or (case.split("/")[0] if "/" in case else "?"),
-                status=_str(result.get("status")), effective=effective(result.get("status"), result.get("required")),
-                required=result.get("required") is not False, diagnosis=_str(diagnosis.get("id")),
-                output_sha256=_str(result.get("output_sha256")), seconds=seconds,
-                message=message.splitlines()[0] if message else ""))
+                case=result.case, category=category, status=result.status,
+                effective=effective(result.status, result.required), required=result.required,
+                diagnosis=result.diagnosis_id, output_sha256=_str(result.output_sha256), seconds=result.seconds,
+                message=result.message.splitlines()[0] if result.message else ""))
     return out
 
 
