@@ -184,15 +184,16 @@ def _gate(document: dict, args) -> int:
         comparison = compare.load(args.baseline, [document], args.expected_failures, same_run_check=False)
         print(compare.text(comparison, quiet=args.quiet))
         return EXIT_FAIL if comparison.regressions else EXIT_PASS
+    from .reports.terminal import printable
     from .results.baseline import gate, read_expected
     from .results.tables import table
 
     failures, passes = gate(table([document]), read_expected(args.expected_failures))
     for change in failures[:compare.SHOWN]:
-        print(f"unexpected failure: {terminal.printable(change.backend)}: {change.case} [{change.diagnosis or change.after}]")
+        print(f"unexpected failure: {printable(change.backend)}: {change.case} [{change.diagnosis or change.after}]")
     for change in passes[:compare.SHOWN]:
-        print(f"unexpected pass: {terminal.printable(change.backend)}: {change.case} (expected to fail: "
-              f"{terminal.printable(change.reason)})")
+        print(f"unexpected pass: {printable(change.backend)}: {change.case} (expected to fail: "
+              f"{printable(change.reason)})")
     print(f"rngcheck: {len(failures)} unexpected failures, {len(passes)} unexpected passes "
           f"(expected failures: {args.expected_failures})")
     return EXIT_FAIL if failures else EXIT_PASS
@@ -257,7 +258,6 @@ def cmd_vectors(args) -> int:
 def cmd_repro(args) -> int:
     """Run one description on a backend and print the verdict: the reproduction of a failure."""
     from .conformance import cases as C
-    from .conformance import check
     from .conformance import repro
     from .conformance.comparison import compare
     from .conformance.runner import RunOptions, run

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import json
 
 import pytest
 
@@ -191,6 +190,14 @@ def test_run_with_baseline_exits_on_regressions_only(tmp_path, capsys):
     assert cli.main(["run", "--backend", only4d, "--case", "layout/rank5", "--quiet",
                      "--expected-failures", str(known)]) == 0
     assert "0 unexpected failures" in capsys.readouterr().out
+    known.write_text("layout/rank8  # another case\nkat/*  # the panel's backend passes these\n")
+    assert cli.main(["run", "--backend", only4d, "--case", "layout/rank5", "--case", "kat/*", "--quiet",
+                     "--expected-failures", str(known)]) == 1
+    out = capsys.readouterr().out
+    assert "unexpected failure: Only4D: layout/rank5 [rank-4-only]" in out
+    assert "1 unexpected failures, 0 unexpected passes" in out
+    assert cli.main(["run", "--backend", "numpy", "--case", "kat/*", "--quiet", "--expected-failures", str(known)]) == 0
+    assert "unexpected pass: numpy: kat/" in capsys.readouterr().out
     lanes = f"{panel.__file__}:LanesReversed"
     good = tmp_path / "good.json"
     assert cli.main(["run", "--backend", "numpy", "--case", "kat/*", "--json", str(good), "--quiet"]) == 0
