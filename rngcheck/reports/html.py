@@ -694,7 +694,7 @@ def _environment():
     try:
         import jinja2
     except ImportError:
-        raise RngcheckError("the HTML report needs Jinja2: pip install 'rngcheck[report]'") from None
+        raise RngcheckError("the HTML report needs Jinja2 (a dependency of rngcheck): pip install Jinja2") from None
     from markupsafe import Markup
 
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(Path(__file__).parent / "templates")),
