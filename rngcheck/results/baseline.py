@@ -165,7 +165,8 @@ def compare(baseline, new, expected: list[Expected] | None = None) -> Comparison
             kind = "added"
         elif was in BROKEN and now == PASSED:
             kind = "fixed"
-        elif was == PASSED and now == PASSED and before["output_sha256"] != after["output_sha256"]:
+        elif was == PASSED and now == PASSED and before["output_sha256"] and after["output_sha256"] \
+                and before["output_sha256"] != after["output_sha256"]:
             kind = "changed"
         if kind is None:
             continue
