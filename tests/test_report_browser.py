@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 import panel  # tests/ is on sys.path (conftest.py)
-from test_report_html import EVIL_NAME, EvilName, result_document, stats_document
+from test_report_html import EVIL_NAME, EvilName, history_documents, result_document, stats_document
 
 from rngcheck.reports import html
 
@@ -142,6 +142,38 @@ def test_report_in_chromium_offline(browser, comparison):
         ARTIFACT.parent.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(ARTIFACT), full_page=False)
         assert ARTIFACT.stat().st_size > 10_000
+        visit.check_clean()
+    finally:
+        visit.close()
+
+
+def test_history_trend_in_chromium(browser, tmp_path):
+    """Three runs of one backend: the History section renders, newest run first, and each case failing
+    in the newest run links to its failure and names the run it started failing in."""
+    documents, broken_case = history_documents()
+    path = tmp_path / "history.html"
+    html.write(documents, path)
+    visit = Visit(browser, path)
+    try:
+        page = visit.page
+        page.locator('nav.toc a[href="#trend"]').click()
+        trend = page.locator("#trend")
+        assert trend.is_visible()
+        box = trend.bounding_box()
+        assert box and box["y"] < 1600 and box["height"] > 100
+        rows = trend.locator("table.trend tr")
+        assert rows.count() == 4  # header and three runs
+        assert "2026-11-22" in rows.nth(1).inner_text() and "31.1" in rows.nth(1).inner_text()
+        assert "2026-11-20" in rows.nth(3).inner_text() and "failed" not in rows.nth(3).inner_text()
+        since = trend.locator("table.since")
+        assert since.is_visible()
+        row = since.locator("tr", has_text=broken_case)
+        assert row.count() == 1 and "2026-11-22" in row.inner_text()
+        rank5 = since.locator("tr", has=page.get_by_role("link", name="layout/rank5", exact=True))
+        assert "2026-11-21" in rank5.inner_text() and "rank-4-only" in rank5.inner_text()
+        rank5.locator("a").click()
+        assert page.url.endswith("#case-layout/rank5")
+        assert page.locator('[id="case-layout/rank5"]').is_visible()
         visit.check_clean()
     finally:
         visit.close()

@@ -56,12 +56,12 @@ _LOADED = {}
 
 def _load(spec, timeout: float = 120.0):
     """The backend, hosted as ``rngcheck run`` hosts it: the reference in-process, others in a worker."""
-    from ..cli import _load_one
+    from ..backends.hosting import hosted
     from ..errors import RngcheckError
 
     if spec not in _LOADED:
         try:
-            _LOADED[spec] = _load_one(spec, timeout=timeout, in_process=False)
+            _LOADED[spec] = hosted(spec, timeout=timeout)
         except RngcheckError as error:
             raise pytest.UsageError(f"--rngcheck-backend {spec}: {' '.join(str(error).split())}") from None
     return _LOADED[spec]

@@ -32,6 +32,8 @@ from ..errors import RngcheckError
 from ..results.sources import STATS_SCHEMA, Source, classify, read, sources_of  # noqa: F401  (reading API)
 from ..jsonfile import atomic_write
 from ..results.statuses import BROKEN, STATUSES, effective
+from ..results.tables import counts as status_counts
+from ..results.tables import frame, rows, run_labels
 DETAILED_FAILURES = 40      # per backend column: full sections; the rest in a compact table
 MISMATCH_ROWS = 16          # first mismatching elements shown per case
 TEXT_LIMIT = 4000           # characters of a message / traceback shown
@@ -200,8 +202,14 @@ def build(sources: list[Source], figures: bool = True) -> dict:
                         cases[case_id] = {"id": case_id, "category": case_id.split("/")[0] if "/" in case_id else "?"}
             columns.append({"name": name, "run": run, "entry": entry, "results": results})
     multiple_runs = len(results_sources) > 1
+    # Every count below comes from the results table (rngcheck.results.tables), one row per result.
+    data = _results_table(results_sources)
+    run_of = dict(zip(range(1, len(results_sources) + 1), run_labels(results_sources)))
+    per_column = status_counts(data, ["run", "backend"]) if len(data) else None
     used = set()
     for column in columns:
+        name = column["entry"].get("name")
+        column["key"] = (run_of[column["run"]["index"]], "" if name is None else str(name))
         label = column["name"]
         if names[column["name"]] > 1 and multiple_runs:
             label = f"{column['name']} [{column['run']['label']}]"
@@ -211,7 +219,8 @@ def build(sources: list[Source], figures: bool = True) -> dict:
         used.add(anchor)
         column["label"] = label
         column["anchor"] = anchor
-        _fill_column(column)
+        found = per_column is not None and column["key"] in per_column.index
+        _fill_column(column, {s: int(per_column.loc[column["key"]][s]) if found else 0 for s in STATUSES})
 
     case_list = [_case_view(cid, case) for cid, case in cases.items()]
     categories = list(OrderedDict((c["category"], None) for c in case_list))
@@ -233,8 +242,9 @@ def build(sources: list[Source], figures: bool = True) -> dict:
         case["link"] = f"#case-{_anchor_part(case['id'])}"
         case["cells"] = [_cell(column, case["id"]) for column in columns]
 
-    matrix = _matrix(columns, categories, case_by_id)
-    agreement = _agreement(columns, case_by_id)
+    matrix = _matrix(data, columns, categories)
+    agreement = _agreement(data, columns, case_by_id)
+    trend = _trend(data)
     observations = _observations(columns, case_list)
     stats = [_stats_view(i, s, figures) for i, s in enumerate(stats_sources)]
 
@@ -274,6 +284,7 @@ def build(sources: list[Source], figures: bool = True) -> dict:
         "categories": categories,
         "matrix": matrix,
         "agreement": agreement,
+        "trend": trend,
         "observations": observations,
         "cases": case_list,
         "counter_cases": counter_cases,
@@ -322,16 +333,16 @@ def _run(index: int, source: Source) -> dict:
         "packages": [(_text(k), _text(v)) for k, v in packages.items()],
         "complete": not source.problems,
         "problems": list(source.problems),
+        "notes": [_text(n) for n in source.notes],
     }
 
 
-def _fill_column(column: dict) -> None:
+def _fill_column(column: dict, counts: dict) -> None:
+    """The column's failures, diagnoses and verdict; ``counts``: its status counts (from the results table)."""
     entry = column["entry"]
-    counts = Counter()
     failures = []
     for case_id, result in column["results"].items():
         status = _effective_status(result)
-        counts[status] += 1
         if status in BROKEN:
             failures.append(_failure_view(column, case_id, result))
     for number, failure in enumerate(failures):
@@ -450,37 +461,90 @@ def _cell(column: dict, case_id: str) -> dict:
             "title": _text(result.get("message"), 300)}
 
 
-def _matrix(columns, categories, case_by_id) -> list[dict]:
-    rows = []
+def _results_table(results_sources):
+    """The results table (rngcheck.results.tables) of the result documents, with their run labels."""
+    return frame(rows(results_sources))
+
+
+def _matrix(data, columns, categories) -> list[dict]:
+    """Categories x columns: status counts, from the results table."""
+    per_category = status_counts(data, ["run", "backend", "category"]) if len(data) else None
+    per_column = status_counts(data, ["run", "backend"]) if len(data) else None
+    empty = {s: 0 for s in STATUSES}
+    table_rows = []
     for category in categories + ["total"]:
         cells = []
         for column in columns:
-            counts = Counter()
-            for case_id, result in column["results"].items():
-                case = case_by_id.get(case_id)
-                if category == "total" or (case and case["category"] == category):
-                    counts[_effective_status(result)] += 1
-            cells.append({s: counts[s] for s in STATUSES})
-        rows.append({"category": category, "cells": cells,
-                     "errata": category in ("counter", "vectors")})
-    return rows
+            key = column["key"] + (() if category == "total" else (category,))
+            counts = per_column if category == "total" else per_category
+            cells.append(dict(counts.loc[key]) if counts is not None and key in counts.index else dict(empty))
+        table_rows.append({"category": category, "cells": [{s: int(c[s]) for s in STATUSES} for c in cells],
+                           "errata": category in ("counter", "vectors")})
+    return table_rows
 
 
-def _agreement(columns, case_by_id) -> dict:
+def _agreement(data, columns, case_by_id) -> dict:
+    """Cases with output on two or more columns: do their output digests agree? From the results table."""
     if len(columns) < 2:
         return {"shown": False}
+    keys = [c["key"] for c in columns]
+    outputs = data[data["output_sha256"] != ""].set_index(["run", "backend"])
+    outputs = outputs[outputs.index.isin(keys)].reset_index()
     compared, differ = 0, []
+    by_case = {case: group for case, group in outputs.groupby("case", sort=False)}
     for case_id in case_by_id:
-        outputs = [(column, column["results"].get(case_id, {}).get("output_sha256")) for column in columns]
-        outputs = [(c, d) for c, d in outputs if isinstance(d, str) and d]
-        if len(outputs) < 2:
+        group = by_case.get(case_id)
+        if group is None or len(group) < 2:
             continue
         compared += 1
-        if len({d for _, d in outputs}) > 1:
-            digests = {c["label"]: d for c, d in outputs}
+        if group["output_sha256"].nunique() > 1:
+            digests = {(r.run, r.backend): r.output_sha256 for r in group.itertuples()}
             differ.append({"case": case_id, "link": f"#case-{_anchor_part(case_id)}",
-                           "cells": [_short(digests.get(c["label"])) or "-" for c in columns]})
+                           "cells": [_short(digests.get(k)) or "-" for k in keys]})
     return {"shown": True, "compared": compared, "agree": compared - len(differ), "differ": differ}
+
+
+def _trend(data) -> list[dict]:
+    """Per backend that occurs in two or more runs: runs x categories, newest first, and for each case
+    failing in the newest run, the first run of its current streak of failures."""
+    views = []
+    for backend, group in data.groupby("backend", sort=False):
+        order = list(dict.fromkeys(group["run"]))
+        if len(order) < 2:
+            continue
+        first = group.drop_duplicates("run").set_index("run")
+        runs = sorted(order, key=lambda r: (first.at[r, "created"], order.index(r)), reverse=True)
+        categories = list(dict.fromkeys(group["category"]))
+        counts = status_counts(group, ["run", "category"])
+        totals = status_counts(group, ["run"])
+        broken = group[group["effective"].isin(BROKEN)]
+        failing = {run: set(broken.loc[broken["run"] == run, "case"]) for run in runs}
+        since = []
+        for case in sorted(failing[runs[0]]):
+            streak = 0
+            while streak + 1 < len(runs) and case in failing[runs[streak + 1]]:
+                streak += 1
+            start = runs[streak]
+            row = broken[(broken["run"] == runs[0]) & (broken["case"] == case)].iloc[0]
+            since.append({"case": case, "link": f"#case-{_anchor_part(case)}", "since": start,
+                          "since_created": first.at[start, "created"], "always": streak + 1 == len(runs),
+                          "diagnosis": row["diagnosis"] or row["effective"]})
+
+        def cell(table, key):
+            if key not in table.index:
+                return None
+            c = table.loc[key]
+            bad = int(sum(c[s] for s in BROKEN))
+            return {"passed": int(c["passed"]), "broken": bad, "other": int(c["info"] + c["skipped"])}
+
+        views.append({
+            "backend": _text(backend, 200), "anchor": f"trend-{_anchor_part(backend)}", "categories": categories,
+            "runs": [{"run": _text(r), "created": _text(first.at[r, "created"]), "version": _text(first.at[r, "version"]),
+                      "complete": bool(first.at[r, "complete"]),
+                      "cells": [cell(counts, (r, c)) for c in categories], "total": cell(totals, r)} for r in runs],
+            "since": since,
+        })
+    return views
 
 
 def _observations(columns, case_list) -> list[dict]:
@@ -638,7 +702,7 @@ def _environment():
     try:
         import jinja2
     except ImportError:
-        raise RngcheckError("the HTML report needs Jinja2: pip install 'rngcheck[report]'") from None
+        raise RngcheckError("the HTML report needs Jinja2 (a dependency of rngcheck): pip install Jinja2") from None
     from markupsafe import Markup
 
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(Path(__file__).parent / "templates")),

@@ -7,7 +7,7 @@ imports the other. Heavy parts (pandas) are imported only when the table is aske
 
 def table(documents):
     """The long-form results table of result documents, paths or journals: a pandas DataFrame
-    (columns: rngcheck.results.table.COLUMNS)."""
-    from .table import table as _table
+    (columns: rngcheck.results.tables.COLUMNS)."""
+    from .tables import table as _table
 
     return _table(documents)

@@ -109,8 +109,10 @@ def run_key(doc: dict):
     """What tells one run from another: when it was made, by which command, and its results.
     The same run given twice (a document and its journal, or one file twice) has the same key."""
     results = doc.get("results") if isinstance(doc.get("results"), list) else []
+    outcomes = [(r.get("backend"), r.get("case"), r.get("status"), r.get("output_sha256"))
+                for r in results if isinstance(r, dict)]
     return (str(doc.get("created")), json.dumps(doc.get("command"), sort_keys=True), str(doc.get("seed")),
-            str(doc.get("profile")), len(results))
+            str(doc.get("profile")), json.dumps(outcomes, default=str))
 
 
 def sources_of(documents, *, dedupe: bool = True) -> list[Source]:

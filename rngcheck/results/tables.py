@@ -29,6 +29,7 @@ from dataclasses import astuple, dataclass, fields
 from pathlib import Path
 
 from ..errors import RngcheckError
+from .records import ResultRecord
 from .sources import Source, sources_of
 from .statuses import effective
 
@@ -70,6 +71,21 @@ def _str(value) -> str:
     return "" if value is None else str(value)
 
 
+def _list(value) -> list:
+    return value if isinstance(value, list) else []
+
+
+def _dict(value) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
+def _int(value) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError, OverflowError):
+        return 0
+
+
 def version_of(describe: dict) -> str:
     """The version a backend reports, as ``key value`` of the first key of VERSION_KEYS it has."""
     return next((f"{k} {describe[k]}" for k in VERSION_KEYS if k in describe), "")
@@ -99,32 +115,25 @@ def rows(documents) -> list[Row]:
     out = []
     for label, source in zip(run_labels(sources), sources):
         doc = source.doc
-        categories = {str(c.get("id")): _str(c.get("category")) for c in doc.get("cases") or [] if isinstance(c, dict)}
-        backends = {str(b.get("name")): b for b in doc.get("backends") or [] if isinstance(b, dict)}
-        for result in doc.get("results") or []:
-            if not isinstance(result, dict):
+        categories = {_str(c.get("id")): _str(c.get("category")) for c in _list(doc.get("cases")) if isinstance(c, dict)}
+        backends = {_str(b.get("name")): b for b in _list(doc.get("backends")) if isinstance(b, dict)}
+        for value in _list(doc.get("results")):
+            if not isinstance(value, dict):
                 continue
-            name = _str(result.get("backend"))
-            entry = backends.get(name, {})
-            describe = entry.get("describe") if isinstance(entry.get("describe"), dict) else {}
-            diagnosis = result.get("diagnosis") if isinstance(result.get("diagnosis"), dict) else {}
-            case = _str(result.get("case"))
-            try:
-                seconds = float(result.get("seconds") or 0.0)
-            except (TypeError, ValueError):
-                seconds = float("nan")
-            message = _str(result.get("message"))
+            result = ResultRecord.from_json(value)
+            entry = backends.get(result.backend, {})
+            describe = _dict(entry.get("describe"))
+            category = categories.get(result.case) or (result.case.split("/")[0] if "/" in result.case else "?")
             out.append(Row(
                 run=label, created=_str(doc.get("created")), rngcheck_version=_str(doc.get("rngcheck_version")),
-                schema_version=int(doc.get("schema_version") or 0), complete=source.complete,
-                backend=name, spec=_str(entry.get("spec")) or name,
+                schema_version=_int(doc.get("schema_version")), complete=source.complete,
+                backend=result.backend, spec=_str(entry.get("spec")) or result.backend,
                 implementation=_str(describe.get("implementation")), version=version_of(describe),
                 device=_str(describe.get("device") or describe.get("adapter")),
-                case=case, category=categories.get(case) or (case.split("/")[0] if "/" in case else "?"),
-                status=_str(result.get("status")), effective=effective(result.get("status"), result.get("required")),
-                required=result.get("required") is not False, diagnosis=_str(diagnosis.get("id")),
-                output_sha256=_str(result.get("output_sha256")), seconds=seconds,
-                message=message.splitlines()[0] if message else ""))
+                case=result.case, category=category, status=result.status,
+                effective=effective(result.status, result.required), required=result.required,
+                diagnosis=result.diagnosis_id, output_sha256=_str(result.output_sha256), seconds=result.seconds,
+                message=result.message.splitlines()[0] if result.message else ""))
     return out
 
 
