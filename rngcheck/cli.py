@@ -527,6 +527,10 @@ def main(argv=None) -> int:
 def _main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    for name, value in vars(args).items():  # no file name or value holds NUL (only in-process callers can)
+        if any("\0" in v for v in (value if isinstance(value, list) else [value]) if isinstance(v, str)):
+            print(f"rngcheck: error: --{name.replace('_', '-')}: contains a NUL character", file=sys.stderr)
+            return EXIT_USAGE
     try:
         return args.handler(args)
     except RngcheckError as error:
