@@ -376,16 +376,6 @@ def cmd_repro(args) -> int:
     return EXIT_PASS if document["summary"]["verdict"] == "pass" else EXIT_FAIL
 
 
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds")
-    return value
-
-
 def _positive(text: str) -> int:
     try:
         value = int(text)
@@ -404,6 +394,8 @@ class Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from .backends.hosting import seconds_argument as _seconds
+
     parser = Parser(prog="rngcheck", description="Conformance and statistical tests for "
                                      "DirectML's DML_RANDOM_GENERATOR (Philox 4x32-10) implementations.")
     parser.add_argument("--version", action="version", version=f"rngcheck {__version__}")

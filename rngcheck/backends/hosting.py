@@ -21,6 +21,19 @@ REFERENCE = "numpy"
 DEFAULT_TIMEOUT = 120.0
 
 
+def seconds_argument(text: str) -> float:
+    """A ``--timeout``/``--deadline`` value: a positive, finite number of seconds (argparse type)."""
+    import argparse
+
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds")
+    return value
+
+
 def where(spec: str, *, in_process: bool = False) -> str:
     """"in-process", "exec" or "worker": where ``spec`` runs under the rule."""
     if spec.startswith("exec:"):

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import pytest
 
+from ..backends.hosting import seconds_argument
+
 
 def pytest_addoption(parser):
     group = parser.getgroup("rngcheck", "rngcheck conformance suite")
@@ -16,19 +18,10 @@ def pytest_addoption(parser):
     group.addoption("--rngcheck-profile", default="quick", choices=["quick", "full", "strict"],
                     help="conformance profile (default quick)")
     group.addoption("--rngcheck-seed", type=int, default=0, help="seed of the suite's random choices")
-    group.addoption("--rngcheck-timeout", type=_seconds, default=120.0, metavar="SECONDS",
+    group.addoption("--rngcheck-timeout", type=seconds_argument, default=120.0, metavar="SECONDS",
                     help="time limit of one backend call; a hung backend is ended (default 120)")
 
 
-def _seconds(text):
-    import argparse
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds")
-    return value
 
 
 def pytest_configure(config):
