@@ -483,3 +483,13 @@ def test_bidi_and_zero_width_characters_in_names_are_shown_escaped(tmp_path):
     assert "\u202e" not in printable(evil) and "\\u200b" in printable(evil)
     stats = {"p_display": "0.5\u202e1"}
     assert html.p_text(stats) == "0.5\\u202e1"
+
+
+@pytest.mark.parametrize("record", [{"backend": {"name": 1}}, {"backend": {"name": "a"}},
+                                    {"result": {"backend": "a", "case": 7}}, {"result": {"case": "x"}}])
+def test_a_journal_record_of_the_wrong_shape_is_one_line_on_resume_and_report(tmp_path, record):
+    path = _journal_with(tmp_path)
+    with open(path, "a") as journal:
+        journal.write(json.dumps(record) + "\n" + json.dumps({"result": {}}) + "\n")
+    one_line_error(rngcheck("run", "--resume", str(path)), 2, "line 2")
+    one_line_error(rngcheck("report", str(path)), 2, "line 2")

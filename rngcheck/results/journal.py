@@ -79,6 +79,19 @@ def drop_cut_line(path: Path) -> None:
             file.truncate(data.rfind(b"\n") + 1)
 
 
+# The fields a resumed run and a report read from each record, and their types.
+BACKEND_FIELDS = {"name": str, "spec": str}
+RESULT_FIELDS = {"backend": str, "case": str, "status": str, "required": bool, "message": str,
+                 "output_sha256": (str, type(None))}
+
+
+def _check_fields(path, number: int, record: dict, fields: dict) -> None:
+    for field, kind in fields.items():
+        if not isinstance(record.get(field), kind):
+            raise RngcheckError(f"{path}: line {number}: {field} is {str(record.get(field))[:40]!r}, not what a run "
+                                f"writes")
+
+
 def is_journal(path) -> bool:
     try:
         with open(path, "rb") as file:
@@ -109,14 +122,19 @@ def read(path) -> tuple[dict, dict]:
     document = records[0].get("document")
     if not isinstance(document, dict) or not isinstance(document.get("cases"), list):
         raise RngcheckError(f"{path}: a damaged journal (its header carries no result document)")
+    if not all(isinstance(case, dict) and isinstance(case.get("id"), str) for case in document["cases"]) \
+            or not isinstance(document.get("command", []), list):
+        raise RngcheckError(f"{path}: a damaged journal (its header's cases or command are not what a run writes)")
     document["backends"], document["results"] = [], []
     ended = False
     for number, record in enumerate(records[1:], 2):
         if not isinstance(record, dict):
             raise RngcheckError(f"{path}: line {number} is not a journal record")
         if isinstance(record.get("backend"), dict):
+            _check_fields(path, number, record["backend"], BACKEND_FIELDS)
             document["backends"].append(record["backend"])
         elif isinstance(record.get("result"), dict):
+            _check_fields(path, number, record["result"], RESULT_FIELDS)
             document["results"].append(record["result"])
         elif "end" in record:
             ended = True
