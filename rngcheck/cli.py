@@ -144,9 +144,11 @@ def cmd_run(args) -> int:
     try:
         journal = J.Journal(journal_path, append=bool(args.resume)) if journal_path else None
         if journal and not args.resume:
-            journal.start(D.new_document(options.profile, options.seed, options.command, select_cases(options)),
-                          {"profile": args.profile, "seed": args.seed, "select": args.case or [],
-                           "backends": [b.spec for b in backends], "timeout": args.timeout, "stats": args.stats})
+            # the journal's header and the document are one (the same run read from either is one run)
+            previous = D.new_document(options.profile, options.seed, options.command, select_cases(options))
+            journal.start(previous, {"profile": args.profile, "seed": args.seed, "select": args.case or [],
+                                     "backends": [b.spec for b in backends], "timeout": args.timeout,
+                                     "stats": args.stats})
         document = run(backends, options, journal=journal, previous=previous)
         if args.stats and not document.get("interrupted"):
             run_stats(document, backends, args.stats)
