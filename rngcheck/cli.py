@@ -190,11 +190,12 @@ def cmd_run(args) -> int:
         backends = _load_backends(args.backend, timeout=args.timeout, in_process=args.in_process,
                                   max_restarts=args.max_worker_restart)
         if journal and not args.resume:
-            journal.start(D.new_document(options.profile, options.seed, options.command, select_cases(options)),
-                          {"profile": args.profile, "seed": args.seed, "select": args.case or [],
-                           "backends": [b.spec for b in backends], "timeout": args.timeout, "stats": args.stats,
-                           "max_worker_restart": args.max_worker_restart,
-                           "outputs": _outputs_beside(journal_path, junit=args.junit, html=args.html)})
+            # the journal's header and the document are one (the same run read from either is one run)
+            previous = D.new_document(options.profile, options.seed, options.command, select_cases(options))
+            journal.start(previous, {"profile": args.profile, "seed": args.seed, "select": args.case or [],
+                                     "backends": [b.spec for b in backends], "timeout": args.timeout,
+                                     "stats": args.stats, "max_worker_restart": args.max_worker_restart,
+                                     "outputs": _outputs_beside(journal_path, junit=args.junit, html=args.html)})
         document = run(backends, options, journal=journal, previous=previous)
         if args.stats and not document.get("interrupted"):
             run_stats(document, backends, args.stats)

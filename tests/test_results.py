@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 
 import pytest
 
@@ -218,3 +219,19 @@ def test_records_round_trip_and_tolerate_damage(base):
     assert (damaged.backend, damaged.status, damaged.diagnosis, damaged.mismatches) == ("3", "error", None,
                                                                                        [{"index": 1}])
     assert damaged.seconds != damaged.seconds and damaged.required is False   # nan: unknown
+
+
+def test_a_document_and_its_journal_are_one_run_in_the_report(tmp_path, capsys):
+    from rngcheck.reports import html
+
+    out = tmp_path / "r.json"
+    assert cli.main(["run", "--backend", "numpy", "--case", "kat/*", "--json", str(out), "--quiet"]) == 0
+    journal = tmp_path / "r.journal.jsonl"
+    sources = html.sources_of([out, journal])
+    assert len(sources) == 1 and "also given as" in sources[0].notes[0]
+    page = html.render([out, journal])
+    assert "the same run was also given as" in page
+    newer = json.loads(out.read_text())
+    newer.update(created="2026-12-01T00:00:00+00:00", rngcheck_version="0.9.0")
+    model = html.build(html.sources_of([out, newer]), figures=False)
+    assert any("rngcheck 0.9.0" in note for run in model["runs"] for note in run["notes"])
