@@ -8,10 +8,10 @@
    descendant that leaves the group with ``setsid()`` still carries the mark, and is found by
    it in /proc and killed when its backend is ended.
 
-What holds elsewhere: on systems without ``prctl`` (macOS, the BSDs) step 1 does nothing, so a
-runner killed with SIGKILL leaves a hung child until its call's own time limit is not reached
-by anyone: the child runs on until it exits. Without /proc, step 2 finds only the process
-group. A descendant that both leaves the session and clears its environment escapes
+What holds elsewhere: on systems without ``prctl`` (macOS, the BSDs) step 1 does nothing: a
+runner killed with SIGKILL (which no handler sees) leaves a hung child running until it exits
+by itself; every other ending (a crash, a timeout, Ctrl-C, SIGTERM) still kills it. Without
+/proc, step 2 finds only the process group. A descendant that both leaves the session and clears its environment escapes
 everywhere; on Linux, a cgroup (``systemd-run --user --scope rngcheck ...``) contains it too.
 """
 
