@@ -11,6 +11,7 @@ In CI (CI=true) a missing Chromium or Playwright fails; elsewhere the test is sk
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -203,5 +204,31 @@ def test_blocked_request_would_be_seen(browser, tmp_path):
     visit = Visit(browser, path)
     try:
         assert any(url.startswith("http://127.0.0.1:9/") for url in visit.left)
+    finally:
+        visit.close()
+
+
+def test_compare_page_in_chromium(browser, tmp_path):
+    """`rngcheck compare --html`: a regression and an expected failure, offline and as text."""
+    from rngcheck import cli
+
+    documents, broken_case = history_documents()
+    older, newest = tmp_path / "older.json", tmp_path / "newest.json"
+    older.write_text(json.dumps(documents[0]))
+    newest.write_text(json.dumps(documents[1]))
+    known = tmp_path / "known.txt"
+    known.write_text("layout/rank* # <script>alert(5)</script> refuses tensors that are not 4-D\n")
+    path = tmp_path / "compare.html"
+    assert cli.main(["compare", str(older), str(newest), "--expected-failures", str(known), "--html", str(path),
+                     "--quiet"]) == 1
+    visit = Visit(browser, path)
+    try:
+        page = visit.page
+        assert page.locator("#verdict").inner_text().strip() == "REGRESSED"
+        regressions = page.locator("#regression")
+        assert regressions.is_visible() and broken_case in regressions.inner_text()
+        assert "<script>alert(5)</script>" in page.locator("#xfail").inner_text()
+        assert page.locator("script").count() == 0
+        visit.check_clean()
     finally:
         visit.close()

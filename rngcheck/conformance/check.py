@@ -19,6 +19,7 @@ from .. import counter, layout, reference
 from ..description import FEATURE_LEVEL_4_0
 from ..errors import (BackendCrashed, BackendProtocolError, BackendStopped, BackendTimeout, NotApplicable, Rejected,
                       one_line)
+from ..results.records import Verdict
 from ..results.statuses import BROKEN, CRASHED, ERROR, FAILED, INFO, NOT_RUN, PASSED, SKIPPED, TIMEOUT  # noqa: F401
 from ..vectors import sha256_of_words
 from . import cases as C
@@ -33,17 +34,9 @@ MISMATCHES_SHOWN = 8
 
 
 @dataclass
-class Outcome:
-    status: str
-    message: str = ""
-    diagnosis: dict | None = None
-    mismatches: list = field(default_factory=list)
-    mismatch_count: int = 0
-    observations: list = field(default_factory=list)
-    output_sha256: str | None = None
-    returned_state: list | None = None
-    detail: str = ""
-    reproduce: dict | None = None
+class Outcome(Verdict):
+    """The verdict (rngcheck.results.records.Verdict: status, message, diagnosis, mismatches, ...)."""
+
     # The backend's call the verdict was made on (EXECUTE cases): what ``rngcheck repro`` shows
     # beside the expectation (rngcheck.conformance.comparison). Never in the result document.
     execution: Execution | None = field(default=None, repr=False, compare=False)

@@ -96,14 +96,9 @@ def repro_command(backend_spec: str, reproduce: dict | None) -> str | None:
 
 def result_entry(backend_name: str, case, outcome, required: bool, seconds: float,
                  backend_spec: str | None = None) -> dict:
-    return ResultRecord(
-        backend=backend_name, case=case.id, status=outcome.status, required=required,
-        seconds=round(seconds, 6), message=outcome.message, diagnosis=outcome.diagnosis,
-        mismatches=outcome.mismatches, mismatch_count=outcome.mismatch_count,
-        observations=outcome.observations, output_sha256=outcome.output_sha256,
-        returned_state=outcome.returned_state, reproduce=outcome.reproduce,
-        reproduce_command=repro_command(backend_spec or backend_name, outcome.reproduce), detail=outcome.detail,
-    ).to_json()
+    return ResultRecord.of(outcome, backend=backend_name, case=case.id, required=required,
+                           seconds=round(seconds, 6),
+                           reproduce_command=repro_command(backend_spec or backend_name, outcome.reproduce)).to_json()
 
 
 def is_failure(result: dict) -> bool:

@@ -76,14 +76,11 @@ class CaseRecord:
 
 
 @dataclass
-class ResultRecord:
-    """One case on one backend."""
+class Verdict:
+    """What the check of one case found: the fields a result shares with
+    rngcheck.conformance.check.Outcome (which adds the execution it judged)."""
 
-    backend: str
-    case: str
     status: str
-    required: bool
-    seconds: float
     message: str = ""
     diagnosis: dict | None = None
     mismatches: list = field(default_factory=list)
@@ -91,16 +88,36 @@ class ResultRecord:
     observations: list = field(default_factory=list)
     output_sha256: str | None = None
     returned_state: list | None = None
-    reproduce: dict | None = None
-    reproduce_command: str | None = None
     detail: str = ""
+    reproduce: dict | None = None
+
+
+RESULT_ORDER = ("backend", "case", "status", "required", "seconds", "message", "diagnosis", "mismatches",
+                "mismatch_count", "observations", "output_sha256", "returned_state", "reproduce",
+                "reproduce_command", "detail")
+
+
+@dataclass
+class ResultRecord(Verdict):
+    """One case on one backend: the verdict, and where and how long."""
+
+    backend: str = ""
+    case: str = ""
+    required: bool = True
+    seconds: float = 0.0
+    reproduce_command: str | None = None
+
+    @classmethod
+    def of(cls, verdict: Verdict, **where) -> "ResultRecord":
+        return cls(**{f.name: getattr(verdict, f.name) for f in fields(Verdict)}, **where)
 
     @property
     def diagnosis_id(self) -> str:
         return _str((self.diagnosis or {}).get("id"))
 
     def to_json(self) -> dict:
-        return asdict(self)
+        value = asdict(self)
+        return {key: value[key] for key in RESULT_ORDER}
 
     @classmethod
     def from_json(cls, value) -> "ResultRecord":
