@@ -28,6 +28,12 @@ from .bits import ones as count_ones, walk_extremes
 SAMPLE_WORDS = 1 << 15  # 2^20 bits
 
 
+class NotApplicable(str):
+    """A test that does not apply to this sequence (too short, too few cycles): the reason.
+
+    Not a failure and not a p-value; tables print it in the p-value's place."""
+
+
 # --------------------------------------------------------------------------------------
 # Reference functions (bit arrays), step by step as in the document.
 # --------------------------------------------------------------------------------------
@@ -65,30 +71,43 @@ LONGEST_RUN_TABLE = {
     128: ((4, 5, 6, 7, 8, 9), (0.1174, 0.2430, 0.2493, 0.1752, 0.1027, 0.1124)),
     10000: ((10, 11, 12, 13, 14, 15, 16), (0.0882, 0.2092, 0.2483, 0.1933, 0.1208, 0.0675, 0.0727)),
 }
+# the class probabilities sts-2.1.2 uses (longestRunOfOnes.c): exact for M = 8, 10 digits for
+# M = 128, the text's 4-digit table for M = 10^4
+STS_LONGEST_RUN_PROBABILITIES = {
+    8: (0.21484375, 0.3671875, 0.23046875, 0.1875),
+    128: (0.1174035788, 0.242955959, 0.249363483, 0.17517706, 0.102701071, 0.112398847),
+    10000: LONGEST_RUN_TABLE[10000][1],
+}
 
 
-def longest_run(bits, *, exact: bool = True) -> float:
+def longest_run(bits, *, exact: bool = False) -> float:
     """2.4 Test for the Longest Run of Ones in a Block (M chosen from n as in section 2.4.2).
 
-    ``exact`` uses exact class probabilities (longest_run_probabilities) instead of the
-    4-digit table. The worked example of 2.4.8 prints chi2 = 4.882605 (the table's
-    probabilities) but P-value = 0.180609, which is what the exact probabilities give
-    (chi2 = 4.882457); the table gives 0.180598.
+    By default the class probabilities are sts-2.1.2's (STS_LONGEST_RUN_PROBABILITIES: exact
+    for M = 8, 10 digits for M = 128, the text's 4-digit table for M = 10^4), so that the
+    p-values are the ones sts-2.1.2 prints (rev1a Appendix B: 0.718945 for e, where exact
+    probabilities give 0.718366). ``exact`` uses exact class probabilities
+    (longest_run_probabilities) instead: the table's 4 digits are off by up to 1.6e-3 for
+    M = 10^4, which biases the test on long streams. The worked example of 2.4.8 prints
+    chi2 = 4.882605 (the table's probabilities) but P-value = 0.180609, which is what the exact
+    probabilities (sts's for M = 8) give (chi2 = 4.882457); the 4-digit table gives 0.180598.
+    Not applicable below n = 128 (as sts-2.1.2).
     """
     bits = np.asarray(bits, dtype=np.int64)
     n = bits.size
+    if n < 128:
+        return NotApplicable(f"n = {n} < 128")
     M = 8 if n < 6272 else 128 if n < 750000 else 10000
-    bounds, probs = LONGEST_RUN_TABLE[M]
-    if exact:
-        probs = longest_run_probabilities(M, bounds[0], bounds[-1])
+    bounds, _ = LONGEST_RUN_TABLE[M]
+    probs = longest_run_probabilities(M, bounds[0], bounds[-1]) if exact else STS_LONGEST_RUN_PROBABILITIES[M]
     N = n // M
-    counts = np.zeros(len(bounds), dtype=np.int64)
-    for block in bits[:N * M].reshape(N, M):
-        best = run = 0
-        for b in block:
-            run = run + 1 if b else 0
-            best = max(best, run)
-        counts[min(max(best, bounds[0]), bounds[-1]) - bounds[0]] += 1
+    blocks = bits[:N * M].reshape(N, M)
+    run = np.zeros(N, dtype=np.int64)
+    best = np.zeros(N, dtype=np.int64)
+    for j in range(M):  # all blocks at once, bit by bit
+        run = (run + 1) * blocks[:, j]
+        np.maximum(best, run, out=best)
+    counts = np.bincount(np.clip(best, bounds[0], bounds[-1]) - bounds[0], minlength=len(bounds))
     chi2 = float(chi2_counts(counts, probs))
     return float(special.gammaincc((len(bounds) - 1) / 2.0, chi2 / 2.0))
 
@@ -139,15 +158,32 @@ def rank_probabilities(M: int = 32, Q: int = 32) -> tuple[float, float, float]:
     return full, minus, 1.0 - full - minus
 
 
-def matrix_rank(bits, M: int = 32, Q: int = 32) -> float:
-    """2.5 Binary Matrix Rank Test (with the 32x32 probabilities 0.2888/0.5776/0.1336 as published)."""
+RANK_PROBABILITIES_PUBLISHED = (0.2888, 0.5776, 0.1336)  # section 2.5.4 step (4), rounded
+
+
+def matrix_rank(bits, M: int = 32, Q: int = 32, *, published: bool = False) -> float:
+    """2.5 Binary Matrix Rank Test: N = floor(n / MQ) matrices filled row by row; F_M, F_M-1 and
+    the rest against N p_i, p = exp(-chi2/2) (igamc(1, chi2/2)).
+
+    The class probabilities are those of 32x32 matrices whatever M and Q are (as the text and
+    sts-2.1.2 both do), computed exactly as sts-2.1.2 computes them (rank_probabilities): its
+    printed p-values (rev1a Appendix B: 0.306156 for e) come from these. ``published`` uses
+    the text's rounded 0.2888, 0.5776, 0.1336 instead (0.307543 for e), which the worked example
+    of 2.5.4 (3x3 matrices, p = 0.741948) is computed with. Not applicable below n = 38MQ
+    (sts-2.1.2 refuses N < 38)."""
     bits = np.asarray(bits, dtype=np.uint8)
     N = bits.size // (M * Q)
-    ranks = [gf2_rank(bits[i * M * Q:(i + 1) * M * Q].reshape(M, Q)) for i in range(N)]
-    full = sum(r == M for r in ranks)
-    minus = sum(r == M - 1 for r in ranks)
-    chi2 = ((full - 0.2888 * N) ** 2 / (0.2888 * N) + (minus - 0.5776 * N) ** 2 / (0.5776 * N)
-            + (N - full - minus - 0.1336 * N) ** 2 / (0.1336 * N))
+    if N < 38 and not published:
+        return NotApplicable(f"n = {bits.size} < {38 * M * Q} (38 matrices of {M}x{Q})")
+    if M == Q == 32:
+        ranks = gf2_rank32(np.packbits(bits[:N * M * Q]).view(">u4").astype(np.uint32).reshape(N, 32))
+    else:
+        ranks = np.array([gf2_rank(bits[i * M * Q:(i + 1) * M * Q].reshape(M, Q)) for i in range(N)])
+    full = int((ranks == M).sum())
+    minus = int((ranks == M - 1).sum())
+    p_full, p_minus, p_rest = RANK_PROBABILITIES_PUBLISHED if published else rank_probabilities(32, 32)
+    chi2 = ((full - p_full * N) ** 2 / (p_full * N) + (minus - p_minus * N) ** 2 / (p_minus * N)
+            + (N - full - minus - p_rest * N) ** 2 / (p_rest * N))
     return float(math.exp(-chi2 / 2.0))
 
 
@@ -237,6 +273,260 @@ def cumulative_sums(bits, mode: str = "forward") -> float:
         x = x[::-1]
     z = int(np.abs(np.cumsum(x)).max())
     return cusum_p(x.size, z)
+
+
+# --- Sections 2.7 - 2.10, 2.14, 2.15: the tests that read a whole sequence (n about 10^6). ---
+#
+# Where the text and NIST's program sts-2.1.2 differ, these follow the program: its printed
+# p-values (rev1a Appendix B) are what users compare against. Each difference is named in
+# the docstring. ``NotApplicable`` is returned (never a p-value) where a test does not apply.
+
+
+def aperiodic_templates(m: int) -> list[tuple[int, ...]]:
+    """The aperiodic m-bit templates of section 2.7 in increasing binary order, as sts-2.1.2's
+    template files list them: B is aperiodic when no copy of B shifted by 1 .. m-1 bits
+    agrees with B where they overlap (so two occurrences of B can never overlap)."""
+    found = []
+    for value in range(1 << m):
+        b = tuple((value >> (m - 1 - i)) & 1 for i in range(m))
+        if all(b[s:] != b[:m - s] for s in range(1, m)):
+            found.append(b)
+    return found
+
+
+def _window_values(bits, m: int) -> np.ndarray:
+    """The value of the m bits starting at each position 0 .. n-m (first bit most significant)."""
+    bits = np.asarray(bits, dtype=np.int64)
+    count = bits.size - m + 1
+    values = np.zeros(max(count, 0), dtype=np.int64)
+    for j in range(m):
+        values = (values << 1) | bits[j:j + count]
+    return values
+
+
+NON_OVERLAPPING_BLOCKS = 8
+
+
+def non_overlapping_template(bits, m: int = 9, templates=None, blocks: int = NON_OVERLAPPING_BLOCKS) -> list[float]:
+    """2.7 Non-overlapping Template Matching Test, N = 8 blocks of M = floor(n/8) bits: one
+    p-value per aperiodic m-bit template (148 for m = 9; aperiodic_templates), in sts's order.
+
+    W_j counts the occurrences of B starting at positions 0 .. M-m of block j (occurrences
+    of an aperiodic template never overlap, so the text's skip by m after a match changes
+    nothing); mu = (M-m+1)/2^m, sigma^2 = M (2^-m - (2m-1) 2^-2m); chi2 = sum (W_j-mu)^2/sigma^2,
+    p = igamc(N/2, chi2/2). ``blocks``: N (8 in sts-2.1.2; the worked example of 2.7.4 has 2).
+    Not applicable when M < m (mu would not be positive; sts-2.1.2 skips the test then)."""
+    bits = np.asarray(bits, dtype=np.uint8)
+    N = blocks
+    M = bits.size // N
+    if M < m:
+        return NotApplicable(f"n = {bits.size} < {N * m} (needs M = n/{N} >= m = {m})")
+    templates = aperiodic_templates(m) if templates is None else templates
+    counts = np.stack([np.bincount(_window_values(block, m), minlength=1 << m)
+                       for block in bits[:N * M].reshape(N, M)])  # (N, 2^m)
+    mu = (M - m + 1) / 2.0 ** m
+    variance = M * (1.0 / 2.0 ** m - (2.0 * m - 1.0) / 2.0 ** (2.0 * m))
+    index = [int("".join(map(str, t)), 2) for t in templates]
+    W = counts[:, index].astype(np.float64)  # (N, templates)
+    chi2 = (((W - mu) / math.sqrt(variance)) ** 2).sum(axis=0)
+    return [float(p) for p in special.gammaincc(N / 2.0, chi2 / 2.0)]
+
+
+def overlapping_probabilities(M: int = 1032, m: int = 9, K: int = 5) -> tuple[float, ...]:
+    """Class probabilities of section 2.8 as sts-2.1.2 computes them (its function Pr):
+    eta = (M-m+1)/2^(m+1), P(0) = e^-eta, P(u) = e^-eta 2^-u sum_{l=1..u} eta^l/l! C(u-1, l-1),
+    the last class 1 - sum (for m = 9, M = 1032: eta = 1, P(0) = 1/e = 0.367879). They differ
+    from the text's table of 2.8.4 (0.364091, 0.185659, 0.139381, 0.100571, 0.070432, 0.139865,
+    from the corrected formula of Hamano and Kaneko) by up to 3.8e-3; sts-2.1.2's printed
+    p-values (rev1a Appendix B) come from these."""
+    eta = (M - m + 1) / 2.0 ** m / 2.0
+    probs = [math.exp(-eta)]
+    for u in range(1, K):
+        probs.append(sum(math.exp(-eta - u * math.log(2) + l * math.log(eta) - math.lgamma(l + 1)
+                                  + math.lgamma(u) - math.lgamma(l) - math.lgamma(u - l + 1))
+                         for l in range(1, u + 1)))
+    probs.append(1.0 - sum(probs))
+    return tuple(probs)
+
+
+def overlapping_template(bits, m: int = 9, M: int = 1032, K: int = 5) -> float:
+    """2.8 Overlapping Template Matching Test: B = m ones, N = floor(n/M) blocks of M = 1032
+    bits; nu_i = blocks with i overlapping occurrences of B (i = 0..4, >= 5 pooled);
+    chi2 against N pi_i with sts-2.1.2's pi_i (overlapping_probabilities), p = igamc(K/2, chi2/2).
+    The minimum n is M (one block; the text recommends n >= 10^6)."""
+    bits = np.asarray(bits, dtype=np.int64)
+    N = bits.size // M
+    if N < 1:
+        return NotApplicable(f"n = {bits.size} < M = {M}")
+    blocks = bits[:N * M].reshape(N, M)
+    run = np.zeros((N, M), dtype=np.int64)  # length of the run of ones ending at each bit
+    current = np.zeros(N, dtype=np.int64)
+    for j in range(M):
+        current = (current + 1) * blocks[:, j]
+        run[:, j] = current
+    hits = (run[:, m - 1:] >= m).sum(axis=1)  # windows starting at 0 .. M-m
+    nu = np.bincount(np.minimum(hits, K), minlength=K + 1)
+    probs = np.array(overlapping_probabilities(M, m, K))
+    chi2 = float(((nu - N * probs) ** 2 / (N * probs)).sum())
+    return float(special.gammaincc(K / 2.0, chi2 / 2.0))
+
+
+# 2.9: expected value and variance of f_n for L = 6 .. 16 (table of section 2.9.4 step 5 / sts)
+UNIVERSAL_TABLE = {
+    6: (5.2177052, 2.954), 7: (6.1962507, 3.125), 8: (7.1836656, 3.238), 9: (8.1764248, 3.311),
+    10: (9.1723243, 3.356), 11: (10.170032, 3.384), 12: (11.168765, 3.401), 13: (12.168070, 3.410),
+    14: (13.167693, 3.416), 15: (14.167488, 3.419), 16: (15.167379, 3.421),
+}
+# the smallest n for each L (section 2.9.7's table of n >= 1010 x 2^L x L, as sts-2.1.2 applies it)
+UNIVERSAL_MIN_N = {6: 387840, 7: 904960, 8: 2068480, 9: 4654080, 10: 10342400, 11: 22753280,
+                   12: 49643520, 13: 107560960, 14: 231669760, 15: 496435200, 16: 1059061760}
+
+
+def universal(bits) -> float:
+    """2.9 Maurer's "Universal Statistical" Test: L from n by the table of 2.9.7 (L = 6 from
+    n = 387,840, 7 from 904,960, ...), Q = 10 x 2^L initialisation blocks, K = floor(n/L) - Q
+    test blocks; f_n = (1/K) sum log2(i - T[block i]) (T: last index of each L-bit value, 0
+    when unseen); sigma = c sqrt(variance(L)/K), c = 0.7 - 0.8/L + (4 + 32/L) K^(-3/L) / 15;
+    p = erfc(|f_n - expectedValue(L)| / (sqrt 2 sigma)). Not applicable below n = 387,840."""
+    bits = np.asarray(bits, dtype=np.int64)
+    n = bits.size
+    eligible = [L for L, least in UNIVERSAL_MIN_N.items() if n >= least]
+    if not eligible:
+        return NotApplicable(f"n = {n} < {UNIVERSAL_MIN_N[6]}")
+    L = max(eligible)
+    Q = 10 * (1 << L)
+    K = n // L - Q
+    values = bits[:(Q + K) * L].reshape(Q + K, L) @ (1 << np.arange(L - 1, -1, -1))
+    index = np.arange(1, Q + K + 1)
+    order = np.lexsort((index, values))  # by value, then position
+    same = np.zeros(Q + K, dtype=bool)
+    same[1:] = values[order][1:] == values[order][:-1]
+    previous = np.zeros(Q + K, dtype=np.int64)
+    previous[order[1:]] = np.where(same[1:], index[order][:-1], 0)  # last earlier index of the value, 0 if none
+    distances = index[Q:] - previous[Q:]
+    fn = math.fsum(np.log2(distances.astype(np.float64)).tolist()) / K
+    expected, variance = UNIVERSAL_TABLE[L]
+    c = 0.7 - 0.8 / L + (4 + 32 / L) * K ** (-3 / L) / 15
+    sigma = c * math.sqrt(variance / K)
+    return float(special.erfc(abs(fn - expected) / (math.sqrt(2) * sigma)))
+
+
+def linear_complexities(bits, M: int) -> np.ndarray:
+    """Linear complexity (Berlekamp-Massey, appendix A of the text) of each M-bit block, all
+    blocks at once: the polynomials are bit vectors in 64-bit words, one row per block."""
+    bits = np.asarray(bits, dtype=np.uint64)
+    N = bits.size // M
+    blocks = bits[:N * M].reshape(N, M)
+    words = (M + 2 + 63) // 64
+    one, top = np.uint64(1), np.uint64(63)
+
+    def shifted(v):  # v * x (a left shift by one bit across the words)
+        out = v << one
+        out[:, 1:] |= v[:, :-1] >> top
+        return out
+
+    C = np.zeros((N, words), dtype=np.uint64)
+    C[:, 0] = 1
+    Bx = shifted(C)  # B(x) x^(t - m): B = 1, m = -1 at t = 0
+    S = np.zeros((N, words), dtype=np.uint64)  # bit i: s_{t-i}
+    L = np.zeros(N, dtype=np.int64)
+    for t in range(M):
+        S = shifted(S)
+        S[:, 0] |= blocks[:, t]
+        d = (np.bitwise_count(C & S).sum(axis=1) & 1).astype(bool)
+        T = C.copy()
+        C ^= np.where(d[:, None], Bx, np.uint64(0))
+        grow = d & (L <= t // 2)
+        L = np.where(grow, t + 1 - L, L)
+        Bx = shifted(np.where(grow[:, None], T, Bx))
+    return L
+
+
+# 2.10: sts-2.1.2's class probabilities (the text's, rounded as printed there)
+LINEAR_COMPLEXITY_PI = (0.01047, 0.03125, 0.12500, 0.50000, 0.25000, 0.06250, 0.020833)
+
+
+def linear_complexity(bits, M: int = 500) -> float:
+    """2.10 Linear Complexity Test: N = floor(n/M) blocks, L_i by Berlekamp-Massey,
+    T_i = (-1)^M (L_i - mu) + 2/9 with mu = M/2 + (9 + (-1)^(M+1))/36 - (M/3 + 2/9)/2^M,
+    classes <= -2.5, (-2.5,-1.5], ..., > 2.5 against pi = LINEAR_COMPLEXITY_PI (the text's
+    rounded values, which sts-2.1.2 uses), p = igamc(3, chi2/2). The text asks n >= 10^6,
+    500 <= M <= 5000 and N >= 200; it is computed for any n >= M and M >= 1."""
+    bits = np.asarray(bits, dtype=np.uint8)
+    N = bits.size // M
+    if N < 1:
+        return NotApplicable(f"n = {bits.size} < M = {M}")
+    L = linear_complexities(bits, M)
+    sign_mean = -1 if (M + 1) % 2 == 0 else 1
+    mean = M / 2.0 + (9.0 + sign_mean) / 36.0 - 1.0 / 2.0 ** M * (M / 3.0 + 2.0 / 9.0)
+    sign = 1 if M % 2 == 0 else -1
+    T = sign * (L - mean) + 2.0 / 9.0
+    classes = np.digitize(T, [-2.5, -1.5, -0.5, 0.5, 1.5, 2.5], right=True)
+    nu = np.bincount(classes, minlength=7)
+    pi = np.array(LINEAR_COMPLEXITY_PI)
+    chi2 = float(((nu - N * pi) ** 2 / (N * pi)).sum())
+    return float(special.gammaincc(3.0, chi2 / 2.0))
+
+
+EXCURSION_STATES = (-4, -3, -2, -1, 1, 2, 3, 4)
+VARIANT_STATES = tuple(range(-9, 0)) + tuple(range(1, 10))
+MIN_CYCLES = 500
+
+
+def _walk_cycles(bits):
+    """The walk S_k (k = 1..n), the cycle of each step (the number of zeros before it) and J."""
+    walk = np.cumsum(2 * np.asarray(bits, dtype=np.int64) - 1)
+    zero = walk == 0
+    J = int(zero.sum()) + int(walk[-1] != 0)
+    return walk, np.cumsum(zero) - zero, J
+
+
+def _too_few_cycles(n: int, J: int):
+    least = max(0.005 * math.sqrt(n), MIN_CYCLES)
+    if J < least:
+        return NotApplicable(f"J = {J} cycles < {least:g}")
+    return None
+
+
+def excursion_probabilities(x: int) -> tuple[float, ...]:
+    """pi_k(x), k = 0..5 (>= 5 pooled): the probability that a cycle visits x exactly k times
+    (section 3.14). sts-2.1.2 prints them to 10 digits; these are exact."""
+    a = 1.0 / (2 * abs(x))
+    return (1 - a,) + tuple(a * a * (1 - a) ** (k - 1) for k in range(1, 5)) + (a * (1 - a) ** 4,)
+
+
+def random_excursions(bits) -> dict:
+    """2.14 Random Excursions Test: the walk of +-1 steps, cut into J cycles at its zeros
+    (the end is a zero too); for each state x = -4..-1, 1..4, nu_k(x) = cycles visiting x k
+    times (k = 0..4, >= 5); chi2(x) against J pi_k(x), p = igamc(5/2, chi2/2).
+
+    Returns {x: p-value}, or NotApplicable when J < max(0.005 sqrt(n), 500): the test does not
+    apply (sts-2.1.2 prints p = 0 for every state then, which is not a failure)."""
+    walk, cycle, J = _walk_cycles(bits)
+    skip = _too_few_cycles(walk.size, J)
+    if skip:
+        return skip
+    result = {}
+    for x in EXCURSION_STATES:
+        visits = np.bincount(cycle[walk == x], minlength=J)[:J]
+        nu = np.bincount(np.minimum(visits, 5), minlength=6)
+        expected = J * np.array(excursion_probabilities(x))
+        chi2 = float(((nu - expected) ** 2 / expected).sum())
+        result[x] = float(special.gammaincc(2.5, chi2 / 2.0))
+    return result
+
+
+def random_excursions_variant(bits) -> dict:
+    """2.15 Random Excursions Variant Test: xi(x) = visits of the walk to x over all J cycles,
+    p = erfc(|xi(x) - J| / sqrt(2J(4|x| - 2))) for x = -9..-1, 1..9. Returns {x: p-value}, or
+    NotApplicable when J < max(0.005 sqrt(n), 500) (as 2.14)."""
+    walk, _, J = _walk_cycles(bits)
+    skip = _too_few_cycles(walk.size, J)
+    if skip:
+        return skip
+    counts = np.bincount(walk[np.abs(walk) <= 9] + 9, minlength=19)
+    return {x: float(special.erfc(abs(int(counts[x + 9]) - J) / math.sqrt(2.0 * J * (4.0 * abs(x) - 2))))
+            for x in VARIANT_STATES}
 
 
 # --------------------------------------------------------------------------------------
