@@ -201,3 +201,23 @@ def test_overlapping_probabilities_are_the_programs():
     assert probs[:3] == pytest.approx((1 / math.e, 1 / (2 * math.e), 3 / (8 * math.e)), rel=1e-12)
     text = (0.364091, 0.185659, 0.139381, 0.100571, 0.070432, 0.139865)
     assert max(abs(a - b) for a, b in zip(probs, text)) > 3e-3
+
+
+def test_longest_runs_vectorised_agrees():
+    rng = np.random.default_rng(12)
+    blocks = (rng.random((50, 97)) < 0.7).astype(np.uint8)
+    blocks[0] = 0
+    blocks[1] = 1
+    want = [max((len(r) for r in "".join(map(str, row)).split("0")), default=0) for row in blocks]
+    assert nist.longest_runs(blocks).tolist() == want
+    assert want[:2] == [0, 97]
+
+
+def test_window_counts_agree_with_direct_counting():
+    bits = np.random.default_rng(13).integers(0, 2, 1001, dtype=np.uint8)
+    wrapped = np.concatenate([bits, bits])
+    for m in (1, 3, 9, 16):
+        want = np.zeros(1 << m, dtype=np.int64)
+        for i in range(bits.size):
+            want[int("".join(map(str, wrapped[i:i + m])), 2)] += 1
+        assert nist._window_counts(bits, m).tolist() == want.tolist()

@@ -101,15 +101,23 @@ def longest_run(bits, *, exact: bool = False) -> float:
     bounds, _ = LONGEST_RUN_TABLE[M]
     probs = longest_run_probabilities(M, bounds[0], bounds[-1]) if exact else STS_LONGEST_RUN_PROBABILITIES[M]
     N = n // M
-    blocks = bits[:N * M].reshape(N, M)
-    run = np.zeros(N, dtype=np.int64)
-    best = np.zeros(N, dtype=np.int64)
-    for j in range(M):  # all blocks at once, bit by bit
-        run = (run + 1) * blocks[:, j]
-        np.maximum(best, run, out=best)
+    best = longest_runs(bits[:N * M].reshape(N, M))
     counts = np.bincount(np.clip(best, bounds[0], bounds[-1]) - bounds[0], minlength=len(bounds))
     chi2 = float(chi2_counts(counts, probs))
     return float(special.gammaincc((len(bounds) - 1) / 2.0, chi2 / 2.0))
+
+
+def longest_runs(blocks) -> np.ndarray:
+    """The longest run of ones in each row of a 0/1 matrix: the runs are found where a zero
+    column appended to each row makes every run end (starts and ends of the flattened rows)."""
+    N, M = blocks.shape
+    padded = np.zeros((N, M + 2), dtype=np.int8)
+    padded[:, 1:-1] = blocks
+    step = np.diff(padded.reshape(-1))
+    starts, ends = np.flatnonzero(step == 1), np.flatnonzero(step == -1)
+    best = np.zeros(N, dtype=np.int64)
+    np.maximum.at(best, starts // (M + 2), ends - starts)
+    return best
 
 
 @lru_cache(maxsize=None)
@@ -191,7 +199,7 @@ def spectral(bits) -> float:
     """2.6 Discrete Fourier Transform (Spectral) Test, as published (variance n*0.95*0.05/4)."""
     x = 2.0 * np.asarray(bits, dtype=np.float64) - 1.0
     n = x.size
-    modulus = np.abs(np.fft.fft(x))[: n // 2]
+    modulus = np.abs(np.fft.rfft(x))[: n // 2]  # the first n/2 terms of the DFT (rfft: the same terms)
     threshold = math.sqrt(math.log(1 / 0.05) * n)
     n0 = 0.95 * n / 2.0
     n1 = int((modulus < threshold).sum())
@@ -201,34 +209,47 @@ def spectral(bits) -> float:
 
 def _window_counts(bits, m: int) -> np.ndarray:
     """Counts of every m-bit pattern over the n overlapping windows, the sequence wrapped around
-    (the augmented sequence of 2.11.4 step 1 and 2.12.4 step 1)."""
+    (the augmented sequence of 2.11.4 step 1 and 2.12.4 step 1); m <= 24.
+
+    The windows starting at bits 8k .. 8k+7 are cut from the 32 bits starting at byte k."""
+    bits = np.asarray(bits, dtype=np.uint8)
     n = bits.size
-    extended = np.concatenate([bits, bits[: m - 1]]).astype(np.int64)
-    values = np.zeros(n, dtype=np.int64)
-    for j in range(m):
-        values = (values << 1) | extended[j:j + n]
-    return np.bincount(values, minlength=1 << m)
-
-
-def _psi2(bits, m: int) -> float:
     if m <= 0:
+        return np.array([n])
+    extended = np.concatenate([bits, bits[: m - 1], np.zeros(32, dtype=np.uint8)])[: (n + m - 1 + 39) // 8 * 8]
+    octets = np.packbits(extended).astype(np.uint32)
+    k = (n + 7) // 8
+    words = (octets[:k] << 24) | (octets[1:k + 1] << 16) | (octets[2:k + 2] << 8) | octets[3:k + 3]
+    mask = np.uint32((1 << m) - 1)
+    values = np.empty((k, 8), dtype=np.uint32)
+    for o in range(8):
+        values[:, o] = (words >> np.uint32(32 - m - o)) & mask
+    return np.bincount(values.reshape(-1)[:n], minlength=1 << m)
+
+
+def _marginal(counts: np.ndarray) -> np.ndarray:
+    """Counts of the (m-1)-bit prefixes from the counts of the m-bit wrapped windows."""
+    return counts[0::2] + counts[1::2]
+
+
+def _psi2(counts: np.ndarray, n: int) -> float:
+    if counts.size <= 1:  # m = 0 (and the text's m = -1): psi^2 = 0
         return 0.0
-    counts = _window_counts(bits, m)
-    return (2.0 ** m / bits.size) * float((counts.astype(np.float64) ** 2).sum()) - bits.size
+    return (float(counts.size) / n) * float((counts.astype(np.float64) ** 2).sum()) - n
 
 
 def serial(bits, m: int) -> tuple[float, float]:
     """2.11 Serial Test: (p1, p2) from del psi^2_m and del^2 psi^2_m."""
     bits = np.asarray(bits, dtype=np.uint8)
-    psim, psim1, psim2 = _psi2(bits, m), _psi2(bits, m - 1), _psi2(bits, m - 2)
+    counts = _window_counts(bits, m)  # the m-1 and m-2 bit counts are its marginals
+    psim, psim1, psim2 = (_psi2(c, bits.size) for c in (counts, _marginal(counts), _marginal(_marginal(counts))))
     d1 = psim - psim1
     d2 = psim - 2 * psim1 + psim2
     return float(special.gammaincc(2 ** (m - 2), d1 / 2)), float(special.gammaincc(2 ** (m - 3), d2 / 2))
 
 
-def _phi(bits, m: int) -> float:
-    counts = _window_counts(bits, m)
-    c = counts[counts > 0] / bits.size
+def _phi(counts: np.ndarray, n: int) -> float:
+    c = counts[counts > 0] / n
     return float((c * np.log(c)).sum())
 
 
@@ -236,7 +257,8 @@ def approximate_entropy(bits, m: int) -> float:
     """2.12 Approximate Entropy Test: chi2 = 2n(ln 2 - ApEn), p = igamc(2^(m-1), chi2/2)."""
     bits = np.asarray(bits, dtype=np.uint8)
     n = bits.size
-    apen = _phi(bits, m) - _phi(bits, m + 1)
+    counts = _window_counts(bits, m + 1)
+    apen = _phi(_marginal(counts), n) - _phi(counts, n)  # phi(0) = 0: one pattern, frequency 1
     chi2 = 2.0 * n * (math.log(2) - apen)
     return float(special.gammaincc(2 ** (m - 1), chi2 / 2))
 
@@ -398,13 +420,13 @@ def universal(bits) -> float:
     K = n // L - Q
     values = bits[:(Q + K) * L].reshape(Q + K, L) @ (1 << np.arange(L - 1, -1, -1))
     index = np.arange(1, Q + K + 1)
-    order = np.lexsort((index, values))  # by value, then position
+    order = np.argsort(values, kind="stable")  # by value, then position
     same = np.zeros(Q + K, dtype=bool)
     same[1:] = values[order][1:] == values[order][:-1]
     previous = np.zeros(Q + K, dtype=np.int64)
     previous[order[1:]] = np.where(same[1:], index[order][:-1], 0)  # last earlier index of the value, 0 if none
     distances = index[Q:] - previous[Q:]
-    fn = math.fsum(np.log2(distances.astype(np.float64)).tolist()) / K
+    fn = float(np.log2(distances.astype(np.float64)).sum()) / K
     expected, variance = UNIVERSAL_TABLE[L]
     c = 0.7 - 0.8 / L + (4 + 32 / L) * K ** (-3 / L) / 15
     sigma = c * math.sqrt(variance / K)
@@ -413,32 +435,37 @@ def universal(bits) -> float:
 
 def linear_complexities(bits, M: int) -> np.ndarray:
     """Linear complexity (Berlekamp-Massey, appendix A of the text) of each M-bit block, all
-    blocks at once: the polynomials are bit vectors in 64-bit words, one row per block."""
+    blocks at once: the polynomials are bit vectors in 64-bit words (row w holds bits 64w ..
+    64w+63 of every block's polynomial). At step t only the words holding bits 0..t+1 can be
+    non-zero, so only those are touched."""
     bits = np.asarray(bits, dtype=np.uint64)
     N = bits.size // M
-    blocks = bits[:N * M].reshape(N, M)
+    blocks = np.ascontiguousarray(bits[:N * M].reshape(N, M).T)  # (M, N): step t reads row t
     words = (M + 2 + 63) // 64
-    one, top = np.uint64(1), np.uint64(63)
+    one, top, zero = np.uint64(1), np.uint64(63), np.uint64(0)
 
-    def shifted(v):  # v * x (a left shift by one bit across the words)
-        out = v << one
-        out[:, 1:] |= v[:, :-1] >> top
-        return out
+    def shift(v, w):  # rows 0..w-1 of v, times x (one bit up across the words), in place
+        carry = v[:w - 1] >> top
+        v[:w] <<= one
+        v[1:w] |= carry
 
-    C = np.zeros((N, words), dtype=np.uint64)
-    C[:, 0] = 1
-    Bx = shifted(C)  # B(x) x^(t - m): B = 1, m = -1 at t = 0
-    S = np.zeros((N, words), dtype=np.uint64)  # bit i: s_{t-i}
+    C = np.zeros((words, N), dtype=np.uint64)
+    C[0] = 1
+    Bx = np.zeros((words, N), dtype=np.uint64)
+    Bx[0] = 2  # B(x) x^(t - m): B = 1, m = -1 at t = 0
+    S = np.zeros((words, N), dtype=np.uint64)  # bit i: s_{t-i}
     L = np.zeros(N, dtype=np.int64)
     for t in range(M):
-        S = shifted(S)
-        S[:, 0] |= blocks[:, t]
-        d = (np.bitwise_count(C & S).sum(axis=1) & 1).astype(bool)
-        T = C.copy()
-        C ^= np.where(d[:, None], Bx, np.uint64(0))
+        w = min(words, (t + 2) // 64 + 1)  # bits 0 .. t+1 live in these words
+        shift(S, w)
+        S[0] |= blocks[t]
+        d = (np.bitwise_count(C[:w] & S[:w]).sum(axis=0) & 1).astype(bool)
         grow = d & (L <= t // 2)
-        L = np.where(grow, t + 1 - L, L)
-        Bx = shifted(np.where(grow[:, None], T, Bx))
+        T = C[:w, grow]  # the old C of the blocks whose L grows (a copy)
+        C[:w] ^= Bx[:w] * d  # d is 0 or 1
+        L[grow] = t + 1 - L[grow]
+        Bx[:w, grow] = T
+        shift(Bx, min(words, w + 1))
     return L
 
 
@@ -506,10 +533,12 @@ def random_excursions(bits) -> dict:
     skip = _too_few_cycles(walk.size, J)
     if skip:
         return skip
+    near = (np.abs(walk) <= 4) & (walk != 0)
+    column = walk[near] + 4 - (walk[near] > 0)  # -4..-1, 1..4 -> 0..7
+    visits = np.bincount(cycle[near] * 8 + column, minlength=8 * J).reshape(J, 8)  # per cycle and state
     result = {}
-    for x in EXCURSION_STATES:
-        visits = np.bincount(cycle[walk == x], minlength=J)[:J]
-        nu = np.bincount(np.minimum(visits, 5), minlength=6)
+    for i, x in enumerate(EXCURSION_STATES):
+        nu = np.bincount(np.minimum(visits[:, i], 5), minlength=6)
         expected = J * np.array(excursion_probabilities(x))
         chi2 = float(((nu - expected) ** 2 / expected).sum())
         result[x] = float(special.gammaincc(2.5, chi2 / 2.0))
