@@ -207,24 +207,32 @@ def spectral(bits) -> float:
     return float(special.erfc(abs(d) / math.sqrt(2)))
 
 
-def _window_counts(bits, m: int) -> np.ndarray:
-    """Counts of every m-bit pattern over the n overlapping windows, the sequence wrapped around
-    (the augmented sequence of 2.11.4 step 1 and 2.12.4 step 1); m <= 24.
-
-    The windows starting at bits 8k .. 8k+7 are cut from the 32 bits starting at byte k."""
+def _window_values(bits, m: int) -> np.ndarray:
+    """The value of the m bits starting at each position 0 .. n-m, first bit most significant
+    (m <= 25): the windows starting at bits 8k .. 8k+7 are cut from the 32 bits from byte k."""
     bits = np.asarray(bits, dtype=np.uint8)
-    n = bits.size
-    if m <= 0:
-        return np.array([n])
-    extended = np.concatenate([bits, bits[: m - 1], np.zeros(32, dtype=np.uint8)])[: (n + m - 1 + 39) // 8 * 8]
-    octets = np.packbits(extended).astype(np.uint32)
-    k = (n + 7) // 8
+    count = bits.size - m + 1
+    if count <= 0:
+        return np.zeros(0, dtype=np.uint32)
+    k = (count + 7) // 8
+    octets = np.zeros(k + 3, dtype=np.uint32)
+    packed = np.packbits(bits)
+    octets[:min(packed.size, k + 3)] = packed[:k + 3]
     words = (octets[:k] << 24) | (octets[1:k + 1] << 16) | (octets[2:k + 2] << 8) | octets[3:k + 3]
     mask = np.uint32((1 << m) - 1)
     values = np.empty((k, 8), dtype=np.uint32)
     for o in range(8):
         values[:, o] = (words >> np.uint32(32 - m - o)) & mask
-    return np.bincount(values.reshape(-1)[:n], minlength=1 << m)
+    return values.reshape(-1)[:count]
+
+
+def _window_counts(bits, m: int) -> np.ndarray:
+    """Counts of every m-bit pattern over the n overlapping windows, the sequence wrapped around
+    (the augmented sequence of 2.11.4 step 1 and 2.12.4 step 1); m <= 25."""
+    bits = np.asarray(bits, dtype=np.uint8)
+    if m <= 0:
+        return np.array([bits.size])
+    return np.bincount(_window_values(np.concatenate([bits, bits[:m - 1]]), m), minlength=1 << m)
 
 
 def _marginal(counts: np.ndarray) -> np.ndarray:
@@ -316,16 +324,6 @@ def aperiodic_templates(m: int) -> list[tuple[int, ...]]:
     return found
 
 
-def _window_values(bits, m: int) -> np.ndarray:
-    """The value of the m bits starting at each position 0 .. n-m (first bit most significant)."""
-    bits = np.asarray(bits, dtype=np.int64)
-    count = bits.size - m + 1
-    values = np.zeros(max(count, 0), dtype=np.int64)
-    for j in range(m):
-        values = (values << 1) | bits[j:j + count]
-    return values
-
-
 NON_OVERLAPPING_BLOCKS = 8
 
 
@@ -344,14 +342,25 @@ def non_overlapping_template(bits, m: int = 9, templates=None, blocks: int = NON
     if M < m:
         return NotApplicable(f"n = {bits.size} < {N * m} (needs M = n/{N} >= m = {m})")
     templates = aperiodic_templates(m) if templates is None else templates
-    counts = np.stack([np.bincount(_window_values(block, m), minlength=1 << m)
-                       for block in bits[:N * M].reshape(N, M)])  # (N, 2^m)
-    mu = (M - m + 1) / 2.0 ** m
-    variance = M * (1.0 / 2.0 ** m - (2.0 * m - 1.0) / 2.0 ** (2.0 * m))
-    index = [int("".join(map(str, t)), 2) for t in templates]
-    W = counts[:, index].astype(np.float64)  # (N, templates)
+    W = template_counts(bits, m, N, templates).astype(np.float64)
+    mu, variance = non_overlapping_moments(M, m)
     chi2 = (((W - mu) / math.sqrt(variance)) ** 2).sum(axis=0)
     return [float(p) for p in special.gammaincc(N / 2.0, chi2 / 2.0)]
+
+
+def template_counts(bits, m: int, N: int, templates) -> np.ndarray:
+    """W: occurrences of each template starting at positions 0 .. M-m of each of the N blocks
+    of M = floor(n/N) bits, shape (N, templates)."""
+    M = np.asarray(bits).size // N
+    counts = np.stack([np.bincount(_window_values(block, m), minlength=1 << m)
+                       for block in np.asarray(bits, dtype=np.uint8)[:N * M].reshape(N, M)])  # (N, 2^m)
+    index = [int("".join(map(str, t)), 2) for t in templates]
+    return counts[:, index]
+
+
+def non_overlapping_moments(M: int, m: int) -> tuple[float, float]:
+    """mu and sigma^2 of W in a block of M bits (section 2.7.4 step 3)."""
+    return (M - m + 1) / 2.0 ** m, M * (1.0 / 2.0 ** m - (2.0 * m - 1.0) / 2.0 ** (2.0 * m))
 
 
 def overlapping_probabilities(M: int = 1032, m: int = 9, K: int = 5) -> tuple[float, ...]:
@@ -376,21 +385,42 @@ def overlapping_template(bits, m: int = 9, M: int = 1032, K: int = 5) -> float:
     bits; nu_i = blocks with i overlapping occurrences of B (i = 0..4, >= 5 pooled);
     chi2 against N pi_i with sts-2.1.2's pi_i (overlapping_probabilities), p = igamc(K/2, chi2/2).
     The minimum n is M (one block; the text recommends n >= 10^6)."""
-    bits = np.asarray(bits, dtype=np.int64)
-    N = bits.size // M
+    N = np.asarray(bits).size // M
     if N < 1:
-        return NotApplicable(f"n = {bits.size} < M = {M}")
-    blocks = bits[:N * M].reshape(N, M)
-    run = np.zeros((N, M), dtype=np.int64)  # length of the run of ones ending at each bit
-    current = np.zeros(N, dtype=np.int64)
-    for j in range(M):
-        current = (current + 1) * blocks[:, j]
-        run[:, j] = current
-    hits = (run[:, m - 1:] >= m).sum(axis=1)  # windows starting at 0 .. M-m
-    nu = np.bincount(np.minimum(hits, K), minlength=K + 1)
+        return NotApplicable(f"n = {np.asarray(bits).size} < M = {M}")
+    nu = overlapping_classes(bits, m, M, K)
     probs = np.array(overlapping_probabilities(M, m, K))
     chi2 = float(((nu - N * probs) ** 2 / (N * probs)).sum())
     return float(special.gammaincc(K / 2.0, chi2 / 2.0))
+
+
+def overlapping_classes(bits, m: int = 9, M: int = 1032, K: int = 5) -> np.ndarray:
+    """nu_0 .. nu_K: blocks of M bits with 0, 1, ..., >= K overlapping occurrences of m ones
+    starting at positions 0 .. M-m of the block."""
+    bits = np.asarray(bits, dtype=np.uint8)
+    N = bits.size // M
+    at = np.flatnonzero(_window_values(bits[:N * M], m) == (1 << m) - 1)
+    at = at[at % M <= M - m]
+    hits = np.bincount(at // M, minlength=N)
+    return np.bincount(np.minimum(hits, K), minlength=K + 1)
+
+
+def overlapping_probabilities_exact(M: int = 1032, m: int = 9, K: int = 5) -> tuple[float, ...]:
+    """The exact class probabilities of 2.8 (0 .. K-1 occurrences, >= K): a Markov chain over
+    (the run of ones at the end, capped at m; occurrences so far, capped at K) along the M bits.
+    Section 2.8.4 prints them rounded (0.364091, 0.185659, ...); sts-2.1.2 uses the older
+    approximation (overlapping_probabilities). The battery's pooled counts need these."""
+    prob = np.zeros((m + 1, K + 1))
+    prob[0, 0] = 1.0
+    for _ in range(M):
+        new = np.zeros_like(prob)
+        new[0] = prob.sum(axis=0) / 2  # a zero
+        new[1:m] += prob[:m - 1] / 2  # a one, the run below m
+        full = (prob[m - 1] + prob[m]) / 2  # a one that completes (or continues) m ones: one more occurrence
+        new[m, 1:] += full[:-1]
+        new[m, K] += full[K]
+        prob = new
+    return tuple(float(x) for x in prob.sum(axis=0))
 
 
 # 2.9: expected value and variance of f_n for L = 6 .. 16 (table of section 2.9.4 step 5 / sts)
@@ -410,15 +440,21 @@ def universal(bits) -> float:
     test blocks; f_n = (1/K) sum log2(i - T[block i]) (T: last index of each L-bit value, 0
     when unseen); sigma = c sqrt(variance(L)/K), c = 0.7 - 0.8/L + (4 + 32/L) K^(-3/L) / 15;
     p = erfc(|f_n - expectedValue(L)| / (sqrt 2 sigma)). Not applicable below n = 387,840."""
-    bits = np.asarray(bits, dtype=np.int64)
+    found = universal_statistic(bits)
+    if isinstance(found, NotApplicable):
+        return found
+    fn, L, K = found
+    return float(special.erfc(abs(fn - UNIVERSAL_TABLE[L][0]) / (math.sqrt(2) * universal_sigma(L, K))))
+
+
+def universal_statistic(bits):
+    """(f_n, L, K) of section 2.9.4, or NotApplicable below n = 387,840."""
+    bits = np.asarray(bits, dtype=np.uint8)
     n = bits.size
-    eligible = [L for L, least in UNIVERSAL_MIN_N.items() if n >= least]
-    if not eligible:
+    if n < UNIVERSAL_MIN_N[6]:
         return NotApplicable(f"n = {n} < {UNIVERSAL_MIN_N[6]}")
-    L = max(eligible)
-    Q = 10 * (1 << L)
-    K = n // L - Q
-    values = bits[:(Q + K) * L].reshape(Q + K, L) @ (1 << np.arange(L - 1, -1, -1))
+    L, Q, K = universal_parameters(n)
+    values = _window_values(bits[:(Q + K) * L], L)[::L].astype(np.uint8 if L <= 8 else np.uint16)  # radix sort
     index = np.arange(1, Q + K + 1)
     order = np.argsort(values, kind="stable")  # by value, then position
     same = np.zeros(Q + K, dtype=bool)
@@ -426,11 +462,20 @@ def universal(bits) -> float:
     previous = np.zeros(Q + K, dtype=np.int64)
     previous[order[1:]] = np.where(same[1:], index[order][:-1], 0)  # last earlier index of the value, 0 if none
     distances = index[Q:] - previous[Q:]
-    fn = float(np.log2(distances.astype(np.float64)).sum()) / K
-    expected, variance = UNIVERSAL_TABLE[L]
+    return float(np.log2(distances.astype(np.float64)).sum()) / K, L, K
+
+
+def universal_parameters(n: int) -> tuple[int, int, int]:
+    """L (the largest whose minimum n is met), Q = 10 x 2^L and K = floor(n/L) - Q (n >= 387,840)."""
+    L = max(L for L, least in UNIVERSAL_MIN_N.items() if n >= least)
+    Q = 10 * (1 << L)
+    return L, Q, n // L - Q
+
+
+def universal_sigma(L: int, K: int) -> float:
+    """sigma of f_n (section 2.9.4 step 5, with Coron and Naccache's correction factor c)."""
     c = 0.7 - 0.8 / L + (4 + 32 / L) * K ** (-3 / L) / 15
-    sigma = c * math.sqrt(variance / K)
-    return float(special.erfc(abs(fn - expected) / (math.sqrt(2) * sigma)))
+    return c * math.sqrt(UNIVERSAL_TABLE[L][1] / K)
 
 
 def linear_complexities(bits, M: int) -> np.ndarray:
@@ -473,6 +518,22 @@ def linear_complexities(bits, M: int) -> np.ndarray:
 LINEAR_COMPLEXITY_PI = (0.01047, 0.03125, 0.12500, 0.50000, 0.25000, 0.06250, 0.020833)
 
 
+# the exact class probabilities for large M (1/96, 1/32, 1/8, 1/2, 1/4, 1/16, 1/48: section 3.10);
+# the battery pools millions of blocks, where the rounded 0.01047 (1/96 = 0.0104167) would show
+LINEAR_COMPLEXITY_PI_EXACT = (1 / 96, 1 / 32, 1 / 8, 1 / 2, 1 / 4, 1 / 16, 1 / 48)
+
+
+def linear_complexity_classes(bits, M: int) -> np.ndarray:
+    """nu_0 .. nu_6: the blocks of M bits by T_i = (-1)^M (L_i - mu) + 2/9 in the classes
+    <= -2.5, (-2.5, -1.5], ..., > 2.5 (section 2.10.4 steps 2-4, as sts-2.1.2 computes them)."""
+    L = linear_complexities(bits, M)
+    sign_mean = -1 if (M + 1) % 2 == 0 else 1
+    mean = M / 2.0 + (9.0 + sign_mean) / 36.0 - 1.0 / 2.0 ** M * (M / 3.0 + 2.0 / 9.0)
+    sign = 1 if M % 2 == 0 else -1
+    T = sign * (L - mean) + 2.0 / 9.0
+    return np.bincount(np.digitize(T, [-2.5, -1.5, -0.5, 0.5, 1.5, 2.5], right=True), minlength=7)
+
+
 def linear_complexity(bits, M: int = 500) -> float:
     """2.10 Linear Complexity Test: N = floor(n/M) blocks, L_i by Berlekamp-Massey,
     T_i = (-1)^M (L_i - mu) + 2/9 with mu = M/2 + (9 + (-1)^(M+1))/36 - (M/3 + 2/9)/2^M,
@@ -483,13 +544,7 @@ def linear_complexity(bits, M: int = 500) -> float:
     N = bits.size // M
     if N < 1:
         return NotApplicable(f"n = {bits.size} < M = {M}")
-    L = linear_complexities(bits, M)
-    sign_mean = -1 if (M + 1) % 2 == 0 else 1
-    mean = M / 2.0 + (9.0 + sign_mean) / 36.0 - 1.0 / 2.0 ** M * (M / 3.0 + 2.0 / 9.0)
-    sign = 1 if M % 2 == 0 else -1
-    T = sign * (L - mean) + 2.0 / 9.0
-    classes = np.digitize(T, [-2.5, -1.5, -0.5, 0.5, 1.5, 2.5], right=True)
-    nu = np.bincount(classes, minlength=7)
+    nu = linear_complexity_classes(bits, M)
     pi = np.array(LINEAR_COMPLEXITY_PI)
     chi2 = float(((nu - N * pi) ** 2 / (N * pi)).sum())
     return float(special.gammaincc(3.0, chi2 / 2.0))
@@ -502,7 +557,7 @@ MIN_CYCLES = 500
 
 def _walk_cycles(bits):
     """The walk S_k (k = 1..n), the cycle of each step (the number of zeros before it) and J."""
-    walk = np.cumsum(2 * np.asarray(bits, dtype=np.int64) - 1)
+    walk = np.cumsum(2 * np.asarray(bits, dtype=np.int32) - 1, dtype=np.int32)
     zero = walk == 0
     J = int(zero.sum()) + int(walk[-1] != 0)
     return walk, np.cumsum(zero) - zero, J
@@ -522,6 +577,21 @@ def excursion_probabilities(x: int) -> tuple[float, ...]:
     return (1 - a,) + tuple(a * a * (1 - a) ** (k - 1) for k in range(1, 5)) + (a * (1 - a) ** 4,)
 
 
+def excursion_table(walk, cycle, J: int) -> np.ndarray:
+    """nu_k(x): the cycles that visit state x exactly k times (k = 0..4, >= 5), shape (6, 8),
+    columns in EXCURSION_STATES order."""
+    near = (np.abs(walk) <= 4) & (walk != 0)
+    column = walk[near] + 4 - (walk[near] > 0)  # -4..-1, 1..4 -> 0..7
+    visits = np.bincount(cycle[near] * 8 + column, minlength=8 * J).reshape(J, 8)  # per cycle and state
+    return np.stack([np.bincount(np.minimum(visits[:, i], 5), minlength=6) for i in range(8)], axis=1)
+
+
+def variant_visits(walk) -> np.ndarray:
+    """xi(x): the visits of the walk to x = -9..-1, 1..9 (VARIANT_STATES order)."""
+    counts = np.bincount(walk[np.abs(walk) <= 9] + 9, minlength=19)
+    return np.concatenate([counts[:9], counts[10:]])
+
+
 def random_excursions(bits) -> dict:
     """2.14 Random Excursions Test: the walk of +-1 steps, cut into J cycles at its zeros
     (the end is a zero too); for each state x = -4..-1, 1..4, nu_k(x) = cycles visiting x k
@@ -533,12 +603,10 @@ def random_excursions(bits) -> dict:
     skip = _too_few_cycles(walk.size, J)
     if skip:
         return skip
-    near = (np.abs(walk) <= 4) & (walk != 0)
-    column = walk[near] + 4 - (walk[near] > 0)  # -4..-1, 1..4 -> 0..7
-    visits = np.bincount(cycle[near] * 8 + column, minlength=8 * J).reshape(J, 8)  # per cycle and state
+    table = excursion_table(walk, cycle, J)
     result = {}
     for i, x in enumerate(EXCURSION_STATES):
-        nu = np.bincount(np.minimum(visits[:, i], 5), minlength=6)
+        nu = table[:, i]
         expected = J * np.array(excursion_probabilities(x))
         chi2 = float(((nu - expected) ** 2 / expected).sum())
         result[x] = float(special.gammaincc(2.5, chi2 / 2.0))
@@ -553,9 +621,9 @@ def random_excursions_variant(bits) -> dict:
     skip = _too_few_cycles(walk.size, J)
     if skip:
         return skip
-    counts = np.bincount(walk[np.abs(walk) <= 9] + 9, minlength=19)
-    return {x: float(special.erfc(abs(int(counts[x + 9]) - J) / math.sqrt(2.0 * J * (4.0 * abs(x) - 2))))
-            for x in VARIANT_STATES}
+    xi = variant_visits(walk)
+    return {x: float(special.erfc(abs(int(v) - J) / math.sqrt(2.0 * J * (4.0 * abs(x) - 2))))
+            for x, v in zip(VARIANT_STATES, xi)}
 
 
 # --------------------------------------------------------------------------------------
