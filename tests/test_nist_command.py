@@ -152,3 +152,16 @@ def test_random_excursion_rows_leave_out_sequences_where_they_do_not_apply():
     assert row["verdict"] == "NOT APPLICABLE" and row["sample_size"] == 0
     assert "cycles < 500" in row["reasons"][0]
     assert _rows(doc, "Frequency")["verdict"] == "FAIL"
+
+
+def test_the_html_report_shows_a_nist_document(tmp_path):
+    bits = np.random.default_rng(5).integers(0, 2, 12 * 5000, dtype=np.uint8)
+    path = tmp_path / "r.bin"
+    path.write_bytes(np.packbits(bits).tobytes())
+    out, html = tmp_path / "n.json", tmp_path / "r.html"
+    assert main(["nist", str(path), "--format", "binary", "--length", "5000", "--quiet", "--workers", "1",
+                 "--json", str(out)]) == 0
+    assert main(["report", str(out), "--html", str(html), "--quiet"]) == 0
+    page = html.read_text()
+    assert "nist.sts.Frequency" in page and "nist.sts.Universal" in page  # a row, and a test that did not apply
+    assert "sts-2.1.2" in page
