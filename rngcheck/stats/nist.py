@@ -2,9 +2,15 @@
 
 Two forms of each test:
   * a reference function on a 0/1 bit array that follows the document step by step and
-    reproduces its worked examples (tests/test_stats_nist.py checks them all);
+    reproduces its worked examples (tests/test_stats_nist.py checks them all) and the p-values
+    NIST's program sts-2.1.2 prints for e, pi, sqrt 2 and sqrt 3 (rev1a Appendix B, to six
+    decimals: tests/test_stats_nist_sts.py). Where the text and sts-2.1.2 differ (longest-run
+    and linear complexity tables, rank and overlapping-template probabilities) the function
+    follows the program, and says so; the text's variant stays available. All 15 tests;
+    ``rngcheck nist`` (nist_sts.py) runs them on sequences as sts does;
   * a streaming accumulator on 32-bit words (bit order: rngcheck.stats.bits), vectorised,
-    checked against the reference function on random data.
+    checked against the reference function on random data: here for sections 2.1 - 2.6 and
+    2.11 - 2.13, in nist_stream.py for 2.7 - 2.10, 2.14 and 2.15.
 
 A sample is 2^20 bits (2^15 words; NIST suggests n >= 10^6). Each accumulator reports
 the test on the whole stream ("aggregate": the counts of every sample pooled, the most
