@@ -116,11 +116,14 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, content, args, messa
     assert message in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
 
 
-def test_missing_file_and_no_source(capsys):
+def test_missing_file_and_no_source(tmp_path, capsys):
     assert main(["nist", "/nonexistent/bits"]) == 2
     assert main(["nist"]) == 2
+    path = tmp_path / "bits.txt"
+    path.write_text("01" * 100)
+    assert main(["nist", str(path), "--length", "100", "--json", str(tmp_path / "no" / "such" / "dir.json")]) == 2
     err = capsys.readouterr().err
-    assert "cannot read" in err and "give a bit FILE" in err
+    assert "cannot read" in err and "give a bit FILE" in err and "cannot write" in err
 
 
 def test_backend_stream(tmp_path):

@@ -498,6 +498,10 @@ def command(args) -> int:
     params = Parameters(args.block_frequency, args.template, args.approximate_entropy, args.serial,
                         args.linear_complexity)
     params.check(args.length)
+    if args.json and args.json != "-":  # refuse before the run, not after it
+        parent = os.path.dirname(os.path.abspath(args.json))
+        if os.path.isdir(args.json) or not os.path.isdir(parent) or not os.access(parent, os.W_OK):
+            raise RngcheckError(f"cannot write {args.json}: not a file in a writable directory")
     progress = None if args.quiet else (lambda text: print(text, file=sys.stderr))
     if args.backend:
         seed = 1 if args.seed is None else args.seed
