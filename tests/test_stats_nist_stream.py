@@ -70,3 +70,12 @@ def test_a_biased_stream_is_caught():
     assert over.result()[0]["p_value"] < 1e-10  # runs of nine ones come 20% more often
     non = _fed(nist_stream.NonOverlappingTemplate, words)
     assert non.result()[0]["p_value"] < 1e-10
+
+
+def test_a_periodic_stream_is_caught():
+    """Three words repeated: every 7-bit block of Maurer's test comes back within 96 blocks (a
+    random one: 128 on average), and Berlekamp-Massey finds L <= 96 in every 500-bit block."""
+    short = np.tile(np.random.default_rng(6).integers(0, 2 ** 32, 3, dtype=np.uint32), nist.SAMPLE_WORDS // 3 + 1)
+    words = short[:nist.SAMPLE_WORDS]
+    assert _fed(nist_stream.Universal, words).result()[0]["p_value"] < 1e-10
+    assert _fed(nist_stream.LinearComplexity, words).result()[0]["p_value"] < 1e-10
