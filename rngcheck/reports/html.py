@@ -33,6 +33,7 @@ from .. import __version__
 from ..conformance import journal
 from ..errors import RngcheckError
 from ..jsonfile import read_json
+from ..stats import nist_sts
 from . import document as D
 from .document import BROKEN, STATUSES
 
@@ -90,6 +91,9 @@ def classify(doc, where: str = "document") -> Source:
         if doc.get("complete") is False:
             source.problems.append(_text(doc.get("message")) or "the stream ended before the tier's size")
         return source
+    if schema == nist_sts.SCHEMA:  # rngcheck nist --json: shown as a statistics section
+        _version_check(doc, schema, nist_sts.SCHEMA_VERSION, where)
+        return Source("stats", nist_sts.as_stats_document(doc), where)
     raise RngcheckError(f"{where}: not an rngcheck result or stats document (schema {schema!r})")
 
 

@@ -40,7 +40,9 @@ Tiers (bytes of the main stream; --bytes overrides): smoke 8 MiB (seconds: a CI 
 standard 256 MiB (seconds on 2 cores: about 6 CPU-seconds, benchmarks/bench_stats.py), deep 4 GiB by default. Every test reads
 the whole main stream except the slowest ones (SLOW_TESTS: matrix rank, serial/ApEn,
 cumulative sums, coupon collector read 1/8 of it, at least 2 MiB; the spectral test 1/32,
-at least 1 MiB); each result's "bytes" says what it read. Where the source has
+at least 1 MiB; SP 800-22's template, universal and random excursion tests 1/128, at least
+2 MiB; its linear complexity test 1/256, at least 2 MiB, and only in the deep tier: FROM_TIER);
+each result's "bytes" says what it read. Where the source has
 neighbour streams (a backend, or a Philox reference stream), three XOR pairs are tested
 too (streams.NEIGHBOURS: key k0+1, key k1+1, counter + 2^96), each on 1/8 of the tier's
 bytes (at least 1 MiB), with lanes, monobit, bytes and Hamming-weight tests. A seekable,
@@ -77,7 +79,7 @@ from concurrent.futures.process import BrokenProcessPool
 import numpy as np
 
 from ..errors import RngcheckError
-from . import knuth, lanes, nist, testu01
+from . import knuth, lanes, nist, nist_stream, testu01
 from .accumulators import shared_chunk
 from .streams import NEIGHBOURS, XorSource
 
@@ -103,7 +105,16 @@ SLOW_TESTS = {  # name: (divisor, floor)
     "nist.cumulative_sums": (8, 2 * MiB),
     "knuth.coupon_collector": (8, 2 * MiB),
     "nist.spectral": (32, 1 * MiB),
+    # SP 800-22 sections 2.7 - 2.10, 2.14, 2.15 (nist_stream): whole-sequence tests, 2^20-bit samples
+    "nist.overlapping_template": (128, 2 * MiB),
+    "nist.non_overlapping_template": (128, 2 * MiB),
+    "nist.universal": (128, 2 * MiB),
+    "nist.random_excursions": (128, 2 * MiB),
+    "nist.linear_complexity": (256, 2 * MiB),
 }
+# Tests that join only from a given tier on (their cost per word is too high for the smaller ones:
+# Berlekamp-Massey on every 500-bit block, 2 microseconds per word)
+FROM_TIER = {"nist.linear_complexity": "deep"}
 INTERSTREAM_SHARE = 8  # each neighbour pair reads 1/8 of the main stream's bytes (at least 1 MiB, at most all)
 
 
@@ -122,8 +133,14 @@ def budgeted(factory, nbytes: int):
     return make
 
 
-def main_tests():
-    """Accumulator factories of the main battery (each called with start=...)."""
+def main_tests(tier: str = "deep"):
+    """Accumulator factories of the main battery (each called with start=...) in ``tier``."""
+    order = list(TIERS)
+    return [f for f in _main_tests()
+            if order.index(FROM_TIER.get(getattr(f, "name", ""), "smoke")) <= order.index(tier)]
+
+
+def _main_tests():
     return [
         nist.Monobit, nist.BlockFrequency, nist.Runs, nist.LongestRun, nist.MatrixRank,
         nist.OverlappingPatterns, nist.CumulativeSums, nist.Spectral,
@@ -132,6 +149,8 @@ def main_tests():
         knuth.Poker, knuth.CouponCollector, knuth.MaximumOfT, knuth.RunsUp, knuth.RunsDown,
         testu01.BirthdaySpacings, testu01.HammingWeight, testu01.Collision, testu01.RandomWalk,
         lanes.LaneBits,
+        nist_stream.OverlappingTemplate, nist_stream.NonOverlappingTemplate, nist_stream.Universal,
+        nist_stream.RandomExcursions, nist_stream.LinearComplexity,
     ]
 
 
@@ -165,6 +184,8 @@ COST_NS_PER_WORD = {
     "knuth.coupon_collector": 60, "nist.spectral": 350, "nist.serial": 30, "nist.cumulative_sums": 18,
     "nist.matrix_rank": 17, "lanes": 8, "testu01.birthday_spacings": 8, "knuth.byte_frequency": 9,
     "knuth.poker": 9, "nist.longest_run": 6,
+    "nist.overlapping_template": 66, "nist.non_overlapping_template": 101, "nist.universal": 149,
+    "nist.random_excursions": 353, "nist.linear_complexity": 2073,
 }
 DEFAULT_COST_NS = 3
 PIECES_PER_WORKER = 2  # more pieces than processes: a process slowed by other jobs takes fewer
@@ -301,7 +322,7 @@ def run(source, *, tier: str = "smoke", nbytes: int | None = None, seed=None, re
     say = progress or (lambda text: None)
 
     groups = []  # (stream name, source, factories, words)
-    groups.append(("main", source, [budgeted(f, nbytes) for f in main_tests()], words))
+    groups.append(("main", source, [budgeted(f, nbytes) for f in main_tests(tier)], words))
     if interstream:
         for kind in NEIGHBOURS:
             other = source.neighbour(kind) if hasattr(source, "neighbour") else None

@@ -430,7 +430,10 @@ class DaskExecutor:
         try:
             while pending:
                 with self.client.as_current():  # wait() uses the current client; ours is not the default
-                    finished, pending = distributed.wait(pending, timeout=2.0, return_when="FIRST_COMPLETED")
+                    try:
+                        finished, pending = distributed.wait(pending, timeout=2.0, return_when="FIRST_COMPLETED")
+                    except TimeoutError:  # no range finished in 2 s (distributed raises rather than returns)
+                        finished = set()
                 for future in finished:
                     index = futures[future]
                     packed, read = self._outcome(future, index, ranges, label, offset)
