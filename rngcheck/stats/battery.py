@@ -77,7 +77,7 @@ from concurrent.futures.process import BrokenProcessPool
 import numpy as np
 
 from ..errors import RngcheckError
-from . import knuth, lanes, nist, testu01
+from . import knuth, lanes, linear, nist, practrand_kinds, testu01
 from .accumulators import shared_chunk
 from .streams import NEIGHBOURS, XorSource
 
@@ -103,7 +103,21 @@ SLOW_TESTS = {  # name: (divisor, floor)
     "nist.cumulative_sums": (8, 2 * MiB),
     "knuth.coupon_collector": (8, 2 * MiB),
     "nist.spectral": (32, 1 * MiB),
+    # the PractRand kinds (practrand_kinds.py): each reads at least one sample
+    "pr.block_weights": (16, 4 * MiB),
+    "pr.weight_tuples": (16, 1 * MiB),
+    "pr.float_frequency": (16, 1 * MiB),
+    "pr.gap16": (32, 1 * MiB),
+    "pr.power_lags": (16, 4 * MiB),
 }
+# Linear complexity reads one sequence of n bits per (stride, bit) from the stream's first
+# 2n words: n = 2^15 below DEEP_LINEAR_BYTES (MT19937's complexity, 19937, is then out of
+# reach: it passes, as it passes Crush), 2^17 from there on (it fails, as in BigCrush).
+DEEP_LINEAR_BYTES = 1 << 30
+
+
+def linear_bits(nbytes: int | None) -> int:
+    return 1 << 17 if nbytes is not None and nbytes >= DEEP_LINEAR_BYTES else 1 << 15
 INTERSTREAM_SHARE = 8  # each neighbour pair reads 1/8 of the main stream's bytes (at least 1 MiB, at most all)
 
 
@@ -122,8 +136,10 @@ def budgeted(factory, nbytes: int):
     return make
 
 
-def main_tests():
-    """Accumulator factories of the main battery (each called with start=...)."""
+def main_tests(nbytes: int | None = None):
+    """Accumulator factories of the main battery (each called with start=...); ``nbytes``,
+    the tier's size, sets the linear-complexity sequence length (linear_bits)."""
+    bits = linear_bits(nbytes)
     return [
         nist.Monobit, nist.BlockFrequency, nist.Runs, nist.LongestRun, nist.MatrixRank,
         nist.OverlappingPatterns, nist.CumulativeSums, nist.Spectral,
@@ -132,6 +148,9 @@ def main_tests():
         knuth.Poker, knuth.CouponCollector, knuth.MaximumOfT, knuth.RunsUp, knuth.RunsDown,
         testu01.BirthdaySpacings, testu01.HammingWeight, testu01.Collision, testu01.RandomWalk,
         lanes.LaneBits,
+        practrand_kinds.BlockWeights, practrand_kinds.WeightTuples, practrand_kinds.FloatFrequency,
+        practrand_kinds.Gap16, practrand_kinds.PowerLags,
+        lambda start=0: linear.LinearComplexity(start, bits=bits),
     ]
 
 
@@ -164,7 +183,8 @@ def feed(source, factories, words: int, start: int = 0, chunk: int = CHUNK_WORDS
 COST_NS_PER_WORD = {
     "knuth.coupon_collector": 60, "nist.spectral": 350, "nist.serial": 30, "nist.cumulative_sums": 18,
     "nist.matrix_rank": 17, "lanes": 8, "testu01.birthday_spacings": 8, "knuth.byte_frequency": 9,
-    "knuth.poker": 9, "nist.longest_run": 6,
+    "knuth.poker": 9, "nist.longest_run": 6, "pr.block_weights": 8, "pr.weight_tuples": 10,
+    "pr.float_frequency": 9, "pr.gap16": 37, "pr.power_lags": 14,
 }
 DEFAULT_COST_NS = 3
 PIECES_PER_WORKER = 2  # more pieces than processes: a process slowed by other jobs takes fewer
@@ -301,7 +321,7 @@ def run(source, *, tier: str = "smoke", nbytes: int | None = None, seed=None, re
     say = progress or (lambda text: None)
 
     groups = []  # (stream name, source, factories, words)
-    groups.append(("main", source, [budgeted(f, nbytes) for f in main_tests()], words))
+    groups.append(("main", source, [budgeted(f, nbytes) for f in main_tests(nbytes)], words))
     if interstream:
         for kind in NEIGHBOURS:
             other = source.neighbour(kind) if hasattr(source, "neighbour") else None
