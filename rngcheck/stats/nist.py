@@ -537,8 +537,6 @@ class CumulativeSums(Accumulator):
         return results
 
 
-
-
 class Spectral(Accumulator):
     """NIST SP 800-22 rev1a section 2.6 (Discrete Fourier Transform Test), on 2^16-bit samples.
 

@@ -6,7 +6,8 @@ exact cell probabilities), which costs some power per byte but needs no calibrat
 
   pr.block_weights    BCFN kind: "bit counting" at several scales. The Hamming weight of
                       consecutive blocks of 2^j words (j = 0, 2, 4, ... 12), each put in one
-                      of three classes of about equal probability (exact binomial tails),
+                      of three classes (the outer two as near 1/3 as the binomial allows, below it;
+                      exact tails),
                       and the classes of 3 consecutive blocks counted as one of 27 cells.
                       Long-range linear correlations (lagged Fibonacci, LFSRs) make the
                       weights of neighbouring blocks depend on each other.
@@ -99,11 +100,13 @@ def _count_rows(codes, cells):
 
 @lru_cache(maxsize=None)
 def _weight_classes(bits: int):
-    """Three classes of the Hamming weight of ``bits`` fair bits, as near 1/3 each as the
-    binomial allows: (lower cut, upper cut, exact class probabilities). Class 0: weight <=
+    """Three classes of the Hamming weight of ``bits`` fair bits, the outer two as near 1/3 as
+    the binomial allows without exceeding it: (lower cut, upper cut, exact class probabilities). Class 0: weight <=
     lower, 1: lower < weight < upper, 2: weight >= upper."""
     dist = stats.binom(bits, 0.5)
     lower = int(dist.ppf(1 / 3))
+    if dist.cdf(lower) > 1 / 3:  # the largest cut with P(weight <= cut) <= 1/3
+        lower -= 1
     upper = bits - lower  # symmetric
     p0 = float(dist.cdf(lower))
     return lower, upper, np.array([p0, 1.0 - 2.0 * p0, p0])
