@@ -40,7 +40,9 @@ Tiers (bytes of the main stream; --bytes overrides): smoke 8 MiB (seconds: a CI 
 standard 256 MiB (seconds on 2 cores: about 6 CPU-seconds, benchmarks/bench_stats.py), deep 4 GiB by default. Every test reads
 the whole main stream except the slowest ones (SLOW_TESTS: matrix rank, serial/ApEn,
 cumulative sums, coupon collector read 1/8 of it, at least 2 MiB; the spectral test 1/32,
-at least 1 MiB); each result's "bytes" says what it read. Where the source has
+at least 1 MiB; the PractRand kinds 1/16, gap-16 1/32, at least one sample each) and linear
+complexity (one sequence per stride from the stream's first words: linear_bits); each
+result's "bytes" says what it read. Where the source has
 neighbour streams (a backend, or a Philox reference stream), three XOR pairs are tested
 too (streams.NEIGHBOURS: key k0+1, key k1+1, counter + 2^96), each on 1/8 of the tier's
 bytes (at least 1 MiB), with lanes, monobit, bytes and Hamming-weight tests. A seekable,

@@ -389,7 +389,8 @@ WEAK = {
     "bias-10": lambda: biased(10),
 }
 # The truncated-LCG family and the linear generators PractRand's figures are set against
-# (docs/statistics.md has the table of bytes to the first FAIL, rngcheck's beside PractRand's).
+# (the README's power table: bytes to the first FAIL, rngcheck's beside PractRand's, from
+# benchmarks/bench_stats.py all).
 WEAK.update({
     "lcg64high": lcg64_high,
     "mcg64high": mcg64_high,
