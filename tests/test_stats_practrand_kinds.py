@@ -172,6 +172,14 @@ def test_linear_generators_show_their_state_size(generator, stride, complexity):
     assert battery.tail(found[stride]) < battery.FAIL_AT
 
 
+def test_the_battery_reads_a_short_and_a_long_sequence():
+    names = {f(start=0).name for f in battery.main_tests(battery.TIERS["standard"])}
+    assert {"linear.complexity.n4096", "linear.complexity.n32768"} <= names
+    assert "linear.complexity.n131072" in {f(start=0).name for f in battery.main_tests(battery.TIERS["deep"])}
+    short = linear.LinearComplexity(bits=battery.SHORT_LINEAR_BITS)
+    assert short.sample_words * 4 == 64 << 10  # the power panel's smallest stream
+
+
 def test_mt19937_passes_at_the_standard_length_and_fails_at_the_deep_one():
     source = panel.mt19937()
     standard = linear.LinearComplexity(bits=battery.linear_bits(battery.TIERS["standard"]))

@@ -115,7 +115,10 @@ SLOW_TESTS = {  # name: (divisor, floor)
 # Linear complexity reads one sequence of n bits per (stride, bit) from the stream's first
 # 2n words: n = 2^15 below DEEP_LINEAR_BYTES (MT19937's complexity, 19937, is then out of
 # reach: it passes, as it passes Crush), 2^17 from there on (it fails, as in BigCrush).
+# A short one (2^12 bits, from the first 64 KiB) sees small states (xorshift32, a lagged
+# Fibonacci) in the smallest streams.
 DEEP_LINEAR_BYTES = 1 << 30
+SHORT_LINEAR_BITS = 1 << 12
 
 
 def linear_bits(nbytes: int | None) -> int:
@@ -152,6 +155,7 @@ def main_tests(nbytes: int | None = None):
         lanes.LaneBits,
         practrand_kinds.BlockWeights, practrand_kinds.WeightTuples, practrand_kinds.FloatFrequency,
         practrand_kinds.Gap16, practrand_kinds.PowerLags,
+        lambda start=0: linear.LinearComplexity(start, bits=SHORT_LINEAR_BITS),
         lambda start=0: linear.LinearComplexity(start, bits=bits),
     ]
 

@@ -75,6 +75,7 @@ class LinearComplexity(Accumulator):
         self.sample_words = max(s for s, _ in SEQUENCES) * bits  # the widest stride needs that many words
         super().__init__(start, bits=bits)
         self.bits = bits
+        self.name = f"{LinearComplexity.name}.n{bits}"  # the battery runs a short and a long one
 
     def measure(self, samples):
         rows = []
