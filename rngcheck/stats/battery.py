@@ -40,7 +40,8 @@ Tiers (bytes of the main stream; --bytes overrides): smoke 8 MiB (seconds: a CI 
 standard 256 MiB (seconds on 2 cores: about 6 CPU-seconds, benchmarks/bench_stats.py), deep 4 GiB by default. Every test reads
 the whole main stream except the slowest ones (SLOW_TESTS: matrix rank, serial/ApEn,
 cumulative sums, coupon collector read 1/8 of it, at least 2 MiB; the spectral test 1/32,
-at least 1 MiB; the PractRand kinds 1/16, gap-16 1/32, at least one sample each) and linear
+at least 1 MiB; the PractRand kinds 1/16 (block weights, power lags), 1/32 (weight tuples,
+float frequency) or 1/64 (gap-16), at least one sample each) and linear
 complexity (one sequence per stride from the stream's first words: linear_bits); each
 result's "bytes" says what it read. Where the source has
 neighbour streams (a backend, or a Philox reference stream), three XOR pairs are tested
@@ -107,9 +108,9 @@ SLOW_TESTS = {  # name: (divisor, floor)
     "nist.spectral": (32, 1 * MiB),
     # the PractRand kinds (practrand_kinds.py): each reads at least one sample
     "pr.block_weights": (16, 4 * MiB),
-    "pr.weight_tuples": (16, 1 * MiB),
-    "pr.float_frequency": (16, 1 * MiB),
-    "pr.gap16": (32, 1 * MiB),
+    "pr.weight_tuples": (32, 1 * MiB),
+    "pr.float_frequency": (32, 1 * MiB),
+    "pr.gap16": (64, 1 * MiB),
     "pr.power_lags": (16, 4 * MiB),
 }
 # Linear complexity reads one sequence of n bits per (stride, bit) from the stream's first
