@@ -68,6 +68,18 @@ def killing_source(seed, marker, at_word, times):
     return FunctionSource(function, base.description, 0, base.neighbours)
 
 
+def slow_source(seed, at_word, seconds):
+    """philox_source(seed), except that a Dask worker asked for ``at_word`` first sleeps."""
+    base, here = philox_source(seed), os.getpid()
+
+    def function(first, count):
+        if os.getpid() != here and first <= at_word < first + count:
+            time.sleep(seconds)
+        return base.function(first, count)
+
+    return FunctionSource(function, base.description, 0, base.neighbours)
+
+
 @pytest.fixture(scope="module")
 def executor():
     """One LocalCluster of two worker processes for the identity and refusal tests."""
@@ -140,6 +152,16 @@ def test_standard_tier_by_the_command_line_equals_one_process(tmp_path, capsys):
 
 
 # -- faults ------------------------------------------------------------------------------------
+
+def test_a_range_slower_than_the_wait_interval_is_waited_for(executor):
+    """No range finishing within distributed.WAIT_SECONDS is no error (it once ended the run
+    as "cannot write": dask's wait() raises TimeoutError, an OSError)."""
+    need(executor)
+    from rngcheck.stats import distributed
+    doc = battery.run(slow_source(13, at_word=1 << 19, seconds=2.5 * distributed.WAIT_SECONDS), tier="smoke",
+                      executor=executor)
+    assert same(doc) == same(battery.run(philox_source(13), tier="smoke", workers=1))
+
 
 def test_a_sigkilled_worker_is_survived_and_counted(tmp_path):
     require("distributed")

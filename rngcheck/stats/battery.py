@@ -41,8 +41,11 @@ standard 256 MiB (seconds on 2 cores: about 6 CPU-seconds, benchmarks/bench_stat
 the whole main stream except the slowest ones (SLOW_TESTS: matrix rank, serial/ApEn,
 cumulative sums, coupon collector read 1/8 of it, at least 2 MiB; the spectral test 1/32,
 at least 1 MiB; SP 800-22's template, universal and random excursion tests 1/128, at least
-2 MiB; its linear complexity test 1/256, at least 2 MiB, and only in the deep tier: FROM_TIER);
-each result's "bytes" says what it read. Where the source has
+2 MiB; its linear complexity test 1/256, at least 2 MiB, and only in the deep tier: FROM_TIER;
+the PractRand kinds 1/16 (block weights, power lags), 1/32 (weight tuples, float frequency)
+or 1/64 (gap-16), at least one sample each) and the long linear complexity (one sequence per
+stride from the stream's first words: linear_bits); each result's "bytes" says what it read.
+Where the source has
 neighbour streams (a backend, or a Philox reference stream), three XOR pairs are tested
 too (streams.NEIGHBOURS: key k0+1, key k1+1, counter + 2^96), each on 1/8 of the tier's
 bytes (at least 1 MiB), with lanes, monobit, bytes and Hamming-weight tests. A seekable,
@@ -79,7 +82,7 @@ from concurrent.futures.process import BrokenProcessPool
 import numpy as np
 
 from ..errors import RngcheckError
-from . import knuth, lanes, nist, nist_stream, testu01
+from . import knuth, lanes, linear, nist, nist_stream, practrand_kinds, testu01
 from .accumulators import shared_chunk
 from .streams import NEIGHBOURS, XorSource
 
@@ -111,7 +114,26 @@ SLOW_TESTS = {  # name: (divisor, floor)
     "nist.universal": (128, 2 * MiB),
     "nist.random_excursions": (128, 2 * MiB),
     "nist.linear_complexity": (256, 2 * MiB),
+    # the PractRand kinds (practrand_kinds.py): each reads at least one sample
+    "pr.block_weights": (16, 4 * MiB),
+    "pr.weight_tuples": (32, 1 * MiB),
+    "pr.float_frequency": (32, 1 * MiB),
+    "pr.gap16": (64, 1 * MiB),
+    "pr.power_lags": (16, 4 * MiB),
 }
+# The long linear complexity (linear.py) reads one sequence of n bits per (stride, bit) from
+# the stream's first stride x n words: n = 2^15 below DEEP_LINEAR_BYTES (MT19937's complexity, 19937, is then out of
+# reach: it passes, as it passes Crush), 2^17 from there on (it fails, as in BigCrush).
+# A short one (2^12 bits, from the first 64 KiB) sees small states (xorshift32, a lagged
+# Fibonacci) in the smallest streams.
+DEEP_LINEAR_BYTES = 1 << 30
+SHORT_LINEAR_BITS = 1 << 12
+
+
+def linear_bits(nbytes: int | None) -> int:
+    return 1 << 17 if nbytes is not None and nbytes >= DEEP_LINEAR_BYTES else 1 << 15
+
+
 # Tests that join only from a given tier on (their cost per word is too high for the smaller ones:
 # Berlekamp-Massey on every 500-bit block, 2 microseconds per word)
 FROM_TIER = {"nist.linear_complexity": "deep"}
@@ -133,14 +155,16 @@ def budgeted(factory, nbytes: int):
     return make
 
 
-def main_tests(tier: str = "deep"):
-    """Accumulator factories of the main battery (each called with start=...) in ``tier``."""
+def main_tests(tier: str = "deep", nbytes: int | None = None):
+    """Accumulator factories of the main battery (each called with start=...) in ``tier``;
+    ``nbytes``, the tier's size, sets the long linear-complexity sequence (linear_bits)."""
     order = list(TIERS)
-    return [f for f in _main_tests()
+    return [f for f in _main_tests(nbytes)
             if order.index(FROM_TIER.get(getattr(f, "name", ""), "smoke")) <= order.index(tier)]
 
 
-def _main_tests():
+def _main_tests(nbytes):
+    bits = linear_bits(nbytes)
     return [
         nist.Monobit, nist.BlockFrequency, nist.Runs, nist.LongestRun, nist.MatrixRank,
         nist.OverlappingPatterns, nist.CumulativeSums, nist.Spectral,
@@ -151,6 +175,10 @@ def _main_tests():
         lanes.LaneBits,
         nist_stream.OverlappingTemplate, nist_stream.NonOverlappingTemplate, nist_stream.Universal,
         nist_stream.RandomExcursions, nist_stream.LinearComplexity,
+        practrand_kinds.BlockWeights, practrand_kinds.WeightTuples, practrand_kinds.FloatFrequency,
+        practrand_kinds.Gap16, practrand_kinds.PowerLags,
+        lambda start=0: linear.LinearComplexity(start, bits=SHORT_LINEAR_BITS),
+        lambda start=0: linear.LinearComplexity(start, bits=bits),
     ]
 
 
@@ -186,6 +214,7 @@ COST_NS_PER_WORD = {
     "knuth.poker": 9, "nist.longest_run": 6,
     "nist.overlapping_template": 66, "nist.non_overlapping_template": 101, "nist.universal": 149,
     "nist.random_excursions": 353, "nist.linear_complexity": 2073,
+    "pr.block_weights": 8, "pr.weight_tuples": 10, "pr.float_frequency": 9, "pr.gap16": 37, "pr.power_lags": 14,
 }
 DEFAULT_COST_NS = 3
 PIECES_PER_WORKER = 2  # more pieces than processes: a process slowed by other jobs takes fewer
@@ -322,7 +351,7 @@ def run(source, *, tier: str = "smoke", nbytes: int | None = None, seed=None, re
     say = progress or (lambda text: None)
 
     groups = []  # (stream name, source, factories, words)
-    groups.append(("main", source, [budgeted(f, nbytes) for f in main_tests(tier)], words))
+    groups.append(("main", source, [budgeted(f, nbytes) for f in main_tests(tier, nbytes)], words))
     if interstream:
         for kind in NEIGHBOURS:
             other = source.neighbour(kind) if hasattr(source, "neighbour") else None
