@@ -74,7 +74,6 @@ from __future__ import annotations
 import math
 import multiprocessing
 import os
-import re
 import time
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -86,19 +85,13 @@ from . import knuth, lanes, linear, nist, nist_stream, practrand_kinds, testu01
 from .accumulators import shared_chunk
 from .streams import NEIGHBOURS, XorSource
 
-_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+from .tiers import TIERS, MiB, parse_bytes  # noqa: F401  (one home: stats/tiers.py)
 
-MiB = 1 << 20
 CHUNK_WORDS = 1 << 22  # 16 MiB read at once (the coupon collector's chains want many samples)
 PARALLEL_MIN_WORDS = 8 * CHUNK_WORDS  # below 32 MiB one process is faster than forking
 FAIL_AT = 1e-10
 FAMILY_SUSPECT = 0.01
 
-TIERS = {
-    "smoke": 8 * MiB,
-    "standard": 256 * MiB,
-    "deep": 4096 * MiB,  # default; --bytes sets it
-}
 # The slowest tests (numpy-bound: GF(2) elimination, FFTs, pattern counts, coupon chains,
 # walks) read only the first part of the stream: 1/divisor of the tier's bytes, at least
 # `floor` bytes, never more than the tier. Their results say how many bytes they read.
@@ -190,8 +183,9 @@ def interstream_tests():
 # Feeding accumulators (one process, or contiguous ranges in several and merged).
 # ----------------------------------------------------------------------------------------
 
-def feed(source, factories, words: int, start: int = 0, chunk: int = CHUNK_WORDS):
-    """Read up to ``words`` words from ``source`` (positioned at ``start``) into new accumulators."""
+def feed(source, factories, words: int, start: int = 0, chunk: int = CHUNK_WORDS, tick=None):
+    """Read up to ``words`` words from ``source`` (positioned at ``start``) into new accumulators;
+    ``tick(n)`` after each block of n words (progress)."""
     accs = [factory(start=start) for factory in factories]
     read = 0
     while read < words:
@@ -201,6 +195,8 @@ def feed(source, factories, words: int, start: int = 0, chunk: int = CHUNK_WORDS
             for acc in accs:
                 acc.update(block)
         read += block.size
+        if tick:
+            tick(block.size)
         if block.size < asked:
             break  # the stream ended
     return accs, read
@@ -259,14 +255,14 @@ def _worker(index):
     return feed(source.at(offset + start), factories, count, start=start)
 
 
-def feed_parallel(source, factories, words: int, workers: int, offset: int = 0):
+def feed_parallel(source, factories, words: int, workers: int, offset: int = 0, tick=None):
     """Words offset .. offset+words-1 of ``source``: split into contiguous ranges of about
     equal work, read by ``workers`` processes, and merged in order (map-reduce). Without a
     seekable, fork-safe source: one process, reading on from the source's current position
     (``offset`` must then be where it is)."""
     if workers <= 1 or not source.seekable or not getattr(source, "fork_safe", False) or words < PARALLEL_MIN_WORDS:
         here = not source.seekable or getattr(source, "position", None) == offset
-        return feed(source if here else source.at(offset), factories, words)
+        return feed(source if here else source.at(offset), factories, words, tick=tick)
     align = min(1 << 19, max(1, words // (4 * workers * PIECES_PER_WORKER)))
     ranges = balanced_ranges(factories, words, workers * PIECES_PER_WORKER, align)
     _JOB.update(source=source, factories=factories, ranges=ranges, offset=offset)
@@ -274,7 +270,7 @@ def feed_parallel(source, factories, words: int, workers: int, offset: int = 0):
         context = multiprocessing.get_context("fork")
     except ValueError:
         _JOB.clear()
-        return feed(source, factories, words)
+        return feed(source, factories, words, tick=tick)
     parts = []
     try:  # concurrent.futures, not multiprocessing.Pool: a dead worker fails the run instead of hanging it
         with ProcessPoolExecutor(min(workers, len(ranges)), mp_context=context) as pool:
@@ -282,6 +278,8 @@ def feed_parallel(source, factories, words: int, workers: int, offset: int = 0):
             for index, future in enumerate(futures):
                 try:
                     parts.append(future.result())
+                    if tick:
+                        tick(ranges[index][1])
                 except BrokenProcessPool:
                     start, count = ranges[index]
                     raise RngcheckError(
@@ -362,12 +360,15 @@ def run(source, *, tier: str = "smoke", nbytes: int | None = None, seed=None, re
 
     results, not_run, accs_by_stream = [], [], {}
     bytes_tested, complete, message = 0, True, ""
+    begin, tick = getattr(progress, "begin", None), getattr(progress, "advance", None)  # a progress bar
     for stream, src, factories, want in groups:
         say(f"{stream}: reading {want * 4 / MiB:.0f} MiB")
+        if begin:
+            begin(f"{stream} stream", want * 4, "bytes")
         if executor is not None:
             accs, got = executor.feed(src, factories, want, offset=0, stream=stream)
         else:  # an inter-stream pair is cut into ranges too when it is seekable (XorSource.at)
-            accs, got = feed_parallel(src, factories, want, workers)
+            accs, got = feed_parallel(src, factories, want, workers, tick=(lambda n: tick(4 * n)) if tick else None)
         if stream == "main":
             bytes_tested = got * 4
             if got < want:
@@ -496,12 +497,3 @@ def _fresh(source, stream: str, words: int):
     return XorSource(source.at(words), other.at(words), kind)
 
 
-def parse_bytes(text: str) -> int:
-    """'4096', '64M', '2G', '1.5GiB' -> bytes (binary units)."""
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:i?B)?\s*", str(text), re.IGNORECASE)
-    if not match:
-        raise RngcheckError(f"--bytes: cannot read {text!r} (use e.g. 64M, 2G, 1000000)")
-    value = int(float(match.group(1)) * _UNITS[match.group(2).upper()])
-    if value < 4:
-        raise RngcheckError("--bytes must be at least 4 (one word)")
-    return value
