@@ -18,7 +18,7 @@ from .. import __version__
 from ..errors import RngcheckError
 from ..jsonfile import read_json
 from . import document as D
-from . import journal
+from . import journal, nist_document
 
 STATS_SCHEMA = "rngcheck-stats"
 STATS_SCHEMA_VERSION = 1     # what stats.battery writes
@@ -67,6 +67,9 @@ def classify(doc, where: str = "document") -> Source:
             source.problems.append(" ".join(str(message).split())[:500] if message
                                    else "the stream ended before the tier's size")
         return source
+    if schema == nist_document.SCHEMA:  # rngcheck nist --json: shown as a statistics section
+        _version_check(doc, schema, nist_document.SCHEMA_VERSION, where)
+        return Source("stats", nist_document.as_stats_document(doc), where)
     raise RngcheckError(f"{where}: not an rngcheck result or stats document (schema {schema!r})")
 
 

@@ -40,7 +40,12 @@ Tiers (bytes of the main stream; --bytes overrides): smoke 8 MiB (seconds: a CI 
 standard 256 MiB (seconds on 2 cores: about 6 CPU-seconds, benchmarks/bench_stats.py), deep 4 GiB by default. Every test reads
 the whole main stream except the slowest ones (SLOW_TESTS: matrix rank, serial/ApEn,
 cumulative sums, coupon collector read 1/8 of it, at least 2 MiB; the spectral test 1/32,
-at least 1 MiB); each result's "bytes" says what it read. Where the source has
+at least 1 MiB; SP 800-22's template, universal and random excursion tests 1/128, at least
+2 MiB; its linear complexity test 1/256, at least 2 MiB, and only in the deep tier: FROM_TIER;
+the PractRand kinds 1/16 (block weights, power lags), 1/32 (weight tuples, float frequency)
+or 1/64 (gap-16), at least one sample each) and the long linear complexity (one sequence per
+stride from the stream's first words: linear_bits); each result's "bytes" says what it read.
+Where the source has
 neighbour streams (a backend, or a Philox reference stream), three XOR pairs are tested
 too (streams.NEIGHBOURS: key k0+1, key k1+1, counter + 2^96), each on 1/8 of the tier's
 bytes (at least 1 MiB), with lanes, monobit, bytes and Hamming-weight tests. A seekable,
@@ -77,7 +82,7 @@ import numpy as np
 
 from ..backends.lifetime import die_with_parent
 from ..errors import RngcheckError
-from . import knuth, lanes, nist, testu01
+from . import knuth, lanes, linear, nist, nist_stream, practrand_kinds, testu01
 from .accumulators import shared_chunk
 from .streams import NEIGHBOURS, XorSource
 
@@ -97,7 +102,35 @@ SLOW_TESTS = {  # name: (divisor, floor)
     "nist.cumulative_sums": (8, 2 * MiB),
     "knuth.coupon_collector": (8, 2 * MiB),
     "nist.spectral": (32, 1 * MiB),
+    # SP 800-22 sections 2.7 - 2.10, 2.14, 2.15 (nist_stream): whole-sequence tests, 2^20-bit samples
+    "nist.overlapping_template": (128, 2 * MiB),
+    "nist.non_overlapping_template": (128, 2 * MiB),
+    "nist.universal": (128, 2 * MiB),
+    "nist.random_excursions": (128, 2 * MiB),
+    "nist.linear_complexity": (256, 2 * MiB),
+    # the PractRand kinds (practrand_kinds.py): each reads at least one sample
+    "pr.block_weights": (16, 4 * MiB),
+    "pr.weight_tuples": (32, 1 * MiB),
+    "pr.float_frequency": (32, 1 * MiB),
+    "pr.gap16": (64, 1 * MiB),
+    "pr.power_lags": (16, 4 * MiB),
 }
+# The long linear complexity (linear.py) reads one sequence of n bits per (stride, bit) from
+# the stream's first stride x n words: n = 2^15 below DEEP_LINEAR_BYTES (MT19937's complexity, 19937, is then out of
+# reach: it passes, as it passes Crush), 2^17 from there on (it fails, as in BigCrush).
+# A short one (2^12 bits, from the first 64 KiB) sees small states (xorshift32, a lagged
+# Fibonacci) in the smallest streams.
+DEEP_LINEAR_BYTES = 1 << 30
+SHORT_LINEAR_BITS = 1 << 12
+
+
+def linear_bits(nbytes: int | None) -> int:
+    return 1 << 17 if nbytes is not None and nbytes >= DEEP_LINEAR_BYTES else 1 << 15
+
+
+# Tests that join only from a given tier on (their cost per word is too high for the smaller ones:
+# Berlekamp-Massey on every 500-bit block, 2 microseconds per word)
+FROM_TIER = {"nist.linear_complexity": "deep"}
 INTERSTREAM_SHARE = 8  # each neighbour pair reads 1/8 of the main stream's bytes (at least 1 MiB, at most all)
 
 
@@ -116,8 +149,16 @@ def budgeted(factory, nbytes: int):
     return make
 
 
-def main_tests():
-    """Accumulator factories of the main battery (each called with start=...)."""
+def main_tests(tier: str = "deep", nbytes: int | None = None):
+    """Accumulator factories of the main battery (each called with start=...) in ``tier``;
+    ``nbytes``, the tier's size, sets the long linear-complexity sequence (linear_bits)."""
+    order = list(TIERS)
+    return [f for f in _main_tests(nbytes)
+            if order.index(FROM_TIER.get(getattr(f, "name", ""), "smoke")) <= order.index(tier)]
+
+
+def _main_tests(nbytes):
+    bits = linear_bits(nbytes)
     return [
         nist.Monobit, nist.BlockFrequency, nist.Runs, nist.LongestRun, nist.MatrixRank,
         nist.OverlappingPatterns, nist.CumulativeSums, nist.Spectral,
@@ -126,6 +167,12 @@ def main_tests():
         knuth.Poker, knuth.CouponCollector, knuth.MaximumOfT, knuth.RunsUp, knuth.RunsDown,
         testu01.BirthdaySpacings, testu01.HammingWeight, testu01.Collision, testu01.RandomWalk,
         lanes.LaneBits,
+        nist_stream.OverlappingTemplate, nist_stream.NonOverlappingTemplate, nist_stream.Universal,
+        nist_stream.RandomExcursions, nist_stream.LinearComplexity,
+        practrand_kinds.BlockWeights, practrand_kinds.WeightTuples, practrand_kinds.FloatFrequency,
+        practrand_kinds.Gap16, practrand_kinds.PowerLags,
+        lambda start=0: linear.LinearComplexity(start, bits=SHORT_LINEAR_BITS),
+        lambda start=0: linear.LinearComplexity(start, bits=bits),
     ]
 
 
@@ -162,6 +209,9 @@ COST_NS_PER_WORD = {
     "knuth.coupon_collector": 60, "nist.spectral": 350, "nist.serial": 30, "nist.cumulative_sums": 18,
     "nist.matrix_rank": 17, "lanes": 8, "testu01.birthday_spacings": 8, "knuth.byte_frequency": 9,
     "knuth.poker": 9, "nist.longest_run": 6,
+    "nist.overlapping_template": 66, "nist.non_overlapping_template": 101, "nist.universal": 149,
+    "nist.random_excursions": 353, "nist.linear_complexity": 2073,
+    "pr.block_weights": 8, "pr.weight_tuples": 10, "pr.float_frequency": 9, "pr.gap16": 37, "pr.power_lags": 14,
 }
 DEFAULT_COST_NS = 3
 PIECES_PER_WORKER = 2  # more pieces than processes: a process slowed by other jobs takes fewer
@@ -313,7 +363,7 @@ def run(source, *, tier: str = "smoke", nbytes: int | None = None, seed=None, re
     say = progress or (lambda text: None)
 
     groups = []  # (stream name, source, factories, words)
-    groups.append(("main", source, [budgeted(f, nbytes) for f in main_tests()], words))
+    groups.append(("main", source, [budgeted(f, nbytes) for f in main_tests(tier, nbytes)], words))
     if interstream:
         for kind in NEIGHBOURS:
             other = source.neighbour(kind) if hasattr(source, "neighbour") else None

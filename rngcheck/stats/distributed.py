@@ -57,6 +57,9 @@ MMAP_THRESHOLD_BYTES, TRIM_THRESHOLD_BYTES = 32 * MiB, 64 * MiB
 INSTALL_HINT = "pip install 'rngcheck[distributed]' (or: pip install 'dask[distributed]')"
 
 
+WAIT_SECONDS = 2.0  # how often the client looks up from waiting (progress, workers lost)
+
+
 def _distributed():
     try:
         import distributed
@@ -431,8 +434,9 @@ class DaskExecutor:
             while pending:
                 with self.client.as_current():  # wait() uses the current client; ours is not the default
                     try:
-                        finished, pending = distributed.wait(pending, timeout=2.0, return_when="FIRST_COMPLETED")
-                    except TimeoutError:  # nothing finished within 2 s (a loaded machine): look again
+                        finished, pending = distributed.wait(pending, timeout=WAIT_SECONDS,
+                                                             return_when="FIRST_COMPLETED")
+                    except TimeoutError:  # no range finished within WAIT_SECONDS: look at the workers, wait on
                         finished = set()
                 for future in finished:
                     index = futures[future]
