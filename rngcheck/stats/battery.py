@@ -10,11 +10,14 @@ Result document (JSON; schema "rngcheck-stats", schema_version 1), flat on purpo
   bytes_requested             the tier's size of the main stream
   bytes_tested                bytes of the main stream actually read (retests and
                               inter-stream streams not included)
-  complete                    false when the stream ended before the tier's size
+  complete                    false when the stream ended before the tier's size, or the run
+                              was interrupted
+  interrupted                 true when Ctrl-C or SIGTERM stopped it (absent otherwise)
   message                     why not complete ("" otherwise)
   thresholds                  {"suspect", "fail", "tests", "family_false_suspect", "family_false_fail"}
   verdict                     "PASS" | "FAIL" | "SUSPECT" (SUSPECT only when no fresh data was
-                              left to retest) | "INCOMPLETE" (nothing could run)
+                              left to retest) | "INCOMPLETE" (not complete, or nothing could
+                              run; a FAIL found on the data there was still says FAIL)
   counts                      {"PASS": n, "SUSPECT": n, "FAIL": n} over the results
   elapsed_seconds, throughput_mb_s
   results                     list, one entry per p-value:
