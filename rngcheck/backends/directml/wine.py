@@ -10,7 +10,8 @@ time limit ends Wine and Xvfb with it (one process group). Anything missing (Win
 the DLL given) is a HELO with the one-line reason and ``unavailable``: the backend is unavailable.
 
 Options: ``--dml PATH`` another DirectML.dll (a vendor's build); ``--adapter default|warp|N``;
-``--cache DIR`` the set-up's cache folder (default: $RNGCHECK_CACHE/directml).
+``--cache DIR`` the set-up's cache folder (default: $RNGCHECK_CACHE/directml); ``--fault
+crash|hang|flip`` (rngcheck's own tests) makes dml_exec.exe misbehave on every call.
 """
 
 from __future__ import annotations
@@ -53,13 +54,14 @@ def main(argv=None) -> int:
     parser.add_argument("--dml", type=Path, help=f"the DirectML.dll (default: the pinned {DIRECTML_DLL.version})")
     parser.add_argument("--adapter", default="default", help="default, warp or a DXGI adapter index")
     parser.add_argument("--cache", type=Path, help="the set-up's cache folder")
+    parser.add_argument("--fault", choices=("crash", "hang", "flip"), help=argparse.SUPPRESS)  # rngcheck's tests
     args = parser.parse_args(argv)
     layout = WindowsLayout(Layout(args.cache) if args.cache else Layout.default())
     dll = args.dml.resolve() if args.dml else None
     reason = missing(layout, dll)
     if reason:
         return unavailable(f"directml-wine: {reason}")
-    argv = command(layout, dll, args.adapter)
+    argv = command(layout, dll, args.adapter) + (["--fault", args.fault] if args.fault else [])
     env = {**os.environ, **wine_env(layout)}
     sys.stdout.flush()
     os.execvpe(argv[0], argv, env)
