@@ -98,3 +98,41 @@ def test_a_file_that_is_not_a_dll_is_named(wine_ready, tmp_path):
     fake.write_bytes(b"not a DLL")
     message = unavailable_reason("--dml", str(fake))
     assert "cannot load" in message and "DirectML.dll" in message
+
+
+# -- the set-up (rngcheck.backends.directml.bridge.windows) ----------------------------------------
+
+def set_up_failure(*arguments) -> str:
+    done = subprocess.run([sys.executable, "-m", "rngcheck.backends.directml.bridge.windows", *arguments],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("directml windows setup: ") and "Traceback" not in done.stderr
+    return lines[0]
+
+
+def test_set_up_offline_without_the_wheel_names_it(tmp_path):
+    line = set_up_failure("--cache", str(tmp_path), "--offline")
+    assert DIRECTML_DLL.wheel in line and "--offline forbids" in line
+
+
+def test_set_up_names_each_missing_tool(tmp_path, monkeypatch):
+    from rngcheck.backends.directml.bridge import build, windows
+    monkeypatch.setattr(build.shutil, "which", lambda tool: None if tool in ("wine", "xvfb-run") else "/bin/true")
+    with pytest.raises(build.SetupError) as raised:
+        windows.set_up(WindowsLayout(Layout(tmp_path)), offline=True, quiet=True)
+    message = str(raised.value)
+    assert "wine (apt-get install wine wine64)" in message and "xvfb-run (apt-get install xvfb)" in message
+
+
+def test_a_changed_input_means_not_set_up(tmp_path):
+    layout = WindowsLayout(Layout(tmp_path))
+    for path in (layout.d3d12, layout.program, layout.dll, layout.prefix / "system.reg"):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"x")
+    from rngcheck.backends.directml.bridge.windows import stamp_of
+    stamp = stamp_of()
+    layout.stamp.write_text(json.dumps(stamp))
+    assert is_set_up(layout)
+    layout.stamp.write_text(json.dumps({**stamp, "sources": "0" * 64}))     # d3d12_windows.c or dml_exec.c changed
+    assert not is_set_up(layout)

