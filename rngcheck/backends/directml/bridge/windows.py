@@ -124,8 +124,12 @@ def wine_env(layout: WindowsLayout) -> dict:
 
 
 def command(layout: WindowsLayout, dll: Path | None = None, adapter: str = "default") -> list[str]:
-    """The exec command running dml_exec.exe under Wine (environment: wine_env(layout))."""
-    return ["xvfb-run", "-a", "wine", str(layout.program), "--dml", str(dll or layout.dll),
+    """The exec command running dml_exec.exe under Wine (environment: wine_env(layout)).
+
+    xvfb-run looks for a free display from the number given: starting from one of the process's
+    own, several Wine backends started at once (parallel tests) do not race for display 99."""
+    first_display = 100 + os.getpid() % 20000
+    return ["xvfb-run", "-a", "-n", str(first_display), "wine", str(layout.program), "--dml", str(dll or layout.dll),
             "--d3d12", str(layout.d3d12), "--adapter", adapter]
 
 
