@@ -282,7 +282,7 @@ static int open_device(const char *dml_path, const char *d3d12_path, const char 
     d3d12_create_device_fn create_device;
     dml_create_device_fn create_dml;
     const char *(WINAPI *version)(void);
-    typedef const char *(CDECL *wine_version_fn)(void);
+    typedef const char *(__cdecl *wine_version_fn)(void);
     wine_version_fn wine_version = (wine_version_fn)(void *)GetProcAddress(GetModuleHandleA("ntdll.dll"),
                                                                            "wine_get_version");
     D3D12_COMMAND_QUEUE_DESC queue_desc = {D3D12_COMMAND_LIST_TYPE_DIRECT, 0, D3D12_COMMAND_QUEUE_FLAG_NONE, 0};
