@@ -30,22 +30,11 @@ def _words(text: str, count: int | None, what: str) -> list[int]:
     return values
 
 
-REFERENCE = "numpy"  # runs in-process; every other backend runs in its own process
-
-
 def _load_one(spec: str, *, timeout: float, in_process: bool):
-    from .backends import load
-    from .backends.exec_backend import ExecBackend, isolated
+    """The backend of ``spec``, in the process the hosting rule says (rngcheck.backends.hosting)."""
+    from .backends.hosting import hosted
 
-    if in_process or spec == REFERENCE:
-        return load(spec)
-    if spec.startswith("exec:"):
-        try:
-            command = shlex.split(spec[len("exec:"):])
-        except ValueError as error:
-            raise RngcheckError(f"{spec}: {error}") from None
-        return ExecBackend(command, timeout=timeout)
-    return isolated(spec, timeout=timeout)
+    return hosted(spec, timeout=timeout, in_process=in_process)
 
 
 def _load_backends(specs: list[str] | None, *, timeout: float = 120.0, in_process: bool = False):
@@ -61,6 +50,8 @@ def _load_backends(specs: list[str] | None, *, timeout: float = 120.0, in_proces
             _close(loaded)
             raise
         return loaded
+    from .backends.hosting import REFERENCE
+
     chosen = [NamedBackend(REFERENCE, _load_one(REFERENCE, timeout=timeout, in_process=in_process))]
     for optional in DEFAULT_BACKENDS[1:]:
         try:
@@ -84,7 +75,7 @@ def _terminate_as_interrupt(signum, frame):
 
 def run_stats(document: dict, backends, tier: str) -> None:
     """``--stats TIER``: the statistical battery on each backend's stream, into the result document."""
-    from .reports import document as D
+    from .results import document as D
     from .stats import command as stats_command
 
     document["stats"] = []
@@ -118,9 +109,9 @@ def _creatable(directory: Path) -> bool:
 def cmd_run(args) -> int:
     import signal
 
-    from .conformance import journal as J
+    from .results import journal as J
     from .conformance.runner import RunOptions, run, select_cases
-    from .reports import document as D
+    from .results import document as D
     from .reports import junit, terminal
 
     previous = None
@@ -141,15 +132,23 @@ def cmd_run(args) -> int:
         raise RngcheckError(f"no case matches {args.case} in profile {args.profile}")
     journal_path = args.resume or args.journal or (J.journal_path_for(args.json) if args.json else None)
     _check_writable(args.json, args.junit, args.html, journal_path)
+    if args.expected_failures:
+        from .results.baseline import read_expected
+        read_expected(args.expected_failures)  # a bad file is refused before the run
+    if args.baseline:
+        from .results.sources import read as read_source
+        read_source(args.baseline)
     backends = _load_backends(args.backend, timeout=args.timeout, in_process=args.in_process)
     journal = None
     previous_handler = signal.signal(signal.SIGTERM, _terminate_as_interrupt)
     try:
         journal = J.Journal(journal_path, append=bool(args.resume)) if journal_path else None
         if journal and not args.resume:
-            journal.start(D.new_document(options.profile, options.seed, options.command, select_cases(options)),
-                          {"profile": args.profile, "seed": args.seed, "select": args.case or [],
-                           "backends": [b.spec for b in backends], "timeout": args.timeout, "stats": args.stats})
+            # the journal's header and the document are one (the same run read from either is one run)
+            previous = D.new_document(options.profile, options.seed, options.command, select_cases(options))
+            journal.start(previous, {"profile": args.profile, "seed": args.seed, "select": args.case or [],
+                                     "backends": [b.spec for b in backends], "timeout": args.timeout,
+                                     "stats": args.stats})
         document = run(backends, options, journal=journal, previous=previous)
         if args.stats and not document.get("interrupted"):
             run_stats(document, backends, args.stats)
@@ -174,7 +173,47 @@ def cmd_run(args) -> int:
         print("rngcheck: interrupted; partial results written" + (f", resume with: rngcheck run --resume {journal_path}"
                                                                  if journal_path else ""), file=sys.stderr)
         return EXIT_INTERRUPTED
+    if args.baseline or args.expected_failures:
+        return _gate(document, args)
     return EXIT_PASS if document["summary"]["verdict"] == "pass" else EXIT_FAIL
+
+
+def _gate(document: dict, args) -> int:
+    """``run --baseline DOC`` / ``--expected-failures FILE``: the exit code says whether anything new broke."""
+    from .reports import compare
+
+    if args.baseline:
+        comparison = compare.load(args.baseline, [document], args.expected_failures, same_run_check=False)
+        print(compare.text(comparison, quiet=args.quiet))
+        return EXIT_FAIL if comparison.regressions else EXIT_PASS
+    from .reports.terminal import printable
+    from .results.baseline import gate, read_expected
+    from .results.tables import table
+
+    failures, passes = gate(table([document]), read_expected(args.expected_failures))
+    for change in failures[:compare.SHOWN]:
+        print(f"unexpected failure: {printable(change.backend)}: {change.case} [{change.diagnosis or change.after}]")
+    for change in passes[:compare.SHOWN]:
+        print(f"unexpected pass: {printable(change.backend)}: {change.case} (expected to fail: "
+              f"{printable(change.reason)})")
+    print(f"rngcheck: {len(failures)} unexpected failures, {len(passes)} unexpected passes "
+          f"(expected failures: {args.expected_failures})")
+    return EXIT_FAIL if failures else EXIT_PASS
+
+
+def cmd_export(args) -> int:
+    """``rngcheck export DOCS... --csv F | --parquet F``: the results table (rngcheck.results.tables)."""
+    from .results import tables as T
+
+    data = T.table(args.documents)
+    if args.parquet:
+        T.write_parquet(data, args.parquet)
+    else:
+        T.write_csv(data, args.csv)
+    if not args.quiet:
+        print(f"rngcheck export: {len(data)} results of {data['run'].nunique()} runs written to "
+              f"{args.parquet or args.csv}")
+    return EXIT_PASS
 
 
 def cmd_backends(args) -> int:
@@ -221,11 +260,10 @@ def cmd_vectors(args) -> int:
 def cmd_repro(args) -> int:
     """Run one description on a backend and print the verdict: the reproduction of a failure."""
     from .conformance import cases as C
-    from .conformance import check
+    from .conformance import repro
     from .conformance.comparison import compare
-    from .conformance.runner import safe_describe
-    from .reports import document as D
-    from .reports import repro, terminal
+    from .conformance.runner import RunOptions, run
+    from .reports import terminal
 
     try:
         level = tuple(int(p) for p in args.feature_level.split("."))
@@ -254,20 +292,15 @@ def cmd_repro(args) -> int:
                             f"repro handles up to {REPRO_MAX_EXTENT} (use rngcheck run for the scale cases)")
     _check_writable(args.json)
     backends = _load_backends([args.backend])
-    document = D.new_document("repro", 0, sys.argv[1:], [case])
     comparisons = []
-    try:
-        for named in backends:
-            entry = {"name": named.backend.name, "spec": named.spec,
-                     "validates": bool(getattr(named.backend, "validates", False)),
-                     "describe": safe_describe(named.backend)}
-            document["backends"].append(entry)
-            outcome = check.run_case(named.backend, case)
-            document["results"].append(D.result_entry(entry["name"], case, outcome, True, 0.0, named.spec))
-            comparisons.append(compare(case, outcome.execution) if outcome.execution is not None else None)
+
+    def observe(named, case, outcome):
+        comparisons.append(compare(case, outcome.execution) if outcome.execution is not None else None)
+
+    try:  # the runner on a one-case selection: the same verdict, document and hosting as rngcheck run
+        document = run(backends, RunOptions(profile="repro", command=sys.argv[1:], cases=[case]), observe=observe)
     finally:
         _close(backends)
-    D.finish(document)
     document["reproduce"] = shlex.join(["rngcheck"] + sys.argv[1:])
     for comparison in comparisons:
         print(repro.text(comparison))
@@ -312,6 +345,10 @@ def build_parser() -> argparse.ArgumentParser:
                      help="run Python backends in rngcheck's own process (no crash or hang isolation)")
     run.add_argument("--stats", choices=["smoke", "standard", "deep"], metavar="TIER",
                      help="also run the statistical battery (smoke, standard or deep) on each backend's stream")
+    run.add_argument("--baseline", metavar="DOC", help="compare with this result document or journal at the "
+                     "end (as rngcheck compare): exit 1 only on regressions")
+    run.add_argument("--expected-failures", metavar="FILE", help="known failures, one 'PATTERN  # reason' a line: "
+                     "they do not fail the run; unexpected passes are reported")
     run.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
     run.set_defaults(handler=cmd_run)
 
@@ -346,6 +383,21 @@ def build_parser() -> argparse.ArgumentParser:
     report_command.add_arguments(report)
     report.set_defaults(handler=report_command.run)
 
+    from .reports import compare as compare_command
+
+    compare = sub.add_parser("compare", help="a baseline against new runs: regressions, new passes, changed "
+                                             "outputs, added and removed cases (exit 1 on a regression)")
+    compare_command.add_arguments(compare)
+    compare.set_defaults(handler=compare_command.run)
+
+    export = sub.add_parser("export", help="the results table of documents or journals as CSV or Parquet")
+    export.add_argument("documents", nargs="+", metavar="DOCUMENT", help="result documents or journals")
+    where = export.add_mutually_exclusive_group(required=True)
+    where.add_argument("--csv", metavar="FILE")
+    where.add_argument("--parquet", metavar="FILE", help="needs pyarrow (pip install 'rngcheck[parquet]')")
+    export.add_argument("--quiet", action="store_true")
+    export.set_defaults(handler=cmd_export)
+
     try:
         from .stats import command as stats_command
     except ImportError:
@@ -354,6 +406,10 @@ def build_parser() -> argparse.ArgumentParser:
         stats = sub.add_parser("stats", help="statistical batteries on a backend's stream or a raw stream")
         stats_command.add_arguments(stats)
         stats.set_defaults(handler=stats_command.run)
+        from .stats import nist_sts
+        nist = sub.add_parser("nist", help="NIST SP 800-22 rev1a as sts-2.1.2 runs it, on a bit file or a backend")
+        nist_sts.add_arguments(nist)
+        nist.set_defaults(handler=nist_sts.command)
     return parser
 
 

@@ -18,20 +18,20 @@ import argparse
 import json
 import subprocess
 import sys
-from collections import Counter, defaultdict
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # rngcheck from this checkout
+
+from rngcheck.results.statuses import BROKEN  # noqa: E402
+from rngcheck.results.tables import table as results_table  # noqa: E402
 DEFAULT = ["numpy", "opencl", "randomgen", "tensorflow", "tensorflow:state=spec", "jax", "jax:state_words=3",
            "mkl", "random123", "random123:mode=engine", "curand", "pyopencl", "pyopencl:mode=generator",
            "torch", "torch:state=spec", "onedpl", "directml:lib=0.2.5", "directml:lib=0.2.0",
            "exec:python3 -m rngcheck.backends.directml.wine"]     # DirectML.dll 1.15.4 under Wine
 CATEGORIES = ["kat", "vectors", "mapping", "counter", "key", "layout", "state", "validation", "property", "scale"]
 BEGIN, END = "<!-- conformance-table:begin -->", "<!-- conformance-table:end -->"
-BROKEN = ("failed", "error", "crashed", "timeout")
-VERSION_KEYS = ("tensorflow", "jax", "randomgen", "mkl_random", "random123", "nvidia-curand-cu12", "pyopencl",
-                "torch", "onedpl", "DirectML version", "driver version", "numpy", "rngcheck",
-                "exec-protocol")
 
 
 def run_backend(spec: str, results: Path) -> dict | None:
@@ -45,32 +45,33 @@ def run_backend(spec: str, results: Path) -> dict | None:
     return json.loads(out.read_text())
 
 
-def cell(results: list[dict], category: str, cases: dict) -> str:
-    mine = [r for r in results if cases[r["case"]] == category]
-    if not mine:
+def cell(rows, category: str) -> str:
+    """One backend's cell for one category, from its rows of the results table."""
+    mine = rows[rows["category"] == category]
+    if not len(mine):
         return "–"
-    broken = [r for r in mine if r["required"] and r["status"] in BROKEN]
-    absent = sum(r["status"] == "skipped" and r["message"].startswith("not applicable") for r in mine)
+    broken = mine[mine["required"] & mine["status"].isin(BROKEN)]
+    absent = int(((mine["status"] == "skipped") & mine["message"].str.startswith("not applicable")).sum())
     tail = f", {absent} n/a" if absent else ""
-    if not broken:
-        passed = sum(r['status'] == 'passed' for r in mine)
+    if not len(broken):
+        passed = int((mine["status"] == "passed").sum())
         return f"{absent} n/a" if absent and not passed else f"{passed} pass{tail}"
-    names = Counter(r["diagnosis"]["id"] if r["diagnosis"] else r["status"] for r in broken)
+    names = Counter(d or s for d, s in zip(broken["diagnosis"], broken["status"]))
     return (f"{len(broken)} fail: " + ", ".join(f"{name}" + (f" ×{n}" if n > 1 else "") for name, n in names.items())
             + tail)
 
 
 def table(documents: list[dict]) -> str:
+    """The markdown table, computed from the results table (rngcheck.results.tables) of the documents."""
+    data = results_table(documents)
     header = ["implementation", "version", "device"] + CATEGORIES + ["verdict"]
     lines = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
-    for document in documents:
-        backend = document["backends"][0]
-        describe = backend["describe"]
-        version = next((f"{k} {describe[k]}" for k in VERSION_KEYS if k in describe), "")
-        cases = {c["id"]: c["category"] for c in document["cases"]}
-        row = [f"`{backend['spec']}`", version, describe.get("device", describe.get("adapter", ""))]
-        row += [cell(document["results"], category, cases) for category in CATEGORIES]
-        row.append(backend["verdict"].upper())
+    for _, rows in data.groupby("run", sort=False):
+        rows = rows[rows["backend"] == rows["backend"].iloc[0]]   # each document: one backend
+        first = rows.iloc[0]
+        row = [f"`{first['spec']}`", first["version"], first["device"]]
+        row += [cell(rows, category) for category in CATEGORIES]
+        row.append("FAIL" if (rows["required"] & rows["status"].isin(BROKEN)).any() else "PASS")
         lines.append("| " + " | ".join(str(c).replace("|", "/") for c in row) + " |")
     return "\n".join(lines)
 

@@ -16,6 +16,18 @@ def rngcheck(*args, timeout=300):
                           timeout=timeout)
 
 
+def in_process(capsys, *args):
+    """``rngcheck ARGS`` through cli.main in this process: (exit code, stdout, stderr)."""
+    from rngcheck import cli
+
+    try:
+        code = cli.main(list(args))
+    except SystemExit as exit:  # argparse's usage errors
+        code = exit.code
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
 def test_quick_run_on_numpy_passes_and_writes_consistent_json_and_junit(tmp_path):
     result = rngcheck("run", "--backend", "numpy", "--json", str(tmp_path / "r.json"),
                       "--junit", str(tmp_path / "r.xml"))
@@ -62,12 +74,28 @@ def test_a_broken_backend_exits_1_and_junit_counts_match_json(tmp_path):
       "/proc/rngcheck-nowhere/r.json"], "cannot write"),
     (["run", "--backend", "numpy", "--timeout", "nan"], "not a positive number of seconds"),
     (["run", "--backend", "numpy", "--timeout", "-1"], "not a positive number of seconds"),
+    (["run", "--backend", "numpy", "--expected-failures", "/nonexistent/known.txt"], "cannot read the expected-failures"),
+    (["run", "--backend", "numpy", "--baseline", "/nonexistent/base.json"], "cannot read document"),
+    (["compare", "/nonexistent/a.json", "/nonexistent/b.json"], "cannot read document"),
+    (["export", "/nonexistent/a.json"], "one of the arguments --csv --parquet is required"),
+    (["export", "/nonexistent/a.json", "--csv", "t.csv"], "cannot read document"),
 ])
-def test_bad_input_is_one_line_and_exit_2(args, message):
+def test_bad_input_is_one_line_and_exit_2(args, message, capsys):
+    code, out, err = in_process(capsys, *args)
+    assert code == 2, out + err
+    assert message in err
+    assert "Traceback" not in err
+    assert len([l for l in err.strip().splitlines() if "error" in l]) == 1
+
+
+@pytest.mark.parametrize("args, message", [
+    (["run", "--backend", "nosuch"], "unknown backend 'nosuch'"),
+    (["run", "--backend", "numpy", "--timeout", "nan"], "not a positive number of seconds"),
+])
+def test_bad_input_in_a_real_process(args, message):
     result = rngcheck(*args)
     assert result.returncode == 2, result.stdout + result.stderr
-    assert message in result.stderr
-    assert "Traceback" not in result.stderr
+    assert message in result.stderr and "Traceback" not in result.stderr
     assert len([l for l in result.stderr.strip().splitlines() if "error" in l]) == 1
 
 
@@ -138,12 +166,12 @@ def test_numpy_passes_the_full_and_strict_profiles():
                 "scale"} <= categories
 
 
-def test_impossible_descriptions_in_repro_are_usage_errors():
+def test_impossible_descriptions_in_repro_are_usage_errors(capsys):
     for args in (["--sizes", "2,0"], ["--sizes", "2,3", "--strides", "1"], ["--sizes", "2", "--feature-level", "x"],
                  ["--sizes", "65536,65535"]):
-        result = rngcheck("repro", "--backend", "numpy", "--state", "0,0,0,0,0,0", *args)
-        assert result.returncode == 2 and "Traceback" not in result.stderr
-        assert len(result.stderr.strip().splitlines()) == 1
+        code, out, err = in_process(capsys, "repro", "--backend", "numpy", "--state", "0,0,0,0,0,0", *args)
+        assert code == 2 and "Traceback" not in err
+        assert len(err.strip().splitlines()) == 1
 
 
 def test_failures_print_a_ready_to_paste_reproduction():
@@ -170,9 +198,9 @@ def test_without_an_opencl_platform_opencl_is_listed_unavailable_and_run_exits_2
     assert default.returncode == 0 and "opencl not used" in default.stderr
 
 
-def test_exec_without_a_command_is_a_usage_error():
-    result = rngcheck("run", "--backend", "exec")
-    assert result.returncode == 2 and "needs a command" in result.stderr
+def test_exec_without_a_command_is_a_usage_error(capsys):
+    code, _, err = in_process(capsys, "run", "--backend", "exec")
+    assert code == 2 and "needs a command" in err
 
 
 def test_run_with_stats_puts_the_battery_into_the_result_document_and_report(tmp_path):

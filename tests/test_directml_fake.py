@@ -17,7 +17,7 @@ import pytest
 
 from rngcheck import Rejected, counter, reference
 from rngcheck.backends import load
-from rngcheck.reports.document import BROKEN
+from rngcheck.results.document import BROKEN
 from rngcheck.backends.directml import dispatch, loader
 from rngcheck.backends.directml.backend import DirectMLBackend
 from rngcheck.backends.directml.com import HResultError, InvalidArgument

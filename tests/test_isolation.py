@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from rngcheck.conformance import journal as J
-from rngcheck.reports import document as D
+from rngcheck.results import journal as J
+from rngcheck.results import document as D
 
 TESTS = Path(__file__).parent
 FAULTS = str(TESTS / "faults.py")

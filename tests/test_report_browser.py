@@ -11,6 +11,7 @@ In CI (CI=true) a missing Chromium or Playwright fails; elsewhere the test is sk
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -18,7 +19,7 @@ from pathlib import Path
 import pytest
 
 import panel  # tests/ is on sys.path (conftest.py)
-from test_report_html import EVIL_NAME, EvilName, result_document, stats_document
+from test_report_html import EVIL_NAME, EvilName, history_documents, result_document, stats_document
 
 from rngcheck.reports import html
 
@@ -147,6 +148,38 @@ def test_report_in_chromium_offline(browser, comparison):
         visit.close()
 
 
+def test_history_trend_in_chromium(browser, tmp_path):
+    """Three runs of one backend: the History section renders, newest run first, and each case failing
+    in the newest run links to its failure and names the run it started failing in."""
+    documents, broken_case = history_documents()
+    path = tmp_path / "history.html"
+    html.write(documents, path)
+    visit = Visit(browser, path)
+    try:
+        page = visit.page
+        page.locator('nav.toc a[href="#trend"]').click()
+        trend = page.locator("#trend")
+        assert trend.is_visible()
+        box = trend.bounding_box()
+        assert box and box["y"] < 1600 and box["height"] > 100
+        rows = trend.locator("table.trend tr")
+        assert rows.count() == 4  # header and three runs
+        assert "2026-11-22" in rows.nth(1).inner_text() and "31.1" in rows.nth(1).inner_text()
+        assert "2026-11-20" in rows.nth(3).inner_text() and "failed" not in rows.nth(3).inner_text()
+        since = trend.locator("table.since")
+        assert since.is_visible()
+        row = since.locator("tr", has_text=broken_case)
+        assert row.count() == 1 and "2026-11-22" in row.inner_text()
+        rank5 = since.locator("tr", has=page.get_by_role("link", name="layout/rank5", exact=True))
+        assert "2026-11-21" in rank5.inner_text() and "rank-4-only" in rank5.inner_text()
+        rank5.locator("a").click()
+        assert page.url.endswith("#case-layout/rank5")
+        assert page.locator('[id="case-layout/rank5"]').is_visible()
+        visit.check_clean()
+    finally:
+        visit.close()
+
+
 def test_hostile_names_stay_text_in_chromium(browser, tmp_path):
     document = result_document([("evil.py:EvilName", EvilName())], select=["kat", "mapping"])
     path = tmp_path / "evil.html"
@@ -171,5 +204,31 @@ def test_blocked_request_would_be_seen(browser, tmp_path):
     visit = Visit(browser, path)
     try:
         assert any(url.startswith("http://127.0.0.1:9/") for url in visit.left)
+    finally:
+        visit.close()
+
+
+def test_compare_page_in_chromium(browser, tmp_path):
+    """`rngcheck compare --html`: a regression and an expected failure, offline and as text."""
+    from rngcheck import cli
+
+    documents, broken_case = history_documents()
+    older, newest = tmp_path / "older.json", tmp_path / "newest.json"
+    older.write_text(json.dumps(documents[0]))
+    newest.write_text(json.dumps(documents[1]))
+    known = tmp_path / "known.txt"
+    known.write_text("layout/rank* # <script>alert(5)</script> refuses tensors that are not 4-D\n")
+    path = tmp_path / "compare.html"
+    assert cli.main(["compare", str(older), str(newest), "--expected-failures", str(known), "--html", str(path),
+                     "--quiet"]) == 1
+    visit = Visit(browser, path)
+    try:
+        page = visit.page
+        assert page.locator("#verdict").inner_text().strip() == "REGRESSED"
+        regressions = page.locator("#regression")
+        assert regressions.is_visible() and broken_case in regressions.inner_text()
+        assert "<script>alert(5)</script>" in page.locator("#xfail").inner_text()
+        assert page.locator("script").count() == 0
+        visit.check_clean()
     finally:
         visit.close()

@@ -32,7 +32,7 @@ import panel  # tests/ is on sys.path (conftest.py)
 from rngcheck.conformance.runner import NamedBackend, RunOptions, run
 from rngcheck.errors import RngcheckError
 from rngcheck.reports import command, html, junit, summary
-from rngcheck.reports import document as D
+from rngcheck.results import document as D
 
 PANEL = str(Path(__file__).parent / "panel.py")
 EVIL_NAME = "<script>alert(1)</script>"
@@ -588,3 +588,59 @@ def test_lane_picture_draws_every_cell_when_the_document_has_them(biased_stats):
     without = html.build(html.sources_of([biased_stats]))["stats"][0]["figures"]["lanes"]["svg"]
     assert with_grid.count("<image") == without.count("<image") + 1  # the 4 x 32 cells, as one small image
     assert "data:image/png;base64," in with_grid
+
+
+# ---------------------------------------------------------------------------------------
+# History: several runs of the same backend.
+# ---------------------------------------------------------------------------------------
+
+def history_documents() -> list[dict]:
+    """Three runs of one backend, "driver", as one per driver version: 30.0 passes; 31.0 refuses
+    tensors that are not 4-D (a real run of the panel's Only4D); 31.1 also breaks layout/packed-3d."""
+    select = ["kat*", "layout*"]
+
+    class Driver(panel.KnobbedPhilox):
+        def __init__(self, version):
+            super().__init__("driver")
+            self.version = version
+
+        def describe(self):
+            return {"implementation": "a vendor driver", "driver version": self.version}
+
+    class Only4DDriver(panel.Only4D):
+        def describe(self):
+            return {"implementation": "a vendor driver", "driver version": "31.0"}
+
+    documents = [result_document([("driver", Driver("30.0"))], select=select),
+                 result_document([("driver", Only4DDriver("driver"))], select=select)]
+    newest = copy.deepcopy(documents[1])
+    newest["backends"][0]["describe"]["driver version"] = "31.1"
+    broken = next(r for r in newest["results"] if r["status"] == "passed" and r["case"].startswith("layout/"))
+    broken.update(status="failed", output_sha256=None, message="3 of 24 elements differ",
+                  diagnosis={"id": "strides-ignored", "summary": "writes packed"})
+    for number, doc in enumerate(documents + [newest]):
+        doc["created"] = f"2026-11-{20 + number}T10:00:00+00:00"
+    return [documents[1], newest, documents[0]], broken["case"]   # not in date order
+
+
+def test_history_trend_is_newest_first_with_when_each_failure_started():
+    documents, broken_case = history_documents()
+    model = html.build(html.sources_of(documents), figures=False)
+    (trend,) = model["trend"]
+    assert trend["backend"] == "driver"
+    assert [r["created"][:10] for r in trend["runs"]] == ["2026-11-22", "2026-11-21", "2026-11-20"]
+    assert [r["version"] for r in trend["runs"]] == ["driver version 31.1", "driver version 31.0",
+                                                     "driver version 30.0"]
+    oldest = trend["runs"][-1]
+    assert oldest["total"]["broken"] == 0 and oldest["total"]["passed"] > 0
+    assert trend["runs"][0]["total"]["broken"] == trend["runs"][1]["total"]["broken"] + 1
+    since = {s["case"]: s for s in trend["since"]}
+    assert since[broken_case]["since"] == trend["runs"][0]["run"]
+    assert since["layout/rank5"]["since"] == trend["runs"][1]["run"] and not since["layout/rank5"]["always"]
+    assert since["layout/rank5"]["diagnosis"] == "rank-4-only"
+    page = html.render(documents)
+    assert 'id="trend"' in page and "failing since" in page
+
+
+def test_no_trend_for_one_run_per_backend(typical):
+    assert html.build(html.sources_of([typical]), figures=False)["trend"] == []

@@ -7,7 +7,7 @@ import numpy as np
 
 from rngcheck import counter, reference
 from rngcheck.conformance.comparison import INDICES_KEPT
-from rngcheck.reports.repro import TERMINAL_ROWS
+from rngcheck.conformance.repro import TERMINAL_ROWS
 from test_cli import PANEL, rngcheck
 
 STATE = "0xffffffff,0,0,0,1,2"  # the counter carries out of word 0 on the first advance

@@ -30,6 +30,47 @@ def test_panel_generators_are_the_sequential_ones():
     assert (pcg.read(20) == raw).all() and (pcg.at(7).read(5) == raw[7:12]).all()
 
 
+def sequential_xorshift128plus(seed, count):
+    m = (1 << 64) - 1
+    s0, s1, out = seed & m, seed >> 64, []
+    for _ in range(count):
+        out.append((s0 + s1) & m)
+        x, y = s0, s1
+        s0 = y
+        x ^= (x << 23) & m
+        s1 = x ^ y ^ (x >> 18) ^ (y >> 5)
+    return np.array(out, dtype=np.uint64).view(np.uint32)
+
+
+def test_the_practrand_panel_generators_are_the_sequential_ones():
+    want = sequential_xorshift128plus(0x9E3779B97F4A7C15F39CC0605CEDC834, 3000)
+    src = panel.xorshift128plus()
+    assert (src.read(6000) == want).all() and (src.at(1001).read(3000) == want[1001:4001]).all()
+
+    x = [int(v) for v in np.random.PCG64(55).random_raw(55) & np.uint64(0xFFFFFFFF)]
+    x[0] |= 1
+    for n in range(55, 20000):
+        x.append((x[n - 55] + x[n - 24]) & 0xFFFFFFFF)
+    lfib = panel.lagged_fibonacci()
+    assert list(lfib.read(20000)) == x and list(lfib.at(777).read(5000)) == x[777:5777]
+
+    for source, a, c, bits, shift in ((panel.lcg64_high(), 6364136223846793005, 1442695040888963407, 64, 32),
+                                      (panel.mcg64_high(), panel.MCG64_MULTIPLIER, 0, 64, 32),
+                                      (panel.lcg128_high(), panel.LCG128_MULTIPLIER, panel.LCG128_INCREMENT, 128, 64)):
+        state, outputs = 1, []
+        for _ in range(5000):
+            outputs.append(state >> shift)
+            state = (a * state + c) % (1 << bits)
+        want = np.array(outputs, dtype=np.uint64 if shift == 64 else np.uint32)
+        want = want.view(np.uint32)
+        assert (source.read(want.size) == want).all()
+        offset = want.size - 1999  # lcg128high: across its 4096-output blocks
+        assert (source.at(offset).read(1000) == want[offset:offset + 1000]).all()
+
+    mt = np.random.MT19937(5489).random_raw(100).astype(np.uint32)
+    assert (panel.mt19937().read(100) == mt).all() and (panel.mt19937().at(10).read(5) == mt[10:15]).all()
+
+
 # Defects that need more than the smoke tier's 8 MiB (benchmarks/bench_stats.py measures how much).
 BEYOND_SMOKE = {"bias-8", "bias-10"}
 

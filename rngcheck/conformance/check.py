@@ -18,6 +18,8 @@ import numpy as np
 from .. import counter, layout, reference
 from ..description import FEATURE_LEVEL_4_0
 from ..errors import BackendCrashed, BackendProtocolError, BackendTimeout, NotApplicable, Rejected, one_line
+from ..results.records import Verdict
+from ..results.statuses import BROKEN, CRASHED, ERROR, FAILED, INFO, PASSED, SKIPPED, TIMEOUT  # noqa: F401
 from ..vectors import sha256_of_words
 from . import cases as C
 from .diagnosis import diagnose_output, diagnose_state
@@ -28,23 +30,12 @@ PADDING = 0xFEEDFACE    # inside the extent, no element there: implementation-de
 UNWRITTEN = 0xBAADF00D  # element positions before the call: "never written" shows
 MISMATCHES_SHOWN = 8
 
-PASSED, FAILED, ERROR, INFO, SKIPPED = "passed", "failed", "error", "info", "skipped"
-CRASHED, TIMEOUT = "crashed", "timeout"  # the backend's process died / did not answer in time
-BROKEN = (FAILED, ERROR, CRASHED, TIMEOUT)
 
 
 @dataclass
-class Outcome:
-    status: str
-    message: str = ""
-    diagnosis: dict | None = None
-    mismatches: list = field(default_factory=list)
-    mismatch_count: int = 0
-    observations: list = field(default_factory=list)
-    output_sha256: str | None = None
-    returned_state: list | None = None
-    detail: str = ""
-    reproduce: dict | None = None
+class Outcome(Verdict):
+    """The verdict (rngcheck.results.records.Verdict: status, message, diagnosis, mismatches, ...)."""
+
     # The backend's call the verdict was made on (EXECUTE cases): what ``rngcheck repro`` shows
     # beside the expectation (rngcheck.conformance.comparison). Never in the result document.
     execution: Execution | None = field(default=None, repr=False, compare=False)

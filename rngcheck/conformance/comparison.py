@@ -1,6 +1,6 @@
 """What a backend produced beside what the operator should: words and output state of one call.
 
-``rngcheck repro`` shows it to a vendor (rngcheck.reports.repro renders it). It is bounded
+``rngcheck repro`` shows it to a vendor (rngcheck.conformance.repro renders it). It is bounded
 whatever the tensor: the count of differing words is exact, their indices are kept up to
 INDICES_KEPT, and the words themselves are read only for the rows (Philox blocks, LANES
 words each) that are shown, chosen around the first differences (:meth:`WordComparison.windows`).

@@ -39,12 +39,12 @@ _LOADED = {}
 
 def _load(spec):
     """The backend, hosted as ``rngcheck run`` hosts it: the reference in-process, others in a worker."""
-    from ..cli import _load_one
+    from ..backends.hosting import hosted
     from ..errors import RngcheckError
 
     if spec not in _LOADED:
         try:
-            _LOADED[spec] = _load_one(spec, timeout=120.0, in_process=False)
+            _LOADED[spec] = hosted(spec)
         except RngcheckError as error:
             raise pytest.UsageError(f"--rngcheck-backend {spec}: {error}") from None
     return _LOADED[spec]

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import fnmatch
-import sys
 import time
 from dataclasses import dataclass, field
 
 from . import cases as C
 from . import check
 from ..errors import one_line
-from ..reports import document as D
+from ..progress import Progress
+from ..results import document as D
 
 
 @dataclass
@@ -26,10 +26,11 @@ class RunOptions:
     select: list[str] = field(default_factory=list)   # fnmatch patterns on case ids or categories
     progress: bool = False
     command: list[str] = field(default_factory=list)
+    cases: list[C.Case] | None = None   # these cases instead of the profile's (``rngcheck repro``: one)
 
 
 def select_cases(options: RunOptions) -> list[C.Case]:
-    chosen = C.cases_for(options.profile)
+    chosen = C.cases_for(options.profile) if options.cases is None else list(options.cases)
     if options.select:
         chosen = [c for c in chosen
                   if any(fnmatch.fnmatchcase(c.id, p) or c.category == p for p in options.select)]
@@ -53,28 +54,6 @@ def safe_describe(backend) -> dict:
         return {"describe-error": one_line(error)}
 
 
-class Progress:
-    """A one-line progress bar on stderr, only when it is a terminal."""
-
-    def __init__(self, enabled: bool, total: int):
-        self.enabled = enabled and sys.stderr.isatty()
-        self.total = total
-        self.done = 0
-
-    def step(self, label: str):
-        self.done += 1
-        if self.enabled:
-            width = 30
-            filled = width * self.done // max(1, self.total)
-            sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} {label[:50]:<50}")
-            sys.stderr.flush()
-
-    def close(self):
-        if self.enabled:
-            sys.stderr.write("\r" + " " * 100 + "\r")
-            sys.stderr.flush()
-
-
 def unique_name(backend, spec: str, taken) -> str:
     """The backend's name, or its spec when that is the name with options (``jax:state_words=3``:
     a mode is another implementation); when another backend has it, its spec, then name#N."""
@@ -87,12 +66,14 @@ def unique_name(backend, spec: str, taken) -> str:
     return candidate
 
 
-def run(backends: list[NamedBackend], options: RunOptions, *, journal=None, previous: dict | None = None) -> dict:
-    """Every selected case on every backend; returns the result document (see reports.document).
+def run(backends: list[NamedBackend], options: RunOptions, *, journal=None, previous: dict | None = None,
+        observe=None) -> dict:
+    """Every selected case on every backend; returns the result document (see results.document).
 
-    ``journal``: a rngcheck.conformance.journal.Journal that receives each result as it is made.
+    ``journal``: a rngcheck.results.journal.Journal that receives each result as it is made.
     ``previous``: a document rebuilt from a journal (``--resume``): its results are kept and
     its finished cases are not run again.
+    ``observe(named, case, outcome)``: called with each outcome (its execution included) as it is made.
     """
     chosen = select_cases(options)
     document = previous or D.new_document(options.profile, options.seed, options.command, chosen)
@@ -122,6 +103,8 @@ def run(backends: list[NamedBackend], options: RunOptions, *, journal=None, prev
                 result = D.result_entry(entry["name"], case, outcome, is_required(named.backend, case),
                                         time.perf_counter() - start, named.spec)
                 document["results"].append(result)
+                if observe:
+                    observe(named, case, outcome)
                 if journal:
                     journal.write({"result": result})
     except KeyboardInterrupt:

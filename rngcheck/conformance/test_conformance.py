@@ -3,7 +3,7 @@
 import pytest
 
 from rngcheck.conformance import check, runner
-from rngcheck.reports.document import repro_command
+from rngcheck.results.document import repro_command
 
 
 

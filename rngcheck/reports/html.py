@@ -5,9 +5,9 @@
     render(documents) -> str
 
 The page reads only documents: result documents (schema "rngcheck-result", see
-``reports.document``), statistics documents (schema "rngcheck-stats", see
+``results.document``), statistics documents (schema "rngcheck-stats", see
 ``stats.battery``) and results journals (the JSON Lines file a run writes case by case,
-read with ``conformance.journal``; a journal without its end line renders as an incomplete
+read with ``results.journal``; a journal without its end line renders as an incomplete
 report). Several result documents (other runs, machines, drivers) become columns of one
 comparison; a backend name that occurs in several documents is told apart by its run.
 
@@ -20,24 +20,19 @@ interrupted run (``complete`` false) or missing fields give a report marked inco
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import shlex
 from collections import Counter, OrderedDict
-from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
 from .. import __version__
-from ..conformance import journal
 from ..errors import RngcheckError
-from ..jsonfile import read_json
-from . import document as D
-from .document import BROKEN, STATUSES
-
-STATS_SCHEMA = "rngcheck-stats"
-STATS_SCHEMA_VERSION = 1     # what stats.battery writes
+from ..results.sources import STATS_SCHEMA, Source, classify, read, sources_of  # noqa: F401  (reading API)
+from ..results.statuses import BROKEN, STATUSES, effective
+from ..results.tables import counts as status_counts
+from ..results.tables import frame, rows, run_labels
 DETAILED_FAILURES = 40      # per backend column: full sections; the rest in a compact table
 MISMATCH_ROWS = 16          # first mismatching elements shown per case
 TEXT_LIMIT = 4000           # characters of a message / traceback shown
@@ -48,99 +43,6 @@ UNDIAGNOSED = {  # a failure without a diagnosis, by status
     "crashed": "the backend's process died",
     "timeout": "the backend did not answer in time",
 }
-
-
-# ---------------------------------------------------------------------------------------
-# Reading documents.
-# ---------------------------------------------------------------------------------------
-
-@dataclass
-class Source:
-    """One input document: a result document (possibly rebuilt from a journal) or a stats document."""
-
-    kind: str                 # "result" | "stats"
-    doc: dict
-    name: str = ""            # the file it came from, or "document N"
-    problems: list = field(default_factory=list)   # why the report is incomplete, in words
-
-
-def _version_check(doc: dict, schema: str, supported: int, where: str) -> None:
-    version = doc.get("schema_version")
-    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        raise RngcheckError(f"{where}: {schema} document without a valid schema_version ({version!r})")
-    if version > supported:
-        raise RngcheckError(f"{where}: {schema} schema_version {version} is newer than this rngcheck reads "
-                            f"({supported}); upgrade rngcheck (this is {__version__})")
-
-
-def classify(doc, where: str = "document") -> Source:
-    """A parsed document as a Source (raises RngcheckError with one line)."""
-    if not isinstance(doc, dict):
-        raise RngcheckError(f"{where}: not an rngcheck result or stats document (a JSON {type(doc).__name__})")
-    schema = doc.get("schema")
-    if schema == D.SCHEMA:
-        _version_check(doc, schema, D.SCHEMA_VERSION, where)
-        source = Source("result", doc, where)
-        if doc.get("complete") is False or doc.get("interrupted"):
-            source.problems.append("the run was interrupted before every case ran")
-        return source
-    if schema == STATS_SCHEMA:
-        _version_check(doc, schema, STATS_SCHEMA_VERSION, where)
-        source = Source("stats", doc, where)
-        if doc.get("complete") is False:
-            source.problems.append(_text(doc.get("message")) or "the stream ended before the tier's size")
-        return source
-    raise RngcheckError(f"{where}: not an rngcheck result or stats document (schema {schema!r})")
-
-
-def read(path) -> Source:
-    """A result document, stats document or journal from a file (raises RngcheckError, one line)."""
-    path = Path(path)
-    if path.is_file() and journal.is_journal(path):
-        return _from_journal(path)
-    return classify(read_json(path, what="document"), str(path))
-
-
-def _from_journal(path: Path) -> Source:
-    """The result document a run's journal holds (``conformance.journal.read``), marked
-    incomplete when the run did not write its end line."""
-    document, _ = journal.read(path)   # a damaged journal: RngcheckError, one line
-    source = classify(document, str(path))
-    if not document.get("complete"):
-        source.problems = [p for p in source.problems if "interrupted" not in p]
-        source.problems.append(f"a journal of a run that did not finish: {len(_list(document.get('results')))} "
-                               f"results recorded")
-        if _last_line_cut(path):
-            source.problems.append("the journal's last line was cut off (the runner was stopped while writing it)")
-    return source
-
-
-def _last_line_cut(path: Path) -> bool:
-    """Whether the journal's last line is not JSON (``journal.read`` ignores it: a kill cut it short)."""
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-        json.loads(lines[-1])
-    except (OSError, UnicodeDecodeError, IndexError):
-        return False
-    except ValueError:
-        return True
-    return False
-
-
-def sources_of(documents) -> list[Source]:
-    """Sources from in-memory documents (dicts), paths, or Sources."""
-    out = []
-    for number, item in enumerate(documents, 1):
-        if isinstance(item, Source):
-            out.append(item)
-        elif isinstance(item, (str, Path)):
-            out.append(read(item))
-        else:
-            out.append(classify(item, f"document {number}"))
-        embedded = out[-1].doc.get("stats") if out[-1].kind == "result" else None
-        for index, stats_doc in enumerate(embedded if isinstance(embedded, list) else []):
-            out.append(classify(stats_doc, f"{out[-1].name or number}, stats {index + 1}"))  # run --stats
-    return out
 
 
 # ---------------------------------------------------------------------------------------
@@ -200,12 +102,7 @@ def _float(value):
 
 def _effective_status(result: dict) -> str:
     """A failure that is not required (implementation-defined, non-validating) counts as info."""
-    status = _text(result.get("status")) or "error"
-    if status not in STATUSES:
-        status = "error"
-    if status in BROKEN and result.get("required") is False:
-        return "info"
-    return status
+    return effective(result.get("status"), result.get("required"))
 
 
 def _anchor_part(text: str) -> str:
@@ -297,8 +194,14 @@ def build(sources: list[Source], figures: bool = True) -> dict:
                         cases[case_id] = {"id": case_id, "category": case_id.split("/")[0] if "/" in case_id else "?"}
             columns.append({"name": name, "run": run, "entry": entry, "results": results})
     multiple_runs = len(results_sources) > 1
+    # Every count below comes from the results table (rngcheck.results.tables), one row per result.
+    data = _results_table(results_sources)
+    run_of = dict(zip(range(1, len(results_sources) + 1), run_labels(results_sources)))
+    per_column = status_counts(data, ["run", "backend"]) if len(data) else None
     used = set()
     for column in columns:
+        name = column["entry"].get("name")
+        column["key"] = (run_of[column["run"]["index"]], "" if name is None else str(name))
         label = column["name"]
         if names[column["name"]] > 1 and multiple_runs:
             label = f"{column['name']} [{column['run']['label']}]"
@@ -308,7 +211,8 @@ def build(sources: list[Source], figures: bool = True) -> dict:
         used.add(anchor)
         column["label"] = label
         column["anchor"] = anchor
-        _fill_column(column)
+        found = per_column is not None and column["key"] in per_column.index
+        _fill_column(column, {s: int(per_column.loc[column["key"]][s]) if found else 0 for s in STATUSES})
 
     case_list = [_case_view(cid, case) for cid, case in cases.items()]
     categories = list(OrderedDict((c["category"], None) for c in case_list))
@@ -330,8 +234,9 @@ def build(sources: list[Source], figures: bool = True) -> dict:
         case["link"] = f"#case-{_anchor_part(case['id'])}"
         case["cells"] = [_cell(column, case["id"]) for column in columns]
 
-    matrix = _matrix(columns, categories, case_by_id)
-    agreement = _agreement(columns, case_by_id)
+    matrix = _matrix(data, columns, categories)
+    agreement = _agreement(data, columns, case_by_id)
+    trend = _trend(data)
     observations = _observations(columns, case_list)
     stats = [_stats_view(i, s, figures) for i, s in enumerate(stats_sources)]
 
@@ -371,6 +276,7 @@ def build(sources: list[Source], figures: bool = True) -> dict:
         "categories": categories,
         "matrix": matrix,
         "agreement": agreement,
+        "trend": trend,
         "observations": observations,
         "cases": case_list,
         "counter_cases": counter_cases,
@@ -419,16 +325,16 @@ def _run(index: int, source: Source) -> dict:
         "packages": [(_text(k), _text(v)) for k, v in packages.items()],
         "complete": not source.problems,
         "problems": list(source.problems),
+        "notes": [_text(n) for n in source.notes],
     }
 
 
-def _fill_column(column: dict) -> None:
+def _fill_column(column: dict, counts: dict) -> None:
+    """The column's failures, diagnoses and verdict; ``counts``: its status counts (from the results table)."""
     entry = column["entry"]
-    counts = Counter()
     failures = []
     for case_id, result in column["results"].items():
         status = _effective_status(result)
-        counts[status] += 1
         if status in BROKEN:
             failures.append(_failure_view(column, case_id, result))
     for number, failure in enumerate(failures):
@@ -547,37 +453,90 @@ def _cell(column: dict, case_id: str) -> dict:
             "title": _text(result.get("message"), 300)}
 
 
-def _matrix(columns, categories, case_by_id) -> list[dict]:
-    rows = []
+def _results_table(results_sources):
+    """The results table (rngcheck.results.tables) of the result documents, with their run labels."""
+    return frame(rows(results_sources))
+
+
+def _matrix(data, columns, categories) -> list[dict]:
+    """Categories x columns: status counts, from the results table."""
+    per_category = status_counts(data, ["run", "backend", "category"]) if len(data) else None
+    per_column = status_counts(data, ["run", "backend"]) if len(data) else None
+    empty = {s: 0 for s in STATUSES}
+    table_rows = []
     for category in categories + ["total"]:
         cells = []
         for column in columns:
-            counts = Counter()
-            for case_id, result in column["results"].items():
-                case = case_by_id.get(case_id)
-                if category == "total" or (case and case["category"] == category):
-                    counts[_effective_status(result)] += 1
-            cells.append({s: counts[s] for s in STATUSES})
-        rows.append({"category": category, "cells": cells,
-                     "errata": category in ("counter", "vectors")})
-    return rows
+            key = column["key"] + (() if category == "total" else (category,))
+            counts = per_column if category == "total" else per_category
+            cells.append(dict(counts.loc[key]) if counts is not None and key in counts.index else dict(empty))
+        table_rows.append({"category": category, "cells": [{s: int(c[s]) for s in STATUSES} for c in cells],
+                           "errata": category in ("counter", "vectors")})
+    return table_rows
 
 
-def _agreement(columns, case_by_id) -> dict:
+def _agreement(data, columns, case_by_id) -> dict:
+    """Cases with output on two or more columns: do their output digests agree? From the results table."""
     if len(columns) < 2:
         return {"shown": False}
+    keys = [c["key"] for c in columns]
+    outputs = data[data["output_sha256"] != ""].set_index(["run", "backend"])
+    outputs = outputs[outputs.index.isin(keys)].reset_index()
     compared, differ = 0, []
+    by_case = {case: group for case, group in outputs.groupby("case", sort=False)}
     for case_id in case_by_id:
-        outputs = [(column, column["results"].get(case_id, {}).get("output_sha256")) for column in columns]
-        outputs = [(c, d) for c, d in outputs if isinstance(d, str) and d]
-        if len(outputs) < 2:
+        group = by_case.get(case_id)
+        if group is None or len(group) < 2:
             continue
         compared += 1
-        if len({d for _, d in outputs}) > 1:
-            digests = {c["label"]: d for c, d in outputs}
+        if group["output_sha256"].nunique() > 1:
+            digests = {(r.run, r.backend): r.output_sha256 for r in group.itertuples()}
             differ.append({"case": case_id, "link": f"#case-{_anchor_part(case_id)}",
-                           "cells": [_short(digests.get(c["label"])) or "-" for c in columns]})
+                           "cells": [_short(digests.get(k)) or "-" for k in keys]})
     return {"shown": True, "compared": compared, "agree": compared - len(differ), "differ": differ}
+
+
+def _trend(data) -> list[dict]:
+    """Per backend that occurs in two or more runs: runs x categories, newest first, and for each case
+    failing in the newest run, the first run of its current streak of failures."""
+    views = []
+    for backend, group in data.groupby("backend", sort=False):
+        order = list(dict.fromkeys(group["run"]))
+        if len(order) < 2:
+            continue
+        first = group.drop_duplicates("run").set_index("run")
+        runs = sorted(order, key=lambda r: (first.at[r, "created"], order.index(r)), reverse=True)
+        categories = list(dict.fromkeys(group["category"]))
+        counts = status_counts(group, ["run", "category"])
+        totals = status_counts(group, ["run"])
+        broken = group[group["effective"].isin(BROKEN)]
+        failing = {run: set(broken.loc[broken["run"] == run, "case"]) for run in runs}
+        since = []
+        for case in sorted(failing[runs[0]]):
+            streak = 0
+            while streak + 1 < len(runs) and case in failing[runs[streak + 1]]:
+                streak += 1
+            start = runs[streak]
+            row = broken[(broken["run"] == runs[0]) & (broken["case"] == case)].iloc[0]
+            since.append({"case": case, "link": f"#case-{_anchor_part(case)}", "since": start,
+                          "since_created": first.at[start, "created"], "always": streak + 1 == len(runs),
+                          "diagnosis": row["diagnosis"] or row["effective"]})
+
+        def cell(table, key):
+            if key not in table.index:
+                return None
+            c = table.loc[key]
+            bad = int(sum(c[s] for s in BROKEN))
+            return {"passed": int(c["passed"]), "broken": bad, "other": int(c["info"] + c["skipped"])}
+
+        views.append({
+            "backend": _text(backend, 200), "anchor": f"trend-{_anchor_part(backend)}", "categories": categories,
+            "runs": [{"run": _text(r), "created": _text(first.at[r, "created"]), "version": _text(first.at[r, "version"]),
+                      "complete": bool(first.at[r, "complete"]),
+                      "cells": [cell(counts, (r, c)) for c in categories], "total": cell(totals, r)} for r in runs],
+            "since": since,
+        })
+    return views
 
 
 def _observations(columns, case_list) -> list[dict]:
@@ -735,7 +694,7 @@ def _environment():
     try:
         import jinja2
     except ImportError:
-        raise RngcheckError("the HTML report needs Jinja2: pip install 'rngcheck[report]'") from None
+        raise RngcheckError("the HTML report needs Jinja2 (a dependency of rngcheck): pip install Jinja2") from None
     from markupsafe import Markup
 
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(Path(__file__).parent / "templates")),

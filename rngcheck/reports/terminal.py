@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
-
-from .document import BROKEN, STATUSES
+from ..results.document import BROKEN, STATUSES
 
 SHOWN_FAILURES = 12
 
@@ -14,19 +12,29 @@ def printable(text) -> str:
     return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in str(text))
 
 
+def category_counts(document: dict) -> dict:
+    """{backend: {category: {status: n}}} from the results table (effective statuses)."""
+    from ..results.tables import counts, table
+
+    data = table([document])
+    if not len(data):
+        return {}
+    grouped = counts(data, ["backend", "category"])
+    out = {}
+    for (backend, category), row in grouped.iterrows():
+        out.setdefault(backend, {})[category] = {s: int(row[s]) for s in STATUSES}
+    return out
+
+
 def summary(document: dict) -> str:
     lines = []
-    categories = {c["id"]: c["category"] for c in document["cases"]}
+    by_category = category_counts(document)
     for backend in document["backends"]:
         name = printable(backend["name"])
         results = [r for r in document["results"] if r["backend"] == backend["name"]]
         device = printable(backend["describe"].get("device", backend["describe"].get("implementation", "")))
         lines.append(f"{name}  ({device})  profile {document['profile']}, seed {document['seed']}")
-        table = defaultdict(lambda: defaultdict(int))
-        for r in results:
-            status = r["status"] if r["required"] or r["status"] not in BROKEN else "info"
-            table[categories.get(r["case"], "?")][status] += 1
-        for category, counts in table.items():
+        for category, counts in by_category.get(backend["name"], {}).items():
             parts = ", ".join(f"{counts[s]} {s}" for s in STATUSES if counts[s])
             lines.append(f"  {category:<11} {parts}")
         failures = [r for r in results if r["required"] and r["status"] in BROKEN]

@@ -17,6 +17,13 @@ section 3.3.2, or the TestU01 user's guide):
   command       ``rngcheck stats`` (add_arguments / run)
 """
 
-from .battery import TIERS, run
+from .tiers import TIERS
 
 __all__ = ["TIERS", "run"]
+
+
+def run(*args, **kwargs):
+    """rngcheck.stats.battery.run (imported when called: it brings scipy)."""
+    from .battery import run as _run
+
+    return _run(*args, **kwargs)

@@ -40,7 +40,12 @@ Tiers (bytes of the main stream; --bytes overrides): smoke 8 MiB (seconds: a CI 
 standard 256 MiB (seconds on 2 cores: about 6 CPU-seconds, benchmarks/bench_stats.py), deep 4 GiB by default. Every test reads
 the whole main stream except the slowest ones (SLOW_TESTS: matrix rank, serial/ApEn,
 cumulative sums, coupon collector read 1/8 of it, at least 2 MiB; the spectral test 1/32,
-at least 1 MiB); each result's "bytes" says what it read. Where the source has
+at least 1 MiB; SP 800-22's template, universal and random excursion tests 1/128, at least
+2 MiB; its linear complexity test 1/256, at least 2 MiB, and only in the deep tier: FROM_TIER;
+the PractRand kinds 1/16 (block weights, power lags), 1/32 (weight tuples, float frequency)
+or 1/64 (gap-16), at least one sample each) and the long linear complexity (one sequence per
+stride from the stream's first words: linear_bits); each result's "bytes" says what it read.
+Where the source has
 neighbour streams (a backend, or a Philox reference stream), three XOR pairs are tested
 too (streams.NEIGHBOURS: key k0+1, key k1+1, counter + 2^96), each on 1/8 of the tier's
 bytes (at least 1 MiB), with lanes, monobit, bytes and Hamming-weight tests. A seekable,
@@ -69,7 +74,6 @@ from __future__ import annotations
 import math
 import multiprocessing
 import os
-import re
 import time
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -77,23 +81,17 @@ from concurrent.futures.process import BrokenProcessPool
 import numpy as np
 
 from ..errors import RngcheckError
-from . import knuth, lanes, nist, testu01
+from . import knuth, lanes, linear, nist, nist_stream, practrand_kinds, testu01
 from .accumulators import shared_chunk
 from .streams import NEIGHBOURS, XorSource
 
-_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+from .tiers import TIERS, MiB, parse_bytes  # noqa: F401  (one home: stats/tiers.py)
 
-MiB = 1 << 20
 CHUNK_WORDS = 1 << 22  # 16 MiB read at once (the coupon collector's chains want many samples)
 PARALLEL_MIN_WORDS = 8 * CHUNK_WORDS  # below 32 MiB one process is faster than forking
 FAIL_AT = 1e-10
 FAMILY_SUSPECT = 0.01
 
-TIERS = {
-    "smoke": 8 * MiB,
-    "standard": 256 * MiB,
-    "deep": 4096 * MiB,  # default; --bytes sets it
-}
 # The slowest tests (numpy-bound: GF(2) elimination, FFTs, pattern counts, coupon chains,
 # walks) read only the first part of the stream: 1/divisor of the tier's bytes, at least
 # `floor` bytes, never more than the tier. Their results say how many bytes they read.
@@ -103,7 +101,35 @@ SLOW_TESTS = {  # name: (divisor, floor)
     "nist.cumulative_sums": (8, 2 * MiB),
     "knuth.coupon_collector": (8, 2 * MiB),
     "nist.spectral": (32, 1 * MiB),
+    # SP 800-22 sections 2.7 - 2.10, 2.14, 2.15 (nist_stream): whole-sequence tests, 2^20-bit samples
+    "nist.overlapping_template": (128, 2 * MiB),
+    "nist.non_overlapping_template": (128, 2 * MiB),
+    "nist.universal": (128, 2 * MiB),
+    "nist.random_excursions": (128, 2 * MiB),
+    "nist.linear_complexity": (256, 2 * MiB),
+    # the PractRand kinds (practrand_kinds.py): each reads at least one sample
+    "pr.block_weights": (16, 4 * MiB),
+    "pr.weight_tuples": (32, 1 * MiB),
+    "pr.float_frequency": (32, 1 * MiB),
+    "pr.gap16": (64, 1 * MiB),
+    "pr.power_lags": (16, 4 * MiB),
 }
+# The long linear complexity (linear.py) reads one sequence of n bits per (stride, bit) from
+# the stream's first stride x n words: n = 2^15 below DEEP_LINEAR_BYTES (MT19937's complexity, 19937, is then out of
+# reach: it passes, as it passes Crush), 2^17 from there on (it fails, as in BigCrush).
+# A short one (2^12 bits, from the first 64 KiB) sees small states (xorshift32, a lagged
+# Fibonacci) in the smallest streams.
+DEEP_LINEAR_BYTES = 1 << 30
+SHORT_LINEAR_BITS = 1 << 12
+
+
+def linear_bits(nbytes: int | None) -> int:
+    return 1 << 17 if nbytes is not None and nbytes >= DEEP_LINEAR_BYTES else 1 << 15
+
+
+# Tests that join only from a given tier on (their cost per word is too high for the smaller ones:
+# Berlekamp-Massey on every 500-bit block, 2 microseconds per word)
+FROM_TIER = {"nist.linear_complexity": "deep"}
 INTERSTREAM_SHARE = 8  # each neighbour pair reads 1/8 of the main stream's bytes (at least 1 MiB, at most all)
 
 
@@ -122,8 +148,16 @@ def budgeted(factory, nbytes: int):
     return make
 
 
-def main_tests():
-    """Accumulator factories of the main battery (each called with start=...)."""
+def main_tests(tier: str = "deep", nbytes: int | None = None):
+    """Accumulator factories of the main battery (each called with start=...) in ``tier``;
+    ``nbytes``, the tier's size, sets the long linear-complexity sequence (linear_bits)."""
+    order = list(TIERS)
+    return [f for f in _main_tests(nbytes)
+            if order.index(FROM_TIER.get(getattr(f, "name", ""), "smoke")) <= order.index(tier)]
+
+
+def _main_tests(nbytes):
+    bits = linear_bits(nbytes)
     return [
         nist.Monobit, nist.BlockFrequency, nist.Runs, nist.LongestRun, nist.MatrixRank,
         nist.OverlappingPatterns, nist.CumulativeSums, nist.Spectral,
@@ -132,6 +166,12 @@ def main_tests():
         knuth.Poker, knuth.CouponCollector, knuth.MaximumOfT, knuth.RunsUp, knuth.RunsDown,
         testu01.BirthdaySpacings, testu01.HammingWeight, testu01.Collision, testu01.RandomWalk,
         lanes.LaneBits,
+        nist_stream.OverlappingTemplate, nist_stream.NonOverlappingTemplate, nist_stream.Universal,
+        nist_stream.RandomExcursions, nist_stream.LinearComplexity,
+        practrand_kinds.BlockWeights, practrand_kinds.WeightTuples, practrand_kinds.FloatFrequency,
+        practrand_kinds.Gap16, practrand_kinds.PowerLags,
+        lambda start=0: linear.LinearComplexity(start, bits=SHORT_LINEAR_BITS),
+        lambda start=0: linear.LinearComplexity(start, bits=bits),
     ]
 
 
@@ -143,8 +183,9 @@ def interstream_tests():
 # Feeding accumulators (one process, or contiguous ranges in several and merged).
 # ----------------------------------------------------------------------------------------
 
-def feed(source, factories, words: int, start: int = 0, chunk: int = CHUNK_WORDS):
-    """Read up to ``words`` words from ``source`` (positioned at ``start``) into new accumulators."""
+def feed(source, factories, words: int, start: int = 0, chunk: int = CHUNK_WORDS, tick=None):
+    """Read up to ``words`` words from ``source`` (positioned at ``start``) into new accumulators;
+    ``tick(n)`` after each block of n words (progress)."""
     accs = [factory(start=start) for factory in factories]
     read = 0
     while read < words:
@@ -154,6 +195,8 @@ def feed(source, factories, words: int, start: int = 0, chunk: int = CHUNK_WORDS
             for acc in accs:
                 acc.update(block)
         read += block.size
+        if tick:
+            tick(block.size)
         if block.size < asked:
             break  # the stream ended
     return accs, read
@@ -165,6 +208,9 @@ COST_NS_PER_WORD = {
     "knuth.coupon_collector": 60, "nist.spectral": 350, "nist.serial": 30, "nist.cumulative_sums": 18,
     "nist.matrix_rank": 17, "lanes": 8, "testu01.birthday_spacings": 8, "knuth.byte_frequency": 9,
     "knuth.poker": 9, "nist.longest_run": 6,
+    "nist.overlapping_template": 66, "nist.non_overlapping_template": 101, "nist.universal": 149,
+    "nist.random_excursions": 353, "nist.linear_complexity": 2073,
+    "pr.block_weights": 8, "pr.weight_tuples": 10, "pr.float_frequency": 9, "pr.gap16": 37, "pr.power_lags": 14,
 }
 DEFAULT_COST_NS = 3
 PIECES_PER_WORKER = 2  # more pieces than processes: a process slowed by other jobs takes fewer
@@ -209,14 +255,14 @@ def _worker(index):
     return feed(source.at(offset + start), factories, count, start=start)
 
 
-def feed_parallel(source, factories, words: int, workers: int, offset: int = 0):
+def feed_parallel(source, factories, words: int, workers: int, offset: int = 0, tick=None):
     """Words offset .. offset+words-1 of ``source``: split into contiguous ranges of about
     equal work, read by ``workers`` processes, and merged in order (map-reduce). Without a
     seekable, fork-safe source: one process, reading on from the source's current position
     (``offset`` must then be where it is)."""
     if workers <= 1 or not source.seekable or not getattr(source, "fork_safe", False) or words < PARALLEL_MIN_WORDS:
         here = not source.seekable or getattr(source, "position", None) == offset
-        return feed(source if here else source.at(offset), factories, words)
+        return feed(source if here else source.at(offset), factories, words, tick=tick)
     align = min(1 << 19, max(1, words // (4 * workers * PIECES_PER_WORKER)))
     ranges = balanced_ranges(factories, words, workers * PIECES_PER_WORKER, align)
     _JOB.update(source=source, factories=factories, ranges=ranges, offset=offset)
@@ -224,7 +270,7 @@ def feed_parallel(source, factories, words: int, workers: int, offset: int = 0):
         context = multiprocessing.get_context("fork")
     except ValueError:
         _JOB.clear()
-        return feed(source, factories, words)
+        return feed(source, factories, words, tick=tick)
     parts = []
     try:  # concurrent.futures, not multiprocessing.Pool: a dead worker fails the run instead of hanging it
         with ProcessPoolExecutor(min(workers, len(ranges)), mp_context=context) as pool:
@@ -232,6 +278,8 @@ def feed_parallel(source, factories, words: int, workers: int, offset: int = 0):
             for index, future in enumerate(futures):
                 try:
                     parts.append(future.result())
+                    if tick:
+                        tick(ranges[index][1])
                 except BrokenProcessPool:
                     start, count = ranges[index]
                     raise RngcheckError(
@@ -301,7 +349,7 @@ def run(source, *, tier: str = "smoke", nbytes: int | None = None, seed=None, re
     say = progress or (lambda text: None)
 
     groups = []  # (stream name, source, factories, words)
-    groups.append(("main", source, [budgeted(f, nbytes) for f in main_tests()], words))
+    groups.append(("main", source, [budgeted(f, nbytes) for f in main_tests(tier, nbytes)], words))
     if interstream:
         for kind in NEIGHBOURS:
             other = source.neighbour(kind) if hasattr(source, "neighbour") else None
@@ -312,12 +360,15 @@ def run(source, *, tier: str = "smoke", nbytes: int | None = None, seed=None, re
 
     results, not_run, accs_by_stream = [], [], {}
     bytes_tested, complete, message = 0, True, ""
+    begin, tick = getattr(progress, "begin", None), getattr(progress, "advance", None)  # a progress bar
     for stream, src, factories, want in groups:
         say(f"{stream}: reading {want * 4 / MiB:.0f} MiB")
+        if begin:
+            begin(f"{stream} stream", want * 4, "bytes")
         if executor is not None:
             accs, got = executor.feed(src, factories, want, offset=0, stream=stream)
         else:  # an inter-stream pair is cut into ranges too when it is seekable (XorSource.at)
-            accs, got = feed_parallel(src, factories, want, workers)
+            accs, got = feed_parallel(src, factories, want, workers, tick=(lambda n: tick(4 * n)) if tick else None)
         if stream == "main":
             bytes_tested = got * 4
             if got < want:
@@ -446,12 +497,3 @@ def _fresh(source, stream: str, words: int):
     return XorSource(source.at(words), other.at(words), kind)
 
 
-def parse_bytes(text: str) -> int:
-    """'4096', '64M', '2G', '1.5GiB' -> bytes (binary units)."""
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:i?B)?\s*", str(text), re.IGNORECASE)
-    if not match:
-        raise RngcheckError(f"--bytes: cannot read {text!r} (use e.g. 64M, 2G, 1000000)")
-    value = int(float(match.group(1)) * _UNITS[match.group(2).upper()])
-    if value < 4:
-        raise RngcheckError("--bytes must be at least 4 (one word)")
-    return value

@@ -22,9 +22,7 @@ import sys
 import tempfile
 
 from ..errors import RngcheckError
-from . import battery, peers
-from .battery import parse_bytes
-from .streams import BackendSource, RawSource
+from .tiers import TIERS, parse_bytes
 
 DEFAULT_SEED = 1
 
@@ -34,7 +32,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     source.add_argument("--backend", metavar="NAME", help="draw the stream through this backend's operator")
     source.add_argument("--input", "--raw", dest="input", metavar="FILE",
                         help="read 32-bit little-endian words from FILE ('-' for stdin)")
-    parser.add_argument("--tier", choices=sorted(battery.TIERS), default="smoke",
+    parser.add_argument("--in-process", action="store_true",
+                        help="load a Python --backend in rngcheck's own process (faster, no crash or hang "
+                             "isolation; default: every backend but numpy runs in a worker process)")
+    parser.add_argument("--tier", choices=sorted(TIERS), default="smoke",
                         help="smoke (seconds, CI gate), standard (about a minute), deep (sized by --bytes)")
     parser.add_argument("--bytes", metavar="N", help="bytes of the main stream (default: the tier's size; "
                         "units K, M, G accepted)")
@@ -97,12 +98,15 @@ def _dieharder_tests(text, wanted):
 
 
 def build_source(args):
+    from .streams import BackendSource, RawSource
+
     if args.backend:
-        from ..backends import load
+        from ..backends.hosting import hosted
         seed = DEFAULT_SEED if args.seed is None else args.seed
         if not 0 <= seed < 1 << 64:
             raise RngcheckError("--seed must be a 64-bit unsigned integer")
-        return BackendSource(load(args.backend), key=seed), seed
+        # as rngcheck run hosts it: the reference in-process, every other backend in a worker process
+        return BackendSource(hosted(args.backend, in_process=getattr(args, "in_process", False)), key=seed), seed
     if args.input:
         if args.seed is not None:
             raise RngcheckError("--seed applies to --backend streams only")
@@ -113,6 +117,9 @@ def build_source(args):
 def run_on_backend(backend, backend_spec: str, tier: str = "smoke", seed: int = DEFAULT_SEED,
                    nbytes: int | None = None, workers: int | None = None) -> dict:
     """The stats document for an already loaded backend (for ``rngcheck run --stats TIER``)."""
+    from . import battery
+    from .streams import BackendSource
+
     reproduce = f"rngcheck stats --backend {shlex.quote(backend_spec)} --seed {seed} --tier {tier}"
     if nbytes:
         reproduce += f" --bytes {nbytes}"
@@ -200,6 +207,9 @@ def _executor(args, progress, identity):
 
 
 def run(args) -> int:
+    from . import battery, peers
+    from .streams import BackendSource, RawSource
+
     nbytes = parse_bytes(args.bytes) if args.bytes else None
     _check_dask_arguments(args)
     if nbytes is not None and nbytes % 4:
@@ -207,15 +217,19 @@ def run(args) -> int:
     wanted = list(dict.fromkeys(getattr(args, "with_peers", None) or []))
     peers.check(wanted)
     dieharder_tests = _dieharder_tests(getattr(args, "dieharder_tests", None), wanted)
+    from ..progress import Progress
+
+    # a bar per stream on a terminal for the standard and deep tiers; plain lines otherwise
+    bar = not args.quiet and args.tier != "smoke" and getattr(args, "dask", None) is None
+    progress = None if args.quiet else Progress(True, 0, "bytes", terminal=None if bar else False)
     source, seed = build_source(args)
     tee = None
     if wanted and args.input == "-":  # stdin is read once: keep a copy for the peers
         tee = tempfile.NamedTemporaryFile(prefix="rngcheck-stdin-", suffix=".bin", delete=False)
         source.tee = tee
     try:
-        progress = None if args.quiet else (lambda text: print(text, file=sys.stderr))
         reproduce = _reproduce(args, seed)
-        identity = {"reproduce": reproduce, "tier": args.tier, "bytes": nbytes or battery.TIERS[args.tier]}
+        identity = {"reproduce": reproduce, "tier": args.tier, "bytes": nbytes or TIERS[args.tier]}
         with _executor(args, progress, identity) as executor:
             doc = battery.run(source, tier=args.tier, nbytes=nbytes, seed=seed, reproduce=reproduce,
                               workers=args.workers, interstream=not args.no_interstream, progress=progress,
@@ -231,7 +245,12 @@ def run(args) -> int:
             doc["peers"] = [peers.run_dieharder(open_source, args.tier, dieharder_tests, progress)
                             for peer in wanted if peer == "dieharder"]
     finally:
+        if progress is not None:
+            progress.close()
         source.close()
+        if isinstance(source, BackendSource):
+            from ..backends.hosting import close
+            close(source.backend)
         if tee is not None:
             tee.close()
             os.unlink(tee.name)

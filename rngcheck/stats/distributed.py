@@ -57,6 +57,9 @@ MMAP_THRESHOLD_BYTES, TRIM_THRESHOLD_BYTES = 32 * MiB, 64 * MiB
 INSTALL_HINT = "pip install 'rngcheck[distributed]' (or: pip install 'dask[distributed]')"
 
 
+WAIT_SECONDS = 2.0  # how often the client looks up from waiting (progress, workers lost)
+
+
 def _distributed():
     try:
         import distributed
@@ -430,7 +433,11 @@ class DaskExecutor:
         try:
             while pending:
                 with self.client.as_current():  # wait() uses the current client; ours is not the default
-                    finished, pending = distributed.wait(pending, timeout=2.0, return_when="FIRST_COMPLETED")
+                    try:
+                        finished, pending = distributed.wait(pending, timeout=WAIT_SECONDS,
+                                                             return_when="FIRST_COMPLETED")
+                    except TimeoutError:  # no range finished within WAIT_SECONDS: look at the workers, wait on
+                        finished = set()
                 for future in finished:
                     index = futures[future]
                     packed, read = self._outcome(future, index, ranges, label, offset)

@@ -14,6 +14,24 @@ fast in numpy and exactly the sequential generator.
   bias-K       Philox4x32-10 with bit 0 of lane 0 forced to 1 with probability 2^-K
                (P(bit = 1) = 1/2 + 2^-(K+1))
   pcg64, sfc64 numpy's bit generators (good controls), 64-bit outputs as two words (low first)
+
+Added for PractRand-level power (the issue "Statistical power at PractRand's level"):
+
+  lcg64high    high 32 bits of x' = 6364136223846793005 x + 1442695040888963407 mod 2^64
+               (PractRand's lcg(32,64): a truncated LCG with a power-of-two modulus)
+  mcg64high    high 32 bits of x' = 0xd1342543de82ef95 x mod 2^64 (a multiplicative LCG;
+               multiplier from Steele & Vigna 2021, "Computationally easy, spectrally good
+               multipliers")
+  lcg128high   high 64 bits of x' = a x + c mod 2^128 (a, c: PCG's 128-bit defaults), as two
+               words (low first)
+  lfib55       additive lagged Fibonacci x_n = x_{n-55} + x_{n-24} mod 2^32 (Mitchell-Moore;
+               Knuth TAOCP vol. 2, 3.2.2 (7); PractRand's mm32)
+  mt19937      numpy's MT19937, 32-bit outputs (Matsumoto & Nishimura 1998)
+  xorshift128+ s1 ^= s1 << 23; s1 ^= s1 >> 17 (with s0 ^ s0 >> 26), output s0 + s1 mod 2^64
+               (Vigna 2017), as two words (low first)
+
+Every generator here is checked against a plain sequential implementation in
+tests/test_stats_panel.py.
 """
 
 from __future__ import annotations
@@ -80,6 +98,188 @@ def lcg32(seed: int = 1) -> FunctionSource:
 def lcg64_low(seed: int = 1) -> FunctionSource:
     return _affine_source("LCG64 low 32 bits (MMIX)", 6364136223846793005, 1442695040888963407, 64, seed,
                           lambda x: (x & np.uint64(0xFFFFFFFF)).astype(np.uint32))
+
+
+def lcg64_high(seed: int = 1) -> FunctionSource:
+    return _affine_source("LCG64 high 32 bits (MMIX)", 6364136223846793005, 1442695040888963407, 64, seed,
+                          lambda x: (x >> np.uint64(32)).astype(np.uint32))
+
+
+MCG64_MULTIPLIER = 0xD1342543DE82EF95
+
+
+def mcg64_high(seed: int = 1) -> FunctionSource:
+    return _affine_source("MCG64 high 32 bits (0xd1342543de82ef95)", MCG64_MULTIPLIER, 0, 64, seed | 1,
+                          lambda x: (x >> np.uint64(32)).astype(np.uint32))
+
+
+LCG128_MULTIPLIER = 0x2360ED051FC65DA44385DF649FCCF645  # PCG's default 128-bit multiplier
+LCG128_INCREMENT = 0x5851F42D4C957F2D14057B7EF767814F  # PCG's default 128-bit increment
+
+
+def lcg128_high(seed: int = 1) -> FunctionSource:
+    """High 64 bits of a 128-bit LCG, each output as two words (low first). Python integers
+    (exact, slower than the 64-bit generators: about 2 M outputs per second)."""
+    a, c, mask = LCG128_MULTIPLIER, LCG128_INCREMENT, (1 << 128) - 1
+    block = 1 << 12
+    jumps = [(1, 0)]
+    for _ in range(block - 1):
+        mul, add = jumps[-1]
+        jumps.append(((mul * a) & mask, (add * a + c) & mask))
+    jump_mul, jump_add = (jumps[-1][0] * a) & mask, (jumps[-1][1] * a + c) & mask  # `block` steps
+
+    def state_at(output):
+        mul, add, pa, pc, k = 1, 0, a, c, output
+        while k:
+            if k & 1:
+                mul, add = (pa * mul) & mask, (pa * add + pc) & mask
+            pa, pc = (pa * pa) & mask, (pa * pc + pc) & mask
+            k >>= 1
+        return (mul * seed + add) & mask
+
+    def function(first, count):
+        begin, end = first // 2, -(-(first + count) // 2)
+        highs = []
+        x = state_at(begin)
+        for offset in range(0, end - begin, block):
+            n = min(block, end - begin - offset)
+            highs.extend(((m * x + d) & mask) >> 64 for m, d in jumps[:n])
+            x = (jump_mul * x + jump_add) & mask
+        words = np.array(highs, dtype=np.uint64).view(np.uint32)
+        return words[first - 2 * begin:first - 2 * begin + count].copy()
+
+    return FunctionSource(function, {"generator": "LCG128 high 64 bits (PCG's constants)", "seed": seed})
+
+
+PIECES = 1 << 12  # a long recurrence is run as up to this many consecutive pieces side by side
+
+
+def _pieces(count: int, minimum: int) -> tuple[int, int]:
+    """(pieces, length of each): ``count`` outputs cut into consecutive pieces run side by side."""
+    k = max(1, min(PIECES, count // minimum))
+    return k, -(-count // k)
+
+
+class _GF2Matrix:
+    """A linear map on n-bit integers over GF(2), kept as the images of the unit vectors."""
+
+    def __init__(self, columns):
+        self.columns = list(columns)
+
+    @classmethod
+    def of(cls, step, bits: int) -> "_GF2Matrix":
+        return cls(step(1 << b) for b in range(bits))
+
+    def __call__(self, x: int) -> int:
+        out, b = 0, 0
+        while x:
+            if x & 1:
+                out ^= self.columns[b]
+            x >>= 1
+            b += 1
+        return out
+
+    def __matmul__(self, other: "_GF2Matrix") -> "_GF2Matrix":
+        return _GF2Matrix(self(c) for c in other.columns)
+
+    def power(self, k: int) -> "_GF2Matrix":
+        result, base = _GF2Matrix(1 << b for b in range(len(self.columns))), self
+        while k:
+            if k & 1:
+                result = base @ result
+            base = base @ base
+            k >>= 1
+        return result
+
+
+M64 = (1 << 64) - 1
+XORSHIFT128P = (23, 18, 5)  # Vigna 2017, "Further scramblings of Marsaglia's xorshift generators"
+
+
+def _xorshift128p_step(state: int) -> int:
+    """State as one 128-bit integer, s[0] in the low half; returns the next state."""
+    a, b, c = XORSHIFT128P
+    s1, s0 = state & M64, state >> 64
+    s1 ^= (s1 << a) & M64
+    new1 = s1 ^ s0 ^ (s1 >> b) ^ (s0 >> c)
+    return s0 | (new1 << 64)
+
+
+def xorshift128plus(seed: int = 0x9E3779B97F4A7C15F39CC0605CEDC834) -> FunctionSource:
+    """xorshift128+: output s[0] + s[1] mod 2^64, then the xorshift step; each output as two
+    words (low first)."""
+    step = _GF2Matrix.of(_xorshift128p_step, 128)
+    a, b, c = (np.uint64(v) for v in XORSHIFT128P)
+
+    def function(first, count):
+        begin, end = first // 2, -(-(first + count) // 2)
+        k, length = _pieces(end - begin, 64)
+        jump = step.power(length)
+        state = step.power(begin)(seed)
+        starts = []
+        for _ in range(k):
+            starts.append(state)
+            state = jump(state)
+        s0 = np.array([x & M64 for x in starts], dtype=np.uint64)
+        s1 = np.array([x >> 64 for x in starts], dtype=np.uint64)
+        out = np.empty((length, k), dtype=np.uint64)
+        for j in range(length):
+            np.add(s0, s1, out=out[j])
+            t = s0 ^ (s0 << a)
+            s0 = s1
+            s1 = t ^ s1 ^ (t >> b) ^ (s1 >> c)
+        words = np.ascontiguousarray(out.T).reshape(-1)[:end - begin].view(np.uint32)
+        return words[first - 2 * begin:first - 2 * begin + count].copy()
+
+    return FunctionSource(function, {"generator": "xorshift128+ (23, 18, 5)", "seed": hex(seed)})
+
+
+def lagged_fibonacci(long_lag: int = 55, short_lag: int = 24, seed: int = 55) -> FunctionSource:
+    """Additive lagged Fibonacci x_n = x_{n-long} + x_{n-short} mod 2^32; words 0..long-1 are
+    the seed words (PCG64(seed) outputs, word 0 made odd), word n = x_n."""
+    r, s = long_lag, short_lag
+    initial = np.random.PCG64(seed).random_raw(r).astype(np.uint64) & np.uint64(0xFFFFFFFF)
+    initial[0] |= np.uint64(1)
+    # one step of the state (x_n .. x_{n+r-1}) as an r x r matrix; uint64 products wrap mod
+    # 2^64, which keeps every value right mod 2^32
+    step = np.zeros((r, r), dtype=np.uint64)
+    step[np.arange(r - 1), np.arange(1, r)] = 1
+    step[r - 1, 0] = step[r - 1, r - s] = 1
+
+    def power(k):
+        result, base = np.eye(r, dtype=np.uint64), step
+        while k:
+            if k & 1:
+                result = base @ result
+            base = base @ base
+            k >>= 1
+        return result
+
+    def function(first, count):
+        k, length = _pieces(count, 4 * r)
+        jump = power(length)
+        state = power(first) @ initial
+        x = np.empty((length + r, k), dtype=np.uint32)
+        for piece in range(k):
+            x[:r, piece] = state.astype(np.uint32)
+            state = jump @ state
+        for j in range(r, length + r):
+            np.add(x[j - r], x[j - s], out=x[j])
+        return np.ascontiguousarray(x[:length].T).reshape(-1)[:count].copy()
+
+    return FunctionSource(function, {"generator": f"additive lagged Fibonacci ({r}, {s})", "seed": seed})
+
+
+def mt19937(seed: int = 5489) -> FunctionSource:
+    """numpy's MT19937 (32-bit outputs); random access regenerates from the seed."""
+
+    def function(first, count):
+        gen = np.random.MT19937(seed)
+        for done in range(0, first, 1 << 22):  # discard in bounded pieces
+            gen.random_raw(min(1 << 22, first - done))
+        return gen.random_raw(count).astype(np.uint32)
+
+    return FunctionSource(function, {"generator": "MT19937 (numpy)", "seed": seed})
 
 
 def _xorshift32_step(x: int) -> int:
@@ -188,7 +388,18 @@ WEAK = {
     "bias-8": lambda: biased(8),
     "bias-10": lambda: biased(10),
 }
-BOUNDARY = {"philox-6": lambda: philox_source(0x1234, rounds=6)}
+# The truncated-LCG family and the linear generators PractRand's figures are set against
+# (the README's power table: bytes to the first FAIL, rngcheck's beside PractRand's, from
+# benchmarks/bench_stats.py all).
+WEAK.update({
+    "lcg64high": lcg64_high,
+    "mcg64high": mcg64_high,
+    "lfib55": lagged_fibonacci,
+    "xorshift128+": xorshift128plus,
+})
+BOUNDARY = {"philox-6": lambda: philox_source(0x1234, rounds=6),
+            "lcg128high": lcg128_high,  # PractRand: lcg(16,128) passes 32 TB
+            "mt19937": mt19937}  # passes the standard tier; fails linear complexity on enough data
 GOOD = {
     "philox-10": lambda: philox_source(0x1234, rounds=10),
     "pcg64": lambda: numpy_bitgen("pcg64", 12345),

@@ -19,11 +19,11 @@ Rows are Philox blocks: words first+4j .. first+4j+3 of a window; every word is 
 
 from __future__ import annotations
 
-from ..conformance.comparison import Comparison, StateComparison, WordComparison
+from .comparison import Comparison, StateComparison, WordComparison
 from ..counter import STATE_WORDS
 from ..jsonfile import write_json
 from ..reference import LANES
-from . import document as D
+from ..results import document as D
 
 SCHEMA = "rngcheck-repro"
 SCHEMA_VERSION = 1

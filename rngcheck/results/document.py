@@ -15,9 +15,8 @@ newer major version):
             reproduce{state, sizes, strides, feature_level} | null, reproduce_command, detail}],
   agreement [{case, agree, outputs{backend: sha256}}]   (cases run on two or more backends),
   summary {verdict: "pass" | "fail" | "incomplete", counts{status: n}, required_failed, cases, backends}
-Statuses: passed, failed, error (the backend raised or broke the protocol), crashed (its
-process died), timeout (it did not answer in time), info (implementation-defined, or a
-non-validating backend's answer to an invalid description), skipped.
+Statuses: rngcheck.results.statuses (the one list). The published JSON Schema of this
+document: rngcheck/results/schemas/rngcheck-result.schema.json.
 """
 
 from __future__ import annotations
@@ -32,11 +31,12 @@ from pathlib import Path
 from .. import __version__
 from ..errors import RngcheckError
 from ..jsonfile import read_json, write_json
+from . import statuses
+from .records import CaseRecord, ResultRecord
+from .statuses import BROKEN, STATUSES  # noqa: F401  (re-exported for readers of documents)
 
 SCHEMA = "rngcheck-result"
 SCHEMA_VERSION = 1
-STATUSES = ("passed", "failed", "error", "crashed", "timeout", "info", "skipped")
-BROKEN = ("failed", "error", "crashed", "timeout")
 PACKAGES = ("numpy", "scipy", "hypothesis", "pytest", "pyopencl", "randomgen", "tensorflow", "jax", "Jinja2")
 ERRATA = [
     "DirectML's page says the counter 0x48656c6c'6f46726f'6d536561'74746c65 advanced by 324,855 becomes "
@@ -56,16 +56,7 @@ def package_versions() -> dict[str, str]:
 
 
 def case_entry(case) -> dict:
-    return {
-        "id": case.id, "category": case.category, "description": case.description,
-        "rule": case.rule, "source": case.source, "procedure": case.procedure, "note": case.note,
-        "inputs": {
-            "state": [f"0x{int(w):08x}" for w in case.state], "sizes": list(case.sizes),
-            "strides": None if case.strides is None else list(case.strides),
-            "feature_level": ".".join(map(str, case.feature_level)),
-            "output_state": case.output_state if isinstance(case.output_state, bool) else list(case.output_state),
-        },
-    }
+    return CaseRecord.of(case).to_json()
 
 
 def reproduce_command(profile: str, seed: int, command: list[str]) -> str:
@@ -105,18 +96,13 @@ def repro_command(backend_spec: str, reproduce: dict | None) -> str | None:
 
 def result_entry(backend_name: str, case, outcome, required: bool, seconds: float,
                  backend_spec: str | None = None) -> dict:
-    return {
-        "backend": backend_name, "case": case.id, "status": outcome.status, "required": required,
-        "seconds": round(seconds, 6), "message": outcome.message, "diagnosis": outcome.diagnosis,
-        "mismatches": outcome.mismatches, "mismatch_count": outcome.mismatch_count,
-        "observations": outcome.observations, "output_sha256": outcome.output_sha256,
-        "returned_state": outcome.returned_state, "reproduce": outcome.reproduce,
-        "reproduce_command": repro_command(backend_spec or backend_name, outcome.reproduce), "detail": outcome.detail,
-    }
+    return ResultRecord.of(outcome, backend=backend_name, case=case.id, required=required,
+                           seconds=round(seconds, 6),
+                           reproduce_command=repro_command(backend_spec or backend_name, outcome.reproduce)).to_json()
 
 
 def is_failure(result: dict) -> bool:
-    return result["required"] and result["status"] in BROKEN
+    return statuses.is_failure(result["status"], result["required"])
 
 
 def finish(document: dict) -> dict:
@@ -155,7 +141,7 @@ def write(document: dict, path) -> None:
 
 def load(path) -> dict:
     """A result document or a journal (rebuilt, marked incomplete if it has no end), checked."""
-    from ..conformance import journal
+    from . import journal
 
     if journal.is_journal(path):
         document, _ = journal.read(path)

@@ -1,0 +1,125 @@
+"""``rngcheck compare BASELINE NEW...``: what newly fails, newly passes, changed, was added or removed.
+
+    rngcheck compare baseline.json new.json --expected-failures known.txt --html compare.html
+
+BASELINE and NEW are result documents or journals (several NEW documents are one side: a
+backend and case in more than one keeps the last given). The comparison itself is
+rngcheck.results.baseline; this module prints it and writes it as a self-contained HTML page.
+
+Exit codes: 0 no regression; 1 one or more regressions (a required case that fails now and did
+not, or that the baseline did not have, and that no expected-failures entry names); 2 an
+unreadable document or file, or no case in common (one line on stderr).
+"""
+
+from __future__ import annotations
+
+import argparse
+from datetime import datetime, timezone
+
+from .. import __version__
+from ..errors import RngcheckError
+from .terminal import printable
+
+SHOWN = 40   # changes of one kind printed on the terminal
+TITLES = {
+    "regression": "Regressions (newly failing)", "fixed": "Newly passing", "changed": "Output changed (both pass)",
+    "xfail": "Expected failures (xfail)", "xpass": "Unexpected passes (xpass)", "still": "Still failing",
+    "added": "Added cases", "removed": "Removed cases",
+}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("baseline", metavar="BASELINE", help="the baseline result document or journal")
+    parser.add_argument("new", nargs="+", metavar="NEW", help="the new result documents or journals")
+    parser.add_argument("--expected-failures", metavar="FILE",
+                        help="known failures: one 'PATTERN  # reason' a line (BACKEND::PATTERN for one backend)")
+    parser.add_argument("--html", metavar="FILE", help="also write the comparison as an HTML page")
+    parser.add_argument("--quiet", action="store_true", help="print only the one-line verdict")
+
+
+def load(baseline, new, expected_path=None, *, same_run_check: bool = True):
+    """The Comparison of a baseline with new documents (paths, journals or dicts); RngcheckError
+    (one line) for the same run on both sides or nothing to compare."""
+    from ..results.baseline import compare, read_expected
+    from ..results.sources import run_key, sources_of
+    from ..results.tables import frame, rows
+
+    expected = read_expected(expected_path) if expected_path else []
+    old = [s for s in sources_of([baseline]) if s.kind == "result"]
+    new = [s for s in sources_of(list(new)) if s.kind == "result"]
+    if not old:
+        raise RngcheckError(f"{baseline}: not a result document or journal")
+    if not new:
+        raise RngcheckError("no result document or journal among the new documents")
+    same = [s.name for s in new if same_run_check and run_key(s.doc) == run_key(old[0].doc)]
+    if same:
+        raise RngcheckError(f"{same[0]} is the same run as the baseline {old[0].name}")
+    old_rows, new_rows = rows(old), rows(new)
+    if not old_rows or not new_rows:
+        raise RngcheckError(f"{old[0].name if not old_rows else new[0].name}: no results to compare")
+    old_table, new_table = frame(old_rows), frame(new_rows)
+    comparison = compare(old_table, new_table, expected)
+    if not comparison.common:
+        raise RngcheckError("no case in common between the baseline and the new documents "
+                            f"(backends {sorted(set(old_table['backend']))} against {sorted(set(new_table['backend']))})")
+    return comparison
+
+
+def text(comparison, quiet: bool = False) -> str:
+    counts = comparison.counts()
+    verdict = "REGRESSED" if counts["regression"] else "OK"
+    head = (f"rngcheck compare: {verdict}: {counts['regression']} regressions, {counts['fixed']} newly passing, "
+            f"{counts['changed']} outputs changed, {counts['xfail']} expected failures, {counts['xpass']} unexpected "
+            f"passes, {counts['still']} still failing, {counts['added']} added, {counts['removed']} removed "
+            f"({comparison.common} cases in common)")
+    if quiet:
+        return head
+    lines = [f"baseline: {', '.join(map(printable, comparison.baseline_runs))}; "
+             f"new: {', '.join(map(printable, comparison.new_runs))}"]
+    lines += [f"note: {printable(n)}" for n in comparison.notes]
+    for kind in ("regression", "xpass", "fixed", "changed", "xfail", "still", "added", "removed"):
+        changes = comparison.of(kind)
+        if not changes:
+            continue
+        lines.append(f"{TITLES[kind]}: {len(changes)}")
+        for c in changes[:SHOWN]:
+            what = f" [{c.diagnosis}]" if c.diagnosis and kind in ("regression", "still", "xfail") else ""
+            why = f" ({c.reason})" if c.reason else f": {c.message}" if c.message and kind in ("regression", "removed") else ""
+            lines.append(f"  {printable(c.backend)}: {printable(c.case)} {c.before or '-'} -> {c.after or '-'}"
+                         f"{printable(what)}{printable(why)[:200]}")
+        if len(changes) > SHOWN:
+            lines.append(f"  ... and {len(changes) - SHOWN} more")
+    for e in comparison.unused_expected:
+        lines.append(f"note: expected-failures line {e.line} ({printable(e.pattern)}) matched no result")
+    lines.append(head)
+    return "\n".join(lines)
+
+
+def model(comparison) -> dict:
+    counts = comparison.counts()
+    return {
+        "title": "rngcheck compare", "verdict": "REGRESSED" if counts["regression"] else "OK",
+        "counts": counts, "common": comparison.common, "notes": comparison.notes,
+        "baseline_runs": comparison.baseline_runs, "new_runs": comparison.new_runs,
+        "sections": [{"kind": k, "title": TITLES[k], "changes": comparison.of(k)}
+                     for k in ("regression", "xpass", "fixed", "changed", "xfail", "still", "added", "removed")
+                     if comparison.of(k)],
+        "unused_expected": comparison.unused_expected,
+        "generated": datetime.now(timezone.utc).isoformat(timespec="seconds"), "rngcheck_version": __version__,
+    }
+
+
+def render(comparison) -> str:
+    from .html import _environment
+
+    return _environment().get_template("compare.html.j2").render(**model(comparison))
+
+
+def run(args) -> int:
+    from .html import write_text
+
+    comparison = load(args.baseline, args.new, args.expected_failures)
+    if args.html:
+        write_text(args.html, render(comparison))
+    print(text(comparison, quiet=args.quiet))
+    return 1 if comparison.regressions else 0

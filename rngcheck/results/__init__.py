@@ -1,0 +1,13 @@
+"""Results as data: the result document, the journal, the statuses, and the results table.
+
+Below conformance (which writes results) and reports (which read them); neither of those
+imports the other. Heavy parts (pandas) are imported only when the table is asked for.
+"""
+
+
+def table(documents):
+    """The long-form results table of result documents, paths or journals: a pandas DataFrame
+    (columns: rngcheck.results.tables.COLUMNS)."""
+    from .tables import table as _table
+
+    return _table(documents)

@@ -1,0 +1,197 @@
+"""Baselines and regressions: what changed between a baseline run and new runs, and expected failures.
+
+    expected = read_expected("expected-failures.txt")     # known failures, each with its reason
+    change = compare(table(["baseline.json"]), table(["new.json"]), expected)
+    change.regressions   # newly failing: exit 1
+
+Results are matched by (backend, case). When each side has exactly one backend and their names
+differ (one driver against another), that one pair is matched. A result's outcome is its
+effective status (rngcheck.results.statuses); of two outcomes:
+  regression   it fails now and did not in the baseline (or the baseline did not have the case),
+               and no expected-failures entry names it
+  fixed        it failed in the baseline and passes now
+  changed      it passes on both sides but the output words' digest differs
+  still        it fails on both sides (a known failure the baseline already had)
+  xfail        it fails and an expected-failures entry names it (with the reason)
+  xpass        an expected-failures entry names it and it passes (an "unexpected pass")
+  added / removed   the case is only in the new runs / only in the baseline (removed is "not
+               run" when the new run did not finish)
+
+Expected-failures file: one entry a line, ``PATTERN  # reason``; PATTERN is an fnmatch pattern
+on the case id, optionally ``BACKEND::PATTERN`` for one backend (also a pattern). Blank lines
+and lines starting with ``#`` are comments. An entry without a reason is refused.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import RngcheckError
+from .statuses import BROKEN, PASSED, XFAIL, XPASS
+
+KINDS = ("regression", "fixed", "changed", "still", "xfail", "xpass", "added", "removed")
+
+
+@dataclass(frozen=True)
+class Expected:
+    """One expected-failures entry."""
+
+    pattern: str
+    backend: str      # a pattern on the backend name; "*" for every backend
+    reason: str
+    line: int
+
+    def matches(self, backend: str, case: str) -> bool:
+        return fnmatch.fnmatchcase(case, self.pattern) and fnmatch.fnmatchcase(backend, self.backend)
+
+
+def parse_expected(text: str, where: str = "expected failures") -> list[Expected]:
+    entries = []
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        pattern, hash_, reason = line.partition("#")
+        pattern, reason = pattern.strip(), reason.strip()
+        if not hash_ or not reason:
+            raise RngcheckError(f"{where}:{number}: an expected failure needs a reason: PATTERN  # reason")
+        if len(pattern.split()) != 1:
+            raise RngcheckError(f"{where}:{number}: one case pattern per line, got {pattern!r}")
+        backend, sep, case = pattern.rpartition("::")
+        entries.append(Expected(case if sep else pattern, backend if sep and backend else "*", reason, number))
+    return entries
+
+
+def read_expected(path) -> list[Expected]:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise RngcheckError(f"cannot read the expected-failures file {path}: {error.strerror or error}") from None
+    except UnicodeDecodeError:
+        raise RngcheckError(f"{path}: the expected-failures file is not UTF-8 text") from None
+    return parse_expected(text, str(path))
+
+
+def expected_for(entries: list[Expected], backend: str, case: str) -> Expected | None:
+    return next((e for e in entries if e.matches(backend, case)), None)
+
+
+@dataclass(frozen=True)
+class Change:
+    """One (backend, case) whose outcome is worth telling."""
+
+    kind: str            # one of KINDS
+    backend: str
+    case: str
+    category: str
+    before: str          # the baseline's effective status ("" when absent)
+    after: str           # the new effective status ("" when absent)
+    diagnosis: str = ""  # the new failure's diagnosis id (or the baseline's, for removed / fixed)
+    message: str = ""
+    reason: str = ""     # the expected-failures entry's reason (xfail, xpass)
+
+
+@dataclass
+class Comparison:
+    baseline_runs: list[str]
+    new_runs: list[str]
+    common: int                                 # (backend, case) pairs on both sides
+    changes: list[Change] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)   # labels: other versions, unfinished runs, pairing
+    unused_expected: list[Expected] = field(default_factory=list)
+
+    def of(self, kind: str) -> list[Change]:
+        return [c for c in self.changes if c.kind == kind]
+
+    @property
+    def regressions(self) -> list[Change]:
+        return self.of("regression")
+
+    def counts(self) -> dict[str, int]:
+        return {k: len(self.of(k)) for k in KINDS}
+
+
+def _latest(data):
+    """One row per (backend, case): the newest run's (runs are in the order given, newest last)."""
+    return data.drop_duplicates(["backend", "case"], keep="last").set_index(["backend", "case"], drop=False)
+
+
+def compare(baseline, new, expected: list[Expected] | None = None) -> Comparison:
+    """The changes from ``baseline`` to ``new`` (results tables, rngcheck.results.tables)."""
+    expected = expected or []
+    notes = []
+    old_backends, new_backends = list(dict.fromkeys(baseline["backend"])), list(dict.fromkeys(new["backend"]))
+    if len(old_backends) == 1 and len(new_backends) == 1 and old_backends != new_backends:
+        notes.append(f"baseline backend {old_backends[0]!r} compared with new backend {new_backends[0]!r}")
+        baseline = baseline.assign(backend=new_backends[0])
+    for what, column in (("rngcheck", "rngcheck_version"), ("schema version", "schema_version")):
+        before, after = set(map(str, baseline[column])), set(map(str, new[column]))
+        if before != after:
+            notes.append(f"the baseline was written by {what} {', '.join(sorted(before))}, "
+                         f"the new runs by {', '.join(sorted(after))}")
+    unfinished = sorted(set(new.loc[~new["complete"], "run"]))
+    if unfinished:
+        notes.append(f"new run(s) not finished: {', '.join(unfinished)}; cases they did not reach are 'not run'")
+    old_rows, new_rows = _latest(baseline), _latest(new)
+    keys = list(dict.fromkeys(list(old_rows.index) + list(new_rows.index)))
+    common = sum(1 for k in keys if k in old_rows.index and k in new_rows.index)
+    used = set()
+    changes = []
+    for key in keys:
+        before = old_rows.loc[key] if key in old_rows.index else None
+        after = new_rows.loc[key] if key in new_rows.index else None
+        row = after if after is not None else before
+        was = before["effective"] if before is not None else ""
+        now = after["effective"] if after is not None else ""
+        entry = expected_for(expected, *key)
+        if entry is not None and after is not None:
+            used.add(entry)
+        kind = None
+        if after is None:
+            kind = "removed"
+        elif now in BROKEN:
+            if entry is not None:
+                kind = XFAIL
+            elif was in BROKEN:
+                kind = "still"
+            else:
+                kind = "regression"   # newly failing, or failing in a case the baseline did not have
+        elif entry is not None and now == PASSED:
+            kind = XPASS
+        elif before is None:
+            kind = "added"
+        elif was in BROKEN and now == PASSED:
+            kind = "fixed"
+        elif was == PASSED and now == PASSED and before["output_sha256"] and after["output_sha256"] \
+                and before["output_sha256"] != after["output_sha256"]:
+            kind = "changed"
+        if kind is None:
+            continue
+        source = after if after is not None and now in BROKEN else before if before is not None else row
+        changes.append(Change(kind, key[0], key[1], str(row["category"]), was, now,
+                              diagnosis=str(source["diagnosis"]), message=str(source["message"]),
+                              reason=entry.reason if entry is not None and kind in (XFAIL, XPASS) else ""))
+    if unfinished:
+        changes = [c if c.kind != "removed" else Change("removed", c.backend, c.case, c.category, c.before, "",
+                                                         c.diagnosis, "not run: the new run did not finish")
+                   for c in changes]
+    return Comparison(list(dict.fromkeys(baseline["run"])), list(dict.fromkeys(new["run"])), common, changes,
+                      notes, [e for e in expected if e not in used])
+
+
+def gate(data, expected: list[Expected]) -> tuple[list[Change], list[Change]]:
+    """Without a baseline: (unexpected failures, unexpected passes) of a results table."""
+    failures, passes = [], []
+    for row in _latest(data).itertuples(index=False):
+        if not row.required:
+            continue
+        entry = expected_for(expected, row.backend, row.case)
+        if row.effective in BROKEN and entry is None:
+            failures.append(Change("regression", row.backend, row.case, row.category, "", row.effective,
+                                   row.diagnosis, row.message))
+        elif row.effective == PASSED and entry is not None:
+            passes.append(Change(XPASS, row.backend, row.case, row.category, "", row.effective, reason=entry.reason))
+    return failures, passes

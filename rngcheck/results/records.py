@@ -1,0 +1,139 @@
+"""Typed records of the result document: dataclasses inside, JSON only at the file edge.
+
+``to_json()`` gives the document's dict (the field order of the schema,
+schemas/rngcheck-result.schema.json); ``from_json(value)`` reads one back, tolerant of a
+damaged document: a missing field takes its default and a value of the wrong type is coerced
+(or dropped), so a reader never fails on one bad field. The writer (results.document) and the
+results table (results.tables) go through these records.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field, fields
+
+from .statuses import ERROR, STATUSES
+
+
+def _str(value, default: str = "") -> str:
+    return default if value is None else str(value)
+
+
+def _optional_str(value):
+    return None if value is None else str(value)
+
+
+def _list(value) -> list:
+    return list(value) if isinstance(value, list) else []
+
+
+def _dict(value) -> dict:
+    return dict(value) if isinstance(value, dict) else {}
+
+
+def _float(value) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError, OverflowError):
+        return math.nan
+    return number
+
+
+def _int(value) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError, OverflowError):
+        return 0
+
+
+@dataclass
+class CaseRecord:
+    id: str
+    category: str
+    description: str
+    rule: str
+    source: str
+    procedure: str
+    note: str
+    inputs: dict
+
+    @classmethod
+    def of(cls, case) -> "CaseRecord":
+        """The record of a conformance case (rngcheck.conformance.cases.Case)."""
+        output_state = case.output_state if isinstance(case.output_state, bool) else list(case.output_state)
+        return cls(case.id, case.category, case.description, case.rule, case.source, case.procedure, case.note,
+                   {"state": [f"0x{int(w):08x}" for w in case.state], "sizes": list(case.sizes),
+                    "strides": None if case.strides is None else list(case.strides),
+                    "feature_level": ".".join(map(str, case.feature_level)), "output_state": output_state})
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, value) -> "CaseRecord":
+        value = _dict(value)
+        return cls(*(_str(value.get(f.name)) for f in fields(cls) if f.name != "inputs"), _dict(value.get("inputs")))
+
+
+@dataclass
+class Verdict:
+    """What the check of one case found: the fields a result shares with
+    rngcheck.conformance.check.Outcome (which adds the execution it judged)."""
+
+    status: str
+    message: str = ""
+    diagnosis: dict | None = None
+    mismatches: list = field(default_factory=list)
+    mismatch_count: int = 0
+    observations: list = field(default_factory=list)
+    output_sha256: str | None = None
+    returned_state: list | None = None
+    detail: str = ""
+    reproduce: dict | None = None
+
+
+RESULT_ORDER = ("backend", "case", "status", "required", "seconds", "message", "diagnosis", "mismatches",
+                "mismatch_count", "observations", "output_sha256", "returned_state", "reproduce",
+                "reproduce_command", "detail")
+
+
+@dataclass
+class ResultRecord(Verdict):
+    """One case on one backend: the verdict, and where and how long."""
+
+    backend: str = ""
+    case: str = ""
+    required: bool = True
+    seconds: float = 0.0
+    reproduce_command: str | None = None
+
+    @classmethod
+    def of(cls, verdict: Verdict, **where) -> "ResultRecord":
+        return cls(**{f.name: getattr(verdict, f.name) for f in fields(Verdict)}, **where)
+
+    @property
+    def diagnosis_id(self) -> str:
+        return _str((self.diagnosis or {}).get("id"))
+
+    def to_json(self) -> dict:
+        value = asdict(self)
+        return {key: value[key] for key in RESULT_ORDER}
+
+    @classmethod
+    def from_json(cls, value) -> "ResultRecord":
+        value = _dict(value)
+        status = value.get("status")
+        diagnosis, reproduce = value.get("diagnosis"), value.get("reproduce")
+        returned = value.get("returned_state")
+        return cls(
+            backend=_str(value.get("backend")), case=_str(value.get("case")),
+            status=status if status in STATUSES else ERROR, required=value.get("required") is not False,
+            seconds=_float(value.get("seconds") or 0.0), message=_str(value.get("message")),
+            diagnosis=dict(diagnosis) if isinstance(diagnosis, dict) else None,
+            mismatches=[m for m in _list(value.get("mismatches")) if isinstance(m, dict)],
+            mismatch_count=_int(value.get("mismatch_count")),
+            observations=[_str(o) for o in _list(value.get("observations"))],
+            output_sha256=_optional_str(value.get("output_sha256")),
+            returned_state=list(returned) if isinstance(returned, list) else None,
+            reproduce=dict(reproduce) if isinstance(reproduce, dict) else None,
+            reproduce_command=_optional_str(value.get("reproduce_command")), detail=_str(value.get("detail")))

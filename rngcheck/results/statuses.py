@@ -1,0 +1,38 @@
+"""The one list of statuses a result can have, and what each means. Everything else imports it.
+
+A case's status on one backend:
+  passed    every check held
+  failed    a check did not hold (wrong words, state, guards, contract)
+  error     the backend raised, or broke the exec protocol (or rngcheck itself failed: diagnosed so)
+  crashed   the backend's process died during the call
+  timeout   the backend did not answer in time; its process was ended
+  info      implementation-defined, or a non-validating backend's answer to an invalid description
+  skipped   not applicable to this backend
+
+A result is a failure of the run only when it is required and broken (see ``effective``).
+Comparing runs adds two labels that are never a result's own status:
+  xfail     a failure an expected-failures file names (with its reason)
+  xpass     a case an expected-failures file names that passed ("unexpected pass")
+"""
+
+from __future__ import annotations
+
+PASSED, FAILED, ERROR, CRASHED, TIMEOUT, INFO, SKIPPED = (
+    "passed", "failed", "error", "crashed", "timeout", "info", "skipped")
+STATUSES = (PASSED, FAILED, ERROR, CRASHED, TIMEOUT, INFO, SKIPPED)
+BROKEN = (FAILED, ERROR, CRASHED, TIMEOUT)
+XFAIL, XPASS = "xfail", "xpass"
+
+
+def effective(status, required) -> str:
+    """The status a result counts as: a broken result that is not required (implementation-defined,
+    a non-validating backend) is info; an unknown status is error."""
+    status = status if status in STATUSES else ERROR
+    if status in BROKEN and required is False:
+        return INFO
+    return status
+
+
+def is_failure(status, required) -> bool:
+    """Whether the result fails the run: required and broken."""
+    return bool(required) and status in BROKEN

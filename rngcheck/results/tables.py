@@ -1,0 +1,197 @@
+"""One results table: every result of every run, long form, as a pandas DataFrame.
+
+    table(["a.json", "b.journal.jsonl"]) -> DataFrame, one row per (run, backend, case)
+
+Columns (COLUMNS, in this order):
+  run             the run's label: its file name without .json / .journal.jsonl, else "run N"
+  created         when the run started (UTC ISO 8601, as the document says)
+  rngcheck_version, schema_version, complete (False: a journal of an unfinished or interrupted run)
+  backend         the backend's name in its run; spec: how it was loaded
+  implementation, version, device   from the backend's describe() (version: the first of VERSION_KEYS)
+  case, category
+  status          the result's own status (rngcheck.results.statuses)
+  effective       what it counts as (a broken result that is not required is info)
+  required        whether a failure of the case fails the run
+  diagnosis       the diagnosis id of a failure ("" when none)
+  output_sha256   the digest of the output words ("" when none)
+  seconds
+  message         the first line of the verdict's message
+
+The HTML matrix, the agreement view, the terminal's category table, the markdown summary and
+scripts/conformance_table.py are computed from this table; ``rngcheck export`` writes it
+(CSV, or Parquet with pyarrow) and :func:`read_table` reads it back to the same table.
+Importing this module does not import pandas; calling :func:`table` does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import astuple, dataclass, fields
+from pathlib import Path
+
+from ..errors import RngcheckError
+from .records import ResultRecord
+from .sources import Source, sources_of
+from .statuses import effective
+
+VERSION_KEYS = ("tensorflow", "jax", "randomgen", "mkl_random", "random123", "nvidia-curand-cu12", "pyopencl",
+                "torch", "onedpl", "DirectML version", "driver version", "numpy", "rngcheck", "exec-protocol")
+
+
+@dataclass(frozen=True)
+class Row:
+    """One result of one run: the typed record behind a table row (JSON only at the file edge)."""
+
+    run: str
+    created: str
+    rngcheck_version: str
+    schema_version: int
+    complete: bool
+    backend: str
+    spec: str
+    implementation: str
+    version: str
+    device: str
+    case: str
+    category: str
+    status: str
+    effective: str
+    required: bool
+    diagnosis: str
+    output_sha256: str
+    seconds: float
+    message: str
+
+
+COLUMNS = tuple(f.name for f in fields(Row))
+DTYPES = {**{c: "str" for c in COLUMNS}, "schema_version": "int64", "complete": "bool", "required": "bool",
+          "seconds": "float64"}
+
+
+def _str(value) -> str:
+    return "" if value is None else str(value)
+
+
+def _list(value) -> list:
+    return value if isinstance(value, list) else []
+
+
+def _dict(value) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
+def _int(value) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError, OverflowError):
+        return 0
+
+
+def version_of(describe: dict) -> str:
+    """The version a backend reports, as ``key value`` of the first key of VERSION_KEYS it has."""
+    return next((f"{k} {describe[k]}" for k in VERSION_KEYS if k in describe), "")
+
+
+def run_labels(sources: list[Source]) -> list[str]:
+    """A unique label per result source: its file's stem, else "run N" (numbered on collision)."""
+    labels, taken = [], set()
+    for number, source in enumerate(sources, 1):
+        name = Path(source.name).name if source.name and not source.name.startswith("document ") else ""
+        for suffix in (".journal.jsonl", ".jsonl", ".json"):
+            if name.endswith(suffix):
+                name = name[:-len(suffix)]
+                break
+        label = name or f"run {number}"
+        candidate, n = label, 2
+        while candidate in taken:
+            candidate, n = f"{label} ({n})", n + 1
+        taken.add(candidate)
+        labels.append(candidate)
+    return labels
+
+
+def rows(documents) -> list[Row]:
+    """The typed rows of result documents (dicts, paths, journals or Sources; stats documents are ignored)."""
+    sources = [s for s in sources_of(documents) if s.kind == "result"]
+    out = []
+    for label, source in zip(run_labels(sources), sources):
+        doc = source.doc
+        categories = {_str(c.get("id")): _str(c.get("category")) for c in _list(doc.get("cases")) if isinstance(c, dict)}
+        backends = {_str(b.get("name")): b for b in _list(doc.get("backends")) if isinstance(b, dict)}
+        for value in _list(doc.get("results")):
+            if not isinstance(value, dict):
+                continue
+            result = ResultRecord.from_json(value)
+            entry = backends.get(result.backend, {})
+            describe = _dict(entry.get("describe"))
+            category = categories.get(result.case) or (result.case.split("/")[0] if "/" in result.case else "?")
+            out.append(Row(
+                run=label, created=_str(doc.get("created")), rngcheck_version=_str(doc.get("rngcheck_version")),
+                schema_version=_int(doc.get("schema_version")), complete=source.complete,
+                backend=result.backend, spec=_str(entry.get("spec")) or result.backend,
+                implementation=_str(describe.get("implementation")), version=version_of(describe),
+                device=_str(describe.get("device") or describe.get("adapter")),
+                case=result.case, category=category, status=result.status,
+                effective=effective(result.status, result.required), required=result.required,
+                diagnosis=result.diagnosis_id, output_sha256=_str(result.output_sha256), seconds=result.seconds,
+                message=result.message.splitlines()[0] if result.message else ""))
+    return out
+
+
+def frame(records: list[Row]):
+    import pandas as pd
+
+    data = pd.DataFrame([astuple(r) for r in records], columns=list(COLUMNS))
+    return data.astype(DTYPES)
+
+
+def table(documents):
+    """The long-form results table (pandas.DataFrame) of result documents, paths or journals."""
+    return frame(rows(documents))
+
+
+def counts(data, by: list[str], column: str = "effective"):
+    """Counts of each status per group: a DataFrame indexed by ``by`` with one column per status."""
+    from .statuses import STATUSES
+
+    grouped = data.groupby(by + [column], sort=False).size().unstack(column, fill_value=0)
+    return grouped.reindex(columns=list(STATUSES), fill_value=0)
+
+
+def write_csv(data, path) -> None:
+    try:
+        data.to_csv(path, index=False)
+    except OSError as error:
+        raise RngcheckError(f"cannot write {path}: {error.strerror or error}") from None
+
+
+def write_parquet(data, path) -> None:
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        raise RngcheckError("Parquet needs pyarrow: pip install 'rngcheck[parquet]' (or write --csv)") from None
+    try:
+        data.to_parquet(path, index=False)
+    except OSError as error:
+        raise RngcheckError(f"cannot write {path}: {error.strerror or error}") from None
+
+
+def read_table(path):
+    """A table written by ``rngcheck export`` (CSV or Parquet, by its suffix), with the same dtypes."""
+    import pandas as pd
+
+    path = Path(path)
+    try:
+        if path.suffix == ".parquet":
+            data = pd.read_parquet(path)
+        else:
+            data = pd.read_csv(path, dtype={c: str for c, t in DTYPES.items() if t == "str"},
+                               keep_default_na=False, na_values={"seconds": ["nan", "NaN", ""]})
+    except (OSError, ValueError) as error:
+        raise RngcheckError(f"cannot read the results table {path}: {error}") from None
+    missing = [c for c in COLUMNS if c not in data.columns]
+    if missing:
+        raise RngcheckError(f"{path}: not an rngcheck results table (no column {missing[0]!r})")
+    try:
+        return data[list(COLUMNS)].astype(DTYPES)
+    except (TypeError, ValueError) as error:
+        raise RngcheckError(f"{path}: a column of the results table has the wrong type ({error})") from None

@@ -1,0 +1,103 @@
+"""Linear complexity of long bit sequences: the test that sees generators linear over GF(2).
+
+Every output bit of an LFSR-like generator (xorshift, MT19937, the lowest bit of an
+additive lagged-Fibonacci or of xorshift128+) is a linear function of a k-bit state, so the
+sequence of one bit position has linear complexity at most k; a random sequence of n bits
+has linear complexity about n/2. Berlekamp-Massey finds it exactly. Sources: TestU01's
+scomp_LinearComp (L'Ecuyer & Simard, TestU01 guide, section on scomp; BigCrush's
+LinearComp on 400,020 bits is where MT19937 fails), and the distribution of the linear
+complexity of a random sequence (Rueppel, "Analysis and Design of Stream Ciphers", 1986,
+Ch. 4): of the 2^n sequences of length n, exactly 1 has complexity 0 and
+2^min(2L-1, 2n-2L) have complexity L (1 <= L <= n). p-values here are those exact tails.
+
+NIST SP 800-22's linear complexity test (section 2.10) is the other shape: many blocks of
+500 bits, a chi-square over the deviations. It cannot see a complexity of 19937; this one
+reads one long sequence per bit position, as TestU01 does.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import pvalues
+from .accumulators import Accumulator
+
+# (word stride, bit position): the sequences read. Stride 2 reads every other word: the low
+# (or high) halves of a 64-bit generator's outputs, where xorshift128+'s lowest bit is an LFSR.
+SEQUENCES = ((1, 0), (2, 0), (4, 0))  # stride 4: one lane of a 4-word block (Philox's layout)
+
+
+def berlekamp_massey(bits) -> int:
+    """The linear complexity of a 0/1 sequence (Massey 1969), on Python integers as GF(2)
+    polynomials: bit i of C is the coefficient of x^i of the connection polynomial.
+
+    One long sequence at a time. nist.linear_complexities runs the same algorithm on many
+    short blocks side by side (numpy columns), the shape SP 800-22's test has; a test holds
+    the two to the same answers."""
+    c, b = 1, 1
+    length, last = 0, -1  # L, and the position of the last length change
+    history = 0  # bit i = s_{N-i}: the newest bit in bit 0
+    for n, bit in enumerate(bits):
+        history = (history << 1) | int(bit)
+        if (c & history).bit_count() & 1:  # the discrepancy: C does not predict s_n
+            previous = c
+            c ^= b << (n - last)
+            if 2 * length <= n:
+                length, last, b = n + 1 - length, n, previous
+    return length
+
+
+def complexity_tails(n: int, observed: int) -> pvalues.PValue:
+    """Exact P(L >= observed) and P(L <= observed) for a random sequence of n bits (Rueppel)."""
+
+    def count(L):  # sequences of length n with complexity exactly L
+        return 1 if L == 0 else 1 << min(2 * L - 1, 2 * n - 2 * L)
+
+    # closed forms of the sums would do; the integers are exact and these n are small
+    below = sum(count(L) for L in range(0, observed + 1))
+    above = sum(count(L) for L in range(observed, n + 1))
+    total = 1 << n
+    p, q = above / total, below / total
+    log10_p = (math.log2(above) - n) * math.log10(2) if above else None
+    return pvalues._record(p, q, log10_p, "two-sided-count")
+
+
+class LinearComplexity(Accumulator):
+    """Berlekamp-Massey on ``bits`` consecutive values of one bit position, for each
+    (stride, bit) of SEQUENCES, from the first sample of the stream only (one p-value per
+    sequence; the budget is the sample). Complexity far below n/2: a linear generator."""
+
+    name = "linear.complexity"
+    source = ("TestU01 scomp_LinearComp (Berlekamp-Massey on one bit position); exact tails "
+              "from Rueppel 1986")
+    second_level = False
+    max_samples = 1
+
+    def __init__(self, start: int = 0, bits: int = 1 << 14):
+        self.sample_words = max(s for s, _ in SEQUENCES) * bits  # the widest stride needs that many words
+        super().__init__(start, bits=bits)
+        self.bits = bits
+        self.name = f"{LinearComplexity.name}.n{bits}"  # the battery runs a short and a long one
+
+    def measure(self, samples):
+        rows = []
+        for sample in samples:
+            found = []
+            for stride, bit in SEQUENCES:
+                sequence = (sample[::stride][:self.bits] >> np.uint32(bit)) & np.uint32(1)
+                found.append(berlekamp_massey(sequence.tolist()))
+            rows.append(found)
+        return {"complexity": np.array(rows, dtype=np.int64)}, {}
+
+    def evaluate(self, records, totals, samples):
+        out = []
+        for (stride, bit), observed in zip(SEQUENCES, records["complexity"][0]):
+            observed = int(observed)
+            record = complexity_tails(self.bits, observed)
+            out.append(self.finding(
+                "aggregate", observed, record, test=f"{self.name}.stride{stride}.bit{bit}",
+                expected=self.bits / 2, sequence_bits=self.bits,
+                parameters={"stride": stride, "bit": bit}))
+        return out

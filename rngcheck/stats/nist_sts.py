@@ -1,0 +1,495 @@
+"""``rngcheck nist``: NIST's own SP 800-22 workflow (sts-2.1.2's, without the questions).
+
+    rngcheck nist data.e                                 (ASCII '0'/'1', NIST's data format)
+    rngcheck nist random.bin --format binary --sequences 100
+    some-generator | rngcheck nist - --length 1000000 --sequences 10
+    rngcheck nist --backend numpy --sequences 100 --json nist.json
+
+Every sequence of ``--length`` bits goes through the 15 tests of SP 800-22 rev1a with sts's
+parameters (rngcheck.stats.nist, whose p-values are sts-2.1.2's to six decimals); the report
+is sts's finalAnalysisReport: for each p-value stream (188 of them with the defaults: the 148
+templates, the 8 + 18 excursion states, the 2 cusum and 2 serial p-values count once each),
+the distribution of p-values over ten bins C1..C10, the p-value of their uniformity
+(section 4.2.2: chi2 of the bins, igamc(9/2, chi2/2); FAIL below 0.0001; shown when there are
+at least 10 p-values) and the proportion of sequences with p >= alpha = 0.01 against the
+acceptable range of section 4.2.1, p^ +- 3 sqrt(p^ (1 - p^) / s), p^ = 1 - alpha, with
+sts-2.1.2's integer bounds (a sample of 100 needs 96 passes). As in sts-2.1.2, a sequence on
+which a random excursion test does not apply (J < 500 cycles) is left out of that test's sample.
+
+Exit codes: 0 every test passes both rules; 1 some test fails the proportion or the uniformity
+rule; 2 bad input (one line on stderr).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import multiprocessing
+import os
+import shlex
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+from scipy import special
+
+from ..errors import RngcheckError
+from ..results.nist_document import SCHEMA, SCHEMA_VERSION  # noqa: F401  (the document's format lives in results)
+from . import nist
+from .bits import to_bits
+
+ALPHA = 0.01
+UNIFORMITY_FAIL = 0.0001
+DEFAULT_LENGTH = 10 ** 6
+DEFAULT_BACKEND_SEQUENCES = 100
+ASCII_BYTES = np.frombuffer(b"01 \t\r\n", dtype=np.uint8)  # what NIST's ASCII data files hold
+
+
+@dataclass(frozen=True)
+class Parameters:
+    """sts-2.1.2's adjustable parameters, with its defaults."""
+    block_frequency: int = 128      # M of 2.2
+    template: int = 9               # m of 2.7 and 2.8
+    approximate_entropy: int = 10   # m of 2.12
+    serial: int = 16                # m of 2.11
+    linear_complexity: int = 500    # M of 2.10
+
+    def check(self, n: int) -> None:
+        if self.block_frequency < 1:
+            raise RngcheckError(f"--block-frequency M = {self.block_frequency} must be at least 1")
+        if not 2 <= self.template <= 16:
+            raise RngcheckError(f"--template m = {self.template} must be between 2 and 16")
+        if not 1 <= self.approximate_entropy <= 24:
+            raise RngcheckError(f"--approximate-entropy m = {self.approximate_entropy} must be between 1 and 24")
+        if not 3 <= self.serial <= 24:
+            raise RngcheckError(f"--serial m = {self.serial} must be between 3 and 24")
+        if self.linear_complexity < 1:
+            raise RngcheckError(f"--linear-complexity M = {self.linear_complexity} must be at least 1")
+
+
+# The tests in sts-2.1.2's order: name, rev1a section, the smallest n the text recommends.
+TESTS = (
+    ("Frequency", "2.1", 100),
+    ("BlockFrequency", "2.2", 100),
+    ("CumulativeSums", "2.13", 100),
+    ("Runs", "2.3", 100),
+    ("LongestRun", "2.4", 128),
+    ("Rank", "2.5", 38 * 32 * 32),
+    ("FFT", "2.6", 1000),
+    ("NonOverlappingTemplate", "2.7", 0),
+    ("OverlappingTemplate", "2.8", 10 ** 6),
+    ("Universal", "2.9", nist.UNIVERSAL_MIN_N[6]),
+    ("ApproximateEntropy", "2.12", 0),
+    ("RandomExcursions", "2.14", 10 ** 6),
+    ("RandomExcursionsVariant", "2.15", 10 ** 6),
+    ("Serial", "2.11", 0),
+    ("LinearComplexity", "2.10", 10 ** 6),
+)
+SECTIONS = {name: section for name, section, _ in TESTS}
+
+
+def minimum_n(name: str, params: Parameters) -> int:
+    """The smallest n for which rev1a recommends the test (its "Input Size Recommendation")."""
+    if name == "BlockFrequency":  # n >= 100 and at least one block
+        return max(100, params.block_frequency)
+    if name == "LinearComplexity":
+        return max(10 ** 6, params.linear_complexity)
+    if name == "NonOverlappingTemplate":
+        return nist.NON_OVERLAPPING_BLOCKS * params.template
+    if name == "ApproximateEntropy":  # m < floor(log2 n) - 5
+        return 1 << (params.approximate_entropy + 6)
+    if name == "Serial":  # m < floor(log2 n) - 2
+        return 1 << (params.serial + 3)
+    return dict((t, least) for t, _, least in TESTS)[name]
+
+
+def row_labels(name: str, params: Parameters) -> list[str]:
+    """The p-value streams of one test: one row each in the report ('' when it has one)."""
+    if name == "CumulativeSums":
+        return ["forward", "reverse"]
+    if name == "NonOverlappingTemplate":
+        return ["".join(map(str, t)) for t in nist.aperiodic_templates(params.template)]
+    if name == "RandomExcursions":
+        return [f"x = {x:+d}" for x in nist.EXCURSION_STATES]
+    if name == "RandomExcursionsVariant":
+        return [f"x = {x:+d}" for x in nist.VARIANT_STATES]
+    if name == "Serial":
+        return ["1", "2"]
+    return [""]
+
+
+def _as_list(value, states=None):
+    """A test's result as a list of p-values, or the NotApplicable reason."""
+    if isinstance(value, nist.NotApplicable):
+        return value
+    if isinstance(value, dict):
+        return [value[x] for x in states]
+    if isinstance(value, (list, tuple)):
+        return list(value)
+    return [value]
+
+
+def test_sequence(bits: np.ndarray, params: Parameters) -> dict:
+    """The 15 tests on one sequence: {test name: [p-values in row order] or NotApplicable}."""
+    n = bits.size
+    runners = {
+        "Frequency": lambda: nist.monobit(bits),
+        "BlockFrequency": lambda: nist.block_frequency(bits, params.block_frequency),
+        "CumulativeSums": lambda: [nist.cumulative_sums(bits, "forward"), nist.cumulative_sums(bits, "backward")],
+        "Runs": lambda: nist.runs(bits),
+        "LongestRun": lambda: nist.longest_run(bits),
+        "Rank": lambda: nist.matrix_rank(bits),
+        "FFT": lambda: nist.spectral(bits),
+        "NonOverlappingTemplate": lambda: nist.non_overlapping_template(bits, params.template),
+        "OverlappingTemplate": lambda: nist.overlapping_template(bits, params.template),
+        "Universal": lambda: nist.universal(bits),
+        "ApproximateEntropy": lambda: nist.approximate_entropy(bits, params.approximate_entropy),
+        "RandomExcursions": lambda: _as_list(nist.random_excursions(bits), nist.EXCURSION_STATES),
+        "RandomExcursionsVariant": lambda: _as_list(nist.random_excursions_variant(bits), nist.VARIANT_STATES),
+        "Serial": lambda: list(nist.serial(bits, params.serial)),
+        "LinearComplexity": lambda: nist.linear_complexity(bits, params.linear_complexity),
+    }
+    results = {}
+    for name, _, _ in TESTS:
+        least = minimum_n(name, params)
+        if n < least:
+            results[name] = nist.NotApplicable(f"n = {n} < {least}, the minimum of rev1a section {SECTIONS[name]}")
+        else:
+            results[name] = _as_list(runners[name]())
+    return results
+
+
+# ------------------------------------------------------------------------------------------
+# The second level: sts-2.1.2's finalAnalysisReport.
+# ------------------------------------------------------------------------------------------
+
+def proportion_bounds(s: int, alpha: float = ALPHA) -> tuple[int, int]:
+    """Section 4.2.1's range p^ +- 3 sqrt(p^ alpha / s) of passing sequences, as counts cut to
+    integers as sts-2.1.2 does (s = 100: 96 .. 101)."""
+    p_hat = 1.0 - alpha
+    spread = 3.0 * math.sqrt(p_hat * alpha / s)
+    return int((p_hat - spread) * s), int((p_hat + spread) * s)
+
+
+def bins_of(p_values) -> list[int]:
+    """Counts of p-values in [0, 0.1), [0.1, 0.2), ..., [0.9, 1] (sts: floor(10 p), 10 -> 9)."""
+    pos = np.minimum(np.floor(np.asarray(p_values, dtype=np.float64) * 10).astype(int), 9)
+    return np.bincount(pos, minlength=10).tolist()
+
+
+def uniformity(bins) -> float | None:
+    """Section 4.2.2: chi2 of the ten bins against s/10 each, p = igamc(9/2, chi2/2); None below
+    10 p-values (sts prints ----). sts-2.1.2 uses floor(s/10) as the expected count; this uses
+    s/10 (the text's formula; the same when s is a multiple of 10)."""
+    s = sum(bins)
+    if s < 10:
+        return None
+    expected = s / 10.0
+    chi2 = sum((b - expected) ** 2 / expected for b in bins)
+    return float(special.gammaincc(4.5, chi2 / 2.0))
+
+
+@dataclass
+class Row:
+    test: str
+    label: str
+    section: str
+    p_values: list = field(default_factory=list)
+    not_applicable: list = field(default_factory=list)  # reasons, one per sequence left out
+    bins: list = field(default_factory=list)
+    uniformity_p: float | None = None
+    passed: int = 0
+    sample_size: int = 0
+    proportion_min: int = 0
+    proportion_max: int = 0
+    verdict: str = "NOT APPLICABLE"
+    reasons: list = field(default_factory=list)
+
+
+def analyse(per_sequence: list[dict], params: Parameters) -> list[Row]:
+    """The final analysis report's rows from the per-sequence results."""
+    rows = []
+    for name, section, _ in TESTS:
+        labels = row_labels(name, params)
+        for index, label in enumerate(labels):
+            row = Row(name, label, section)
+            for result in per_sequence:
+                value = result[name]
+                if isinstance(value, nist.NotApplicable):
+                    row.not_applicable.append(str(value))
+                else:
+                    row.p_values.append(float(value[index]))
+            rows.append(_judge(row))
+    return rows
+
+
+def _judge(row: Row) -> Row:
+    s = row.sample_size = len(row.p_values)
+    if s == 0:
+        row.verdict = "NOT APPLICABLE"
+        row.reasons = sorted(set(row.not_applicable))[:1]
+        return row
+    row.bins = bins_of(row.p_values)
+    row.uniformity_p = uniformity(row.bins)
+    row.passed = sum(p >= ALPHA for p in row.p_values)
+    row.proportion_min, row.proportion_max = proportion_bounds(s)
+    row.reasons = []
+    if not row.proportion_min <= row.passed <= row.proportion_max:
+        row.reasons.append(f"{row.passed}/{s} passed, outside {row.proportion_min}..{row.proportion_max}")
+    if row.uniformity_p is not None and row.uniformity_p < UNIFORMITY_FAIL:
+        row.reasons.append(f"uniformity p = {row.uniformity_p:.6f} < {UNIFORMITY_FAIL}")
+    row.verdict = "FAIL" if row.reasons else "PASS"
+    return row
+
+
+# ------------------------------------------------------------------------------------------
+# Input: NIST's ASCII format, bytes, or a backend's stream.
+# ------------------------------------------------------------------------------------------
+
+def read_bits(path: str, fmt: str = "auto") -> tuple[np.ndarray, str]:
+    """The bits of a file ('-': stdin) as a uint8 0/1 array, and the format read.
+
+    ascii: '0' and '1' characters; spaces, tabs and line ends are skipped (NIST's data files
+    wrap lines); anything else is an error naming its offset. binary: every byte, most
+    significant bit first (sts's "binary" input). auto: ascii when at least 90% of the first
+    64 KiB are those characters (random bytes: about 2%), else binary."""
+    try:
+        if path == "-":
+            raw = sys.stdin.buffer.read()
+        else:
+            with open(path, "rb") as handle:
+                raw = handle.read()
+    except OSError as error:
+        raise RngcheckError(f"cannot read {path!r}: {error.strerror or error}") from None
+    data = np.frombuffer(raw, dtype=np.uint8)
+    if fmt == "auto":
+        head = raw[:1 << 16]
+        fmt = "ascii" if head and np.isin(np.frombuffer(head, np.uint8), ASCII_BYTES).mean() >= 0.9 else "binary"
+    if fmt == "binary":
+        return np.unpackbits(data), fmt
+    bad = np.flatnonzero(~np.isin(data, ASCII_BYTES))
+    if bad.size:
+        at = int(bad[0])
+        raise RngcheckError(f"{path}: byte {at} is {bytes([raw[at]])!r}: an ASCII bit file holds only '0', '1' "
+                            "and whitespace (--format binary reads raw bytes)")
+    return (data[(data == 48) | (data == 49)] - 48).astype(np.uint8), fmt
+
+
+def backend_bits(spec: str, seed: int, total_bits: int) -> tuple[np.ndarray, dict]:
+    """``total_bits`` bits of a backend's stream (the battery's bit order: rngcheck.stats.bits)."""
+    from ..backends import load
+    from .streams import BackendSource
+
+    if not 0 <= seed < 1 << 64:
+        raise RngcheckError("--seed must be a 64-bit unsigned integer")
+    source = BackendSource(load(spec), key=seed)
+    try:
+        words = source.read((total_bits + 31) // 32)
+        return to_bits(words)[:total_bits], source.describe()
+    finally:
+        source.close()
+
+
+# ------------------------------------------------------------------------------------------
+# Running: sequences in parallel (fork), the document, the table.
+# ------------------------------------------------------------------------------------------
+
+_JOB = {}
+
+
+def _run_range(start_stop):
+    bits, n, params = _JOB["bits"], _JOB["n"], _JOB["params"]
+    start, stop = start_stop
+    return [test_sequence(bits[i * n:(i + 1) * n], params) for i in range(start, stop)]
+
+
+def run_sequences(bits: np.ndarray, n: int, count: int, params: Parameters, workers: int = 1, progress=None):
+    """Per-sequence results of sequences 0 .. count-1 of ``bits``, in order."""
+    chunks = [(i, i + 1) for i in range(count)]
+    _JOB.update(bits=bits, n=n, params=params)
+    try:
+        if workers <= 1 or count == 1:
+            results = []
+            for k, chunk in enumerate(chunks):
+                results += _run_range(chunk)
+                if progress:
+                    progress(f"sequence {k + 1}/{count}")
+            return results
+        context = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(min(workers, count), mp_context=context) as pool:
+            results = []
+            for k, part in enumerate(pool.map(_run_range, chunks)):
+                results += part
+                if progress and (k + 1) % 10 == 0:
+                    progress(f"sequence {k + 1}/{count}")
+            return results
+    finally:
+        _JOB.clear()
+
+
+def run(bits: np.ndarray, *, n: int, sequences: int | None, params: Parameters, source: dict,
+        reproduce: str = "", workers: int = 1, progress=None) -> dict:
+    """The result document (schema "rngcheck-nist") of ``sequences`` sequences of n bits."""
+    began = time.perf_counter()
+    if n < 100:
+        raise RngcheckError(f"--length {n}: every SP 800-22 test needs at least 100 bits")
+    params.check(n)
+    available = bits.size // n
+    if available < 1:
+        raise RngcheckError(f"the input holds {bits.size} bits, fewer than one sequence of {n} bits (--length)")
+    count = available if sequences is None else sequences
+    if count < 1:
+        raise RngcheckError("--sequences must be at least 1")
+    if count > available:
+        raise RngcheckError(f"the input holds {available} sequence(s) of {n} bits ({bits.size} bits); "
+                            f"--sequences asks for {count}")
+    per_sequence = run_sequences(bits, n, count, params, workers, progress)
+    rows = analyse(per_sequence, params)
+    judged = [r for r in rows if r.verdict != "NOT APPLICABLE"]
+    failed = [r for r in judged if r.verdict == "FAIL"]
+    elapsed = time.perf_counter() - began
+    return {
+        "schema": SCHEMA,
+        "schema_version": SCHEMA_VERSION,
+        "source": source,
+        "reproduce": reproduce,
+        "length": n,
+        "sequences": count,
+        "unused_bits": int(bits.size - count * n),
+        "parameters": asdict(params),
+        "alpha": ALPHA,
+        "verdict": "FAIL" if failed else "PASS" if judged else "NOT APPLICABLE",
+        "counts": {"PASS": len(judged) - len(failed), "FAIL": len(failed),
+                   "NOT APPLICABLE": len(rows) - len(judged)},
+        "elapsed_seconds": elapsed,
+        "rows": [asdict(r) for r in rows],
+    }
+
+
+def render(doc: dict, out=None) -> None:
+    """sts's finalAnalysisReport layout: bins, uniformity p-value, proportion, test."""
+    out = out or sys.stdout
+    line = "-" * 86
+    print(line, file=out)
+    print("RESULTS FOR THE UNIFORMITY OF P-VALUES AND THE PROPORTION OF PASSING SEQUENCES", file=out)
+    print(f"   source: {doc['source'].get('describe', doc['source'])}", file=out)
+    print(f"   {doc['sequences']} sequence(s) of {doc['length']} bits; parameters: "
+          + ", ".join(f"{k} {v}" for k, v in doc["parameters"].items()), file=out)
+    print(line, file=out)
+    print(" C1  C2  C3  C4  C5  C6  C7  C8  C9 C10  P-VALUE  PROPORTION  STATISTICAL TEST", file=out)
+    print(line, file=out)
+    for row in doc["rows"]:
+        name = row["test"] + (f" {row['label']}" if row["label"] else "")
+        if row["verdict"] == "NOT APPLICABLE":
+            print(f"{'':40s}  ----      ----     {name}: not applicable: {row['reasons'][0]}", file=out)
+            continue
+        bins = "".join(f"{b:3d} " for b in row["bins"])
+        u = row["uniformity_p"]
+        u_text = "    ----  " if u is None else f"{u:9.6f}{'*' if u < UNIFORMITY_FAIL else ' '}"
+        s, passed = row["sample_size"], row["passed"]
+        bad = not row["proportion_min"] <= passed <= row["proportion_max"]
+        proportion = f"{passed:>5d}/{s:<5d}{'*' if bad else ' '}"
+        print(f"{bins}{u_text}  {proportion}  {name}", file=out)
+    print(line, file=out)
+    s = doc["sequences"]
+    low, high = proportion_bounds(s)
+    print(f"The minimum pass rate of each test (random excursion tests: of the sequences they apply to) is "
+          f"{low} of {s} sequences (alpha = {ALPHA}); a '*' marks a proportion outside {low}..{high} or a "
+          f"uniformity p-value below {UNIFORMITY_FAIL} (shown from 10 sequences; rev1a 4.2.2 asks 55 or more).",
+          file=out)
+    c = doc["counts"]
+    print(f"{doc['verdict']}: {c['PASS']} p-value streams pass, {c['FAIL']} fail, {c['NOT APPLICABLE']} not "
+          f"applicable; {doc['elapsed_seconds']:.1f} s; reproduce: {doc['reproduce']}", file=out)
+
+
+# ------------------------------------------------------------------------------------------
+# The command.
+# ------------------------------------------------------------------------------------------
+
+def add_arguments(parser) -> None:
+    parser.add_argument("file", nargs="?", metavar="FILE", help="bit file ('-' for stdin)")
+    parser.add_argument("--backend", metavar="NAME", help="draw the sequences from this backend's operator instead")
+    parser.add_argument("--seed", type=int, default=None, help="with --backend: the stream's key (default 1)")
+    parser.add_argument("--format", choices=["auto", "ascii", "binary"], default="auto",
+                        help="ascii: '0'/'1' characters (NIST's data files); binary: bytes, most significant "
+                        "bit first; auto (default): ascii if the file starts with (90%%) 0, 1 and whitespace")
+    parser.add_argument("--length", type=int, default=DEFAULT_LENGTH, metavar="N",
+                        help=f"bits per sequence (default {DEFAULT_LENGTH})")
+    parser.add_argument("--sequences", type=int, default=None, metavar="N",
+                        help="number of sequences (default: all the file holds; "
+                        f"{DEFAULT_BACKEND_SEQUENCES} with --backend)")
+    defaults = Parameters()
+    parser.add_argument("--block-frequency", type=int, default=defaults.block_frequency, metavar="M",
+                        help=f"block length of the block frequency test (default {defaults.block_frequency})")
+    parser.add_argument("--template", type=int, default=defaults.template, metavar="m",
+                        help=f"template length of the template tests (default {defaults.template})")
+    parser.add_argument("--approximate-entropy", type=int, default=defaults.approximate_entropy, metavar="m",
+                        help=f"block length of the approximate entropy test (default {defaults.approximate_entropy})")
+    parser.add_argument("--serial", type=int, default=defaults.serial, metavar="m",
+                        help=f"block length of the serial test (default {defaults.serial})")
+    parser.add_argument("--linear-complexity", type=int, default=defaults.linear_complexity, metavar="M",
+                        help=f"block length of the linear complexity test (default {defaults.linear_complexity})")
+    parser.add_argument("--json", metavar="FILE", help="write the result document here ('-' for stdout)")
+    parser.add_argument("--workers", type=int, default=None, help="processes (default: up to 2)")
+    parser.add_argument("--quiet", action="store_true", help="print only the verdict line")
+
+
+def _reproduce(args, seed) -> str:
+    parts = ["rngcheck", "nist"]
+    parts += ["--backend", args.backend, "--seed", str(seed)] if args.backend else [args.file, "--format", args.format]
+    parts += ["--length", str(args.length)]
+    if args.sequences is not None or args.backend:
+        parts += ["--sequences", str(args.sequences or DEFAULT_BACKEND_SEQUENCES)]
+    defaults = Parameters()
+    for key in asdict(defaults):
+        if getattr(args, key) != getattr(defaults, key):
+            parts += ["--" + key.replace("_", "-"), str(getattr(args, key))]
+    return " ".join(shlex.quote(p) for p in parts)
+
+
+def command(args) -> int:
+    if (args.file is None) == (args.backend is None):
+        raise RngcheckError("give a bit FILE ('-' for stdin) or --backend NAME, not both")
+    if args.seed is not None and not args.backend:
+        raise RngcheckError("--seed applies to --backend streams only")
+    if args.length < 100:
+        raise RngcheckError(f"--length {args.length}: every SP 800-22 test needs at least 100 bits")
+    if args.sequences is not None and args.sequences < 1:
+        raise RngcheckError("--sequences must be at least 1")
+    params = Parameters(args.block_frequency, args.template, args.approximate_entropy, args.serial,
+                        args.linear_complexity)
+    params.check(args.length)
+    if args.json and args.json != "-":  # refuse before the run, not after it
+        parent = os.path.dirname(os.path.abspath(args.json))
+        if os.path.isdir(args.json) or not os.path.isdir(parent) or not os.access(parent, os.W_OK):
+            raise RngcheckError(f"cannot write {args.json}: not a file in a writable directory")
+    progress = None if args.quiet else (lambda text: print(text, file=sys.stderr))
+    if args.backend:
+        seed = 1 if args.seed is None else args.seed
+        count = args.sequences or DEFAULT_BACKEND_SEQUENCES
+        bits, describe = backend_bits(args.backend, seed, count * args.length)
+        source = {"backend": args.backend, "seed": seed, "describe": describe}
+    else:
+        seed = None
+        count = args.sequences
+        bits, fmt = read_bits(args.file, args.format)
+        source = {"file": args.file, "format": fmt, "bits": int(bits.size), "describe": f"{args.file} ({fmt})"}
+    workers = args.workers or min(2, os.cpu_count() or 1)
+    doc = run(bits, n=args.length, sequences=count, params=params, source=source,
+              reproduce=_reproduce(args, seed), workers=workers, progress=progress)
+    if args.json:
+        text = json.dumps(doc, indent=1)
+        if args.json == "-":
+            print(text)
+        else:
+            with open(args.json, "w") as handle:
+                handle.write(text + "\n")
+    out = sys.stderr if args.json == "-" else sys.stdout
+    if args.quiet:
+        c = doc["counts"]
+        print(f"{doc['verdict']}: {c['PASS']} pass, {c['FAIL']} fail, {c['NOT APPLICABLE']} not applicable", file=out)
+    else:
+        render(doc, out)
+    return 1 if doc["verdict"] == "FAIL" else 0

@@ -1,0 +1,339 @@
+"""Tests of the kinds that give PractRand its power, written here from their published
+descriptions (PractRand 0.96, doc/Tests_engines.txt and doc/Tests_overview.txt; Chris
+Doty-Humphrey). PractRand calibrates its statistics empirically on a known-good generator;
+each test here is reshaped so that its null distribution is exact (independent tuples,
+exact cell probabilities), which costs some power per byte but needs no calibration:
+
+  pr.block_weights    BCFN kind: "bit counting" at several scales. The Hamming weight of
+                      consecutive blocks of 2^j words (j = 0, 2, 4, ... 12), each put in one
+                      of three classes (the outer two as near 1/3 as the binomial allows, below it;
+                      exact tails),
+                      and the classes of 3 consecutive blocks counted as one of 27 cells.
+                      Long-range linear correlations (lagged Fibonacci, LFSRs) make the
+                      weights of neighbouring blocks depend on each other.
+  pr.weight_tuples    DC6 kind: short-range dependence of Hamming weights. Bytes in three
+                      weight classes (<= 3, 4, >= 5 ones), 6 consecutive bytes as one of 729
+                      cells; and words (<= 14, 15-17, >= 18 ones), 4 consecutive words as one
+                      of 81 cells.
+  pr.float_frequency  FPF kind: "a frequency test applied to the binary format of floating
+                      point numbers storing the integer values of windows of the stream".
+                      32-bit windows starting every 5 bytes (disjoint; the window moves 8 bits
+                      against the word boundary each time), read as a float: the exponent
+                      (leading zeros) and the bits after the leading one (6 of them for
+                      exponents 0-7, 2 for 8-11; 12 or more leading zeros is one cell).
+  pr.gap16            Gap-16 kind: gaps between repeats of each 16-bit value (both halves of
+                      every word), in classes of doubling width. Expected count of a gap g in
+                      a sample of N values: (N - g) p (1 - p)^(g - 1), p = 2^-16.
+  pr.power_lags       TMFn kind ("long to very long range correlations common in LCG
+                      output"): the low byte of w[n] - 2 w[n + L] + w[n + 2L] for lags L =
+                      2^j words. For an LCG modulo 2^m, x[n + 2^k] - x[n] is a multiple of
+                      2^(k+2) plus a constant, so this second difference is constant in its
+                      low 2k + 4 bits; truncating to the high half leaves the constant in
+                      the low bits at lags of 2^15 and more (32-bit outputs of a 64-bit LCG).
+                      For independent uniform words the low bytes of the second differences
+                      at one lag are independent and uniform (each brings in a new word with
+                      coefficient 1), so their 256-cell chi-square is exact.
+
+All five are streaming accumulators like the rest of the battery (mergeable, per-sample
+records, results independent of chunking); the battery gives them budgets (battery.SLOW_TESTS).
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+import numpy as np
+from scipy import stats
+
+from . import pvalues
+from .accumulators import Accumulator, chi2_counts
+from .knuth import _chi2_p
+
+MIN_EXPECTED = 5.0  # cells are judged only when every expected count is at least this
+
+
+def _aggregate(acc, counts, probabilities, **extra):
+    """Chi-square of pooled counts; None when the expected counts are still too small."""
+    counts = np.asarray(counts)
+    n = int(counts.sum())
+    if n == 0 or n * float(np.min(probabilities)) < MIN_EXPECTED:
+        return None
+    chi2 = float(chi2_counts(counts, probabilities))
+    df = len(probabilities) - 1
+    return acc.finding("aggregate", chi2, pvalues.chi2(chi2, df), df=df, observations=n, **extra)
+
+
+def _per_sample_p(counts, probabilities):
+    """First-level p-values of each sample's counts (rows), where the expected counts allow."""
+    counts = np.asarray(counts)
+    n = counts.sum(axis=-1)
+    usable = n * float(np.min(probabilities)) >= MIN_EXPECTED
+    if not usable.any():
+        return np.empty(0)
+    return _chi2_p(chi2_counts(counts[usable], probabilities), len(probabilities) - 1)
+
+
+def _tuple_probabilities(class_probabilities, length):
+    """Probabilities of the cells sum(c_i * k^i) of ``length`` independent classes."""
+    p = np.asarray(class_probabilities, dtype=float)
+    cells = np.ones(1)
+    for _ in range(length):
+        cells = (cells[None, :] * p[:, None]).reshape(-1)  # new class is the most significant digit
+    return cells
+
+
+def _tuple_codes(classes, length, k):
+    """Non-overlapping ``length``-tuples of classes along the last axis -> cell codes."""
+    rows = classes.shape[0]
+    usable = classes.shape[1] - classes.shape[1] % length
+    grouped = classes[:, :usable].reshape(rows, -1, length).astype(np.int64)
+    weights = k ** np.arange(length, dtype=np.int64)
+    return grouped @ weights
+
+
+def _count_rows(codes, cells):
+    rows = codes.shape[0]
+    flat = codes + (np.arange(rows, dtype=np.int64) * cells)[:, None]
+    return np.bincount(flat.reshape(-1), minlength=rows * cells).reshape(rows, cells)
+
+
+@lru_cache(maxsize=None)
+def _weight_classes(bits: int):
+    """Three classes of the Hamming weight of ``bits`` fair bits, the outer two as near 1/3 as
+    the binomial allows without exceeding it: (lower cut, upper cut, exact class probabilities). Class 0: weight <=
+    lower, 1: lower < weight < upper, 2: weight >= upper."""
+    dist = stats.binom(bits, 0.5)
+    lower = int(dist.ppf(1 / 3))
+    if dist.cdf(lower) > 1 / 3:  # the largest cut with P(weight <= cut) <= 1/3
+        lower -= 1
+    upper = bits - lower  # symmetric
+    p0 = float(dist.cdf(lower))
+    return lower, upper, np.array([p0, 1.0 - 2.0 * p0, p0])
+
+
+class BlockWeights(Accumulator):
+    """BCFN kind (PractRand doc/Tests_engines.txt: "checks for long range linear correlations
+    (bit counting)... each individual level is a frequency test on overlapping sets of
+    Hamming weights"). Here: levels j = 0, 2, ..., 12 (blocks of 2^j words), three weight
+    classes, non-overlapping triples of consecutive blocks (27 cells, exact)."""
+
+    name = "pr.block_weights"
+    source = "PractRand BCFN (doc/Tests_engines.txt), exact-null variant: triples of block-weight classes"
+    sample_words = 1 << 20
+    levels = (0, 2, 4, 6, 8, 10, 12)
+    tuple_length = 3
+
+    def measure(self, samples):
+        k, s = samples.shape
+        weights = np.bitwise_count(samples).astype(np.int32)
+        records = {}
+        for level in self.levels:
+            block = 1 << level
+            sums = weights.reshape(k, s // block, block).sum(axis=2, dtype=np.int32) if block > 1 else weights
+            lower, upper, _ = _weight_classes(32 * block)
+            classes = (sums > lower).astype(np.int8) + (sums >= upper).astype(np.int8)
+            records[f"level{level}"] = _count_rows(_tuple_codes(classes, self.tuple_length, 3), 27)
+        return records, {key: value.sum(axis=0) for key, value in records.items()}
+
+    def evaluate(self, records, totals, samples):
+        out = []
+        for level in self.levels:
+            probabilities = _tuple_probabilities(_weight_classes(32 << level)[2], self.tuple_length)
+            entry = _aggregate(self, totals[f"level{level}"], probabilities,
+                               test=f"{self.name}.level{level}", block_words=1 << level)
+            if entry is None:
+                continue
+            out.append(entry)
+            first = _per_sample_p(records[f"level{level}"], probabilities)
+            for second in self.second_level_ks(first):
+                second["test"] = f"{self.name}.level{level}"
+                out.append(second)
+        return out
+
+
+BYTE_CLASS = np.select([np.bitwise_count(np.arange(256, dtype=np.uint8)) <= 3,
+                        np.bitwise_count(np.arange(256, dtype=np.uint8)) == 4], [0, 1], 2).astype(np.int8)
+BYTE_CLASS_P = np.array([93, 70, 93]) / 256.0  # weights <= 3, 4, >= 5 of a fair byte
+WORD_CUTS = (14, 18)  # word weight classes: <= 14, 15-17, >= 18
+
+
+def _word_class_p():
+    dist = stats.binom(32, 0.5)
+    low = float(dist.cdf(WORD_CUTS[0]))
+    return np.array([low, 1.0 - 2.0 * low, low])
+
+
+class WeightTuples(Accumulator):
+    """DC6 kind (PractRand doc/Tests_engines.txt: "checks for short range linear correlations
+    (bit counting)... a frequency test on overlapping sets of Hamming weights"). Here
+    non-overlapping tuples (exact): 6 consecutive bytes in 3 weight classes (729 cells), and
+    4 consecutive words in 3 weight classes (81 cells)."""
+
+    name = "pr.weight_tuples"
+    source = "PractRand DC6 (doc/Tests_engines.txt), exact-null variant: tuples of Hamming-weight classes"
+    sample_words = 1 << 18
+    byte_tuple, word_tuple = 6, 4
+
+    def measure(self, samples):
+        k = samples.shape[0]
+        byte_classes = BYTE_CLASS[samples.view(np.uint8)].reshape(k, -1)
+        weights = np.bitwise_count(samples)
+        word_classes = (weights > WORD_CUTS[0]).astype(np.int8) + (weights >= WORD_CUTS[1]).astype(np.int8)
+        records = {"bytes": _count_rows(_tuple_codes(byte_classes, self.byte_tuple, 3), 3 ** self.byte_tuple),
+                   "words": _count_rows(_tuple_codes(word_classes, self.word_tuple, 3), 3 ** self.word_tuple)}
+        return records, {key: value.sum(axis=0) for key, value in records.items()}
+
+    def evaluate(self, records, totals, samples):
+        out = []
+        for unit, class_p, length in (("bytes", BYTE_CLASS_P, self.byte_tuple),
+                                      ("words", _word_class_p(), self.word_tuple)):
+            probabilities = _tuple_probabilities(class_p, length)
+            entry = _aggregate(self, totals[unit], probabilities, test=f"{self.name}.{unit}")
+            if entry is None:
+                continue
+            out.append(entry)
+            for second in self.second_level_ks(_per_sample_p(records[unit], probabilities)):
+                second["test"] = f"{self.name}.{unit}"
+                out.append(second)
+        return out
+
+
+FPF_FINE, FPF_COARSE = 8, 12  # exponents below 8: 6 mantissa bits; 8..11: 2 bits; >= 12: one cell
+
+
+def _fpf_probabilities():
+    cells = [2.0 ** -(e + 1) / 64 for e in range(FPF_FINE) for _ in range(64)]
+    cells += [2.0 ** -(e + 1) / 4 for e in range(FPF_FINE, FPF_COARSE) for _ in range(4)]
+    cells.append(2.0 ** -FPF_COARSE)
+    return np.array(cells)
+
+
+FPF_P = _fpf_probabilities()
+
+
+class FloatFrequency(Accumulator):
+    """FPF kind (PractRand doc/Tests_engines.txt: "floating point frequency... a frequency test
+    applied to the binary format of floating point numbers storing the integer values of
+    overlapping windows of the original data stream"; it "checks for very short range
+    correlations... especially those involving lots of 0 bits"). Here the windows are 32
+    bits starting every 5 bytes (disjoint: exact cells; the window slides 8 bits against
+    the word boundary each time), read as little-endian integers."""
+
+    name = "pr.float_frequency"
+    source = "PractRand FPF (doc/Tests_engines.txt), exact-null variant: disjoint windows"
+    sample_words = 1 << 18  # 2^20 bytes: 209715 windows
+
+    def measure(self, samples):
+        k = samples.shape[0]
+        raw = samples.view(np.uint8).reshape(k, -1)
+        usable = raw.shape[1] - raw.shape[1] % 5
+        windows = np.ascontiguousarray(raw[:, :usable].reshape(k, -1, 5)[:, :, :4]).view("<u4")[..., 0]
+        _, exponent = np.frexp(windows.astype(np.float64))  # window in [2^(e-1), 2^e): e = 32 - leading zeros
+        zeros = 32 - exponent
+        fine = zeros < FPF_FINE
+        coarse = (zeros >= FPF_FINE) & (zeros < FPF_COARSE)
+        shift_fine = np.clip(31 - zeros - 6, 0, 31).astype(np.uint32)
+        shift_coarse = np.clip(31 - zeros - 2, 0, 31).astype(np.uint32)
+        cell = np.full(windows.shape, len(FPF_P) - 1, dtype=np.int64)
+        cell[fine] = (zeros[fine] * 64 + ((windows[fine] >> shift_fine[fine]) & 63)).astype(np.int64)
+        cell[coarse] = (FPF_FINE * 64 + (zeros[coarse] - FPF_FINE) * 4
+                        + ((windows[coarse] >> shift_coarse[coarse]) & 3)).astype(np.int64)
+        counts = _count_rows(cell, len(FPF_P))
+        return {"counts": counts}, {"counts": counts.sum(axis=0)}
+
+    def evaluate(self, records, totals, samples):
+        entry = _aggregate(self, totals["counts"], FPF_P)
+        if entry is None:
+            return []
+        return [entry] + self.second_level_ks(_per_sample_p(records["counts"], FPF_P))
+
+
+GAP_P = 2.0 ** -16
+
+
+@lru_cache(maxsize=None)
+def _gap_classes(values: int):
+    """Gap classes [2^c, 2^(c+1)) for gaps up to ``values`` - 1, merged from the top until the
+    expected count is at least MIN_EXPECTED in a sample; returns (upper bounds, expected)."""
+    g = np.arange(1, values, dtype=np.float64)
+    expected = (values - g) * GAP_P * np.exp((g - 1) * math.log1p(-GAP_P))
+    bounds, sums = [], []
+    start = 1
+    while start < values:
+        end = min(2 * start, values)
+        bounds.append(end)
+        sums.append(expected[start - 1:end - 1].sum())
+        start = end
+    while len(sums) > 1 and sums[-1] < MIN_EXPECTED:  # merge the thin tail
+        sums[-2] += sums.pop()
+        bounds.pop(-2)
+    return np.array(bounds), np.array(sums)
+
+
+class Gap16(Accumulator):
+    """Gap-16 kind (PractRand doc/Tests_engines.txt: "a variation on the classic Gap test").
+    Gaps between consecutive occurrences of each 16-bit value within a sample (both halves
+    of every word, low half first), in classes of doubling width; the cells' expected counts
+    are exact, the chi-square is taken given the number of gaps (df = classes - 1)."""
+
+    name = "pr.gap16"
+    source = "PractRand Gap-16 (doc/Tests_engines.txt); Knuth TAOCP vol. 2, 3.3.2 C"
+    sample_words = 1 << 18  # 2^19 values: about 8 per value
+
+    def measure(self, samples):
+        k = samples.shape[0]
+        values = samples.view(np.uint16).reshape(k, -1)
+        n = values.shape[1]
+        bounds, _ = _gap_classes(n)
+        rows = []
+        for row in values:
+            order = np.argsort(row, kind="stable")  # positions grouped by value, increasing
+            sorted_values = row[order]
+            same = sorted_values[1:] == sorted_values[:-1]
+            gaps = np.diff(order)[same]
+            rows.append(np.bincount(np.searchsorted(bounds, gaps, side="right"), minlength=len(bounds)))
+        counts = np.array(rows, dtype=np.int64)[:, :len(bounds)]
+        return {"counts": counts}, {"counts": counts.sum(axis=0)}
+
+    def evaluate(self, records, totals, samples):
+        _, expected = _gap_classes(self.sample_words * 2)
+        probabilities = expected / expected.sum()
+        entry = _aggregate(self, totals["counts"], probabilities, classes=len(probabilities))
+        if entry is None:
+            return []
+        return [entry] + self.second_level_ks(_per_sample_p(records["counts"], probabilities))
+
+
+class PowerLags(Accumulator):
+    """TMFn kind (PractRand doc/Tests_engines.txt: "a simple test looking for some simple long
+    to very long range correlations common in LCG output"). Here: the low byte of the second
+    difference w[n] - 2 w[n+L] + w[n+2L] at lags L = 2^j words, 256 cells, per lag (see the
+    module docstring for why the cells are exact and why LCGs fail)."""
+
+    name = "pr.power_lags"
+    source = "PractRand TMFn (doc/Tests_engines.txt), exact-null variant: second differences at power-of-two lags"
+    sample_words = 1 << 20
+    lags = (1 << 4, 1 << 8, 1 << 12, 1 << 14, 1 << 16, 1 << 17, 1 << 18)
+
+    def measure(self, samples):
+        k, s = samples.shape
+        records = {}
+        for lag in self.lags:
+            span = s - 2 * lag
+            difference = samples[:, :span] - samples[:, lag:lag + span] * np.uint32(2) + samples[:, 2 * lag:]
+            records[f"lag{lag}"] = _count_rows((difference & np.uint32(255)).astype(np.int64), 256)
+        return records, {key: value.sum(axis=0) for key, value in records.items()}
+
+    def evaluate(self, records, totals, samples):
+        out = []
+        probabilities = np.full(256, 1 / 256)
+        for lag in self.lags:
+            entry = _aggregate(self, totals[f"lag{lag}"], probabilities, test=f"{self.name}.lag{lag}", lag_words=lag)
+            if entry is None:
+                continue
+            out.append(entry)
+            for second in self.second_level_ks(_per_sample_p(records[f"lag{lag}"], probabilities)):
+                second["test"] = f"{self.name}.lag{lag}"
+                out.append(second)
+        return out

@@ -1,0 +1,28 @@
+"""The battery's tiers and byte counts: light enough to import when the command line is built
+(``rngcheck --version`` must not import scipy)."""
+
+from __future__ import annotations
+
+import re
+
+from ..errors import RngcheckError
+
+MiB = 1 << 20
+_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+TIERS = {
+    "smoke": 8 * MiB,
+    "standard": 256 * MiB,
+    "deep": 4096 * MiB,  # default; --bytes sets it
+}
+
+
+def parse_bytes(text: str) -> int:
+    """'4096', '64M', '2G', '1.5GiB' -> bytes (binary units)."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:i?B)?\s*", str(text), re.IGNORECASE)
+    if not match:
+        raise RngcheckError(f"--bytes: cannot read {text!r} (use e.g. 64M, 2G, 1000000)")
+    value = int(float(match.group(1)) * _UNITS[match.group(2).upper()])
+    if value < 4:
+        raise RngcheckError("--bytes must be at least 4 (one word)")
+    return value

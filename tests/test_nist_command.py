@@ -1,0 +1,170 @@
+"""``rngcheck nist``: NIST's data format end to end, binary and stdin input, the second-level
+rules of rev1a section 4.2, bad input, and a backend's stream."""
+
+import io
+import json
+
+import numpy as np
+import pytest
+
+from nist_sequences import e_bits
+from rngcheck.cli import main
+from rngcheck.stats import nist_sts
+
+
+def _ascii(bits, width=25):
+    """NIST's data-file layout: lines of bits, indented (sts skips whitespace)."""
+    text = "".join(map(str, bits.tolist()))
+    return "".join(f"   {text[i:i + width]}\n" for i in range(0, len(text), width))
+
+
+def _rows(doc, test, label=""):
+    return [r for r in doc["rows"] if r["test"] == test and r["label"] == label][0]
+
+
+@pytest.fixture(scope="module")
+def e_document(tmp_path_factory):
+    path = tmp_path_factory.mktemp("nist") / "data.e"
+    path.write_text(_ascii(e_bits()))
+    out = path.with_suffix(".json")
+    assert main(["nist", str(path), "--quiet", "--workers", "1", "--json", str(out)]) == 0
+    return json.loads(out.read_text())
+
+
+def test_nist_data_file_end_to_end(e_document):
+    """NIST's data.e layout gives Appendix B's p-values in the document."""
+    doc = e_document
+    assert doc["source"]["format"] == "ascii" and doc["sequences"] == 1 and doc["length"] == 10 ** 6
+    assert len(doc["rows"]) == 188
+    assert abs(_rows(doc, "Frequency")["p_values"][0] - 0.953749) <= 1e-6
+    assert abs(_rows(doc, "Rank")["p_values"][0] - 0.306156) <= 1e-6
+    assert abs(_rows(doc, "NonOverlappingTemplate", "000000001")["p_values"][0] - 0.078790) <= 1e-6
+    assert abs(_rows(doc, "RandomExcursions", "x = +1")["p_values"][0] - 0.786868) <= 1e-6
+    assert abs(_rows(doc, "LinearComplexity")["p_values"][0] - 0.826335) <= 1e-6
+    assert doc["verdict"] == "PASS" and doc["counts"]["FAIL"] == 0
+
+
+def test_binary_and_stdin_give_the_same_document(tmp_path, monkeypatch, capsys):
+    bits = np.random.default_rng(4).integers(0, 2, 8 * 20000, dtype=np.uint8)
+    binary = tmp_path / "r.bin"
+    binary.write_bytes(np.packbits(bits).tobytes())
+    ascii_path = tmp_path / "r.txt"
+    ascii_path.write_text(_ascii(bits))
+    docs = []
+    for args in (["nist", str(binary), "--format", "binary"], ["nist", str(ascii_path)]):
+        out = tmp_path / "out.json"
+        assert main(args + ["--length", "20000", "--quiet", "--workers", "1", "--json", str(out)]) == 0
+        docs.append(json.loads(out.read_text()))
+    capsys.readouterr()
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(ascii_path.read_bytes())))
+    assert main(["nist", "-", "--length", "20000", "--quiet", "--workers", "1", "--json", "-"]) == 0
+    docs.append(json.loads(capsys.readouterr().out))
+    assert docs[0]["source"]["format"] == "binary" and docs[1]["source"]["format"] == "ascii"
+    assert docs[0]["sequences"] == 8
+    first = [r["p_values"] for r in docs[0]["rows"]]
+    assert all([r["p_values"] for r in d["rows"]] == first for d in docs[1:])
+    assert abs(_rows(docs[0], "Frequency")["p_values"][0]
+               - __import__("rngcheck.stats.nist", fromlist=["x"]).monobit(bits[:20000])) < 1e-15
+
+
+def test_parallel_equals_serial():
+    bits = np.random.default_rng(9).integers(0, 2, 4 * 5000, dtype=np.uint8)
+    kw = dict(n=5000, sequences=None, params=nist_sts.Parameters(), source={})
+    one = nist_sts.run(bits, workers=1, **kw)
+    two = nist_sts.run(bits, workers=2, **kw)
+    assert one["rows"] == two["rows"]
+
+
+def test_short_sequences_mark_tests_not_applicable(tmp_path, capsys):
+    path = tmp_path / "short.bin"
+    path.write_bytes(np.random.default_rng(2).integers(0, 256, 2000, dtype=np.uint8).tobytes())
+    assert main(["nist", str(path), "--format", "binary", "--length", "16000", "--workers", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "Universal: not applicable: n = 16000 < 387840, the minimum of rev1a section 2.9" in out
+    assert "LinearComplexity: not applicable" in out and "Rank: not applicable" in out
+    assert "Traceback" not in out
+
+
+def test_a_biased_generator_fails_with_exit_1(tmp_path, capsys):
+    rng = np.random.default_rng(6)
+    bits = (rng.random(30 * 10000) < 0.53).astype(np.uint8)
+    path = tmp_path / "biased.bin"
+    path.write_bytes(np.packbits(bits).tobytes())
+    out = tmp_path / "b.json"
+    assert main(["nist", str(path), "--format", "binary", "--length", "10000", "--quiet", "--workers", "1",
+                 "--json", str(out)]) == 1
+    doc = json.loads(out.read_text())
+    frequency = _rows(doc, "Frequency")
+    assert frequency["verdict"] == "FAIL" and frequency["passed"] < frequency["proportion_min"]
+    assert doc["verdict"] == "FAIL"
+    assert "FAIL" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("content,args,message", [
+    (b"0101 0110 01x1" * 1000, ["--length", "100"], "byte 12 is b'x'"),
+    (b"01" * 40, ["--format", "ascii", "--length", "1000"], "fewer than one sequence of 1000 bits"),
+    (b"01" * 600, ["--format", "ascii", "--length", "100", "--sequences", "20"], "holds 12 sequence(s)"),
+    (b"01" * 600, ["--length", "100", "--block-frequency", "0"], "--block-frequency M = 0"),
+    (b"01" * 600, ["--length", "50"], "at least 100 bits"),
+    (b"01" * 600, ["--length", "1000", "--serial", "2"], "--serial m = 2"),
+])
+def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, content, args, message):
+    path = tmp_path / "bad.txt"
+    path.write_bytes(content)
+    assert main(["nist", str(path), "--workers", "1"] + args) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_missing_file_and_no_source(tmp_path, capsys):
+    assert main(["nist", "/nonexistent/bits"]) == 2
+    assert main(["nist"]) == 2
+    path = tmp_path / "bits.txt"
+    path.write_text("01" * 100)
+    assert main(["nist", str(path), "--length", "100", "--json", str(tmp_path / "no" / "such" / "dir.json")]) == 2
+    err = capsys.readouterr().err
+    assert "cannot read" in err and "give a bit FILE" in err and "cannot write" in err
+
+
+def test_backend_stream(tmp_path):
+    out = tmp_path / "b.json"
+    assert main(["nist", "--backend", "numpy", "--sequences", "3", "--length", "50000", "--quiet",
+                 "--workers", "1", "--json", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    assert doc["source"]["backend"] == "numpy" and doc["sequences"] == 3
+    assert doc["reproduce"] == "rngcheck nist --backend numpy --seed 1 --length 50000 --sequences 3"
+    assert _rows(doc, "Frequency")["sample_size"] == 3
+
+
+def test_second_level_rules():
+    assert nist_sts.proportion_bounds(100) == (96, 101)  # sts-2.1.2: "approximately 96 for 100"
+    assert nist_sts.proportion_bounds(1000) == (980, 999)  # rev1a 4.2.1: 0.99 - 0.0094392 = 0.9805607
+    assert nist_sts.bins_of([0.0, 0.05, 0.1, 0.95, 1.0]) == [2, 1, 0, 0, 0, 0, 0, 0, 0, 2]
+    assert nist_sts.uniformity([10] * 10) == pytest.approx(1.0)
+    assert nist_sts.uniformity([100] + [0] * 9) < 1e-10
+    assert nist_sts.uniformity([1] * 9) is None
+    # chi2 = (9 + 4 + 1 + 1 + 0 + 1 + 9 + 4 + 0 + 1) / 10 = 3: p = igamc(9/2, 3/2) = 0.964295
+    assert nist_sts.uniformity([7, 12, 9, 11, 10, 11, 13, 8, 10, 9]) == pytest.approx(0.964295, abs=1e-6)
+
+
+def test_random_excursion_rows_leave_out_sequences_where_they_do_not_apply():
+    drift = np.ones(2 * 10 ** 6, dtype=np.uint8)  # a walk that never returns: J = 1
+    drift[1::4] = 0
+    doc = nist_sts.run(drift, n=10 ** 6, sequences=None, params=nist_sts.Parameters(), source={})
+    row = _rows(doc, "RandomExcursions", "x = +1")
+    assert row["verdict"] == "NOT APPLICABLE" and row["sample_size"] == 0
+    assert "cycles < 500" in row["reasons"][0]
+    assert _rows(doc, "Frequency")["verdict"] == "FAIL"
+
+
+def test_the_html_report_shows_a_nist_document(tmp_path):
+    bits = np.random.default_rng(5).integers(0, 2, 12 * 5000, dtype=np.uint8)
+    path = tmp_path / "r.bin"
+    path.write_bytes(np.packbits(bits).tobytes())
+    out, html = tmp_path / "n.json", tmp_path / "r.html"
+    assert main(["nist", str(path), "--format", "binary", "--length", "5000", "--quiet", "--workers", "1",
+                 "--json", str(out)]) == 0
+    assert main(["report", str(out), "--html", str(html), "--quiet"]) == 0
+    page = html.read_text()
+    assert "nist.sts.Frequency" in page and "nist.sts.Universal" in page  # a row, and a test that did not apply
+    assert "sts-2.1.2" in page
