@@ -489,10 +489,10 @@ def build_parser() -> argparse.ArgumentParser:
         stats = sub.add_parser("stats", help="statistical batteries on a backend's stream or a raw stream")
         stats_command.add_arguments(stats)
         stats.set_defaults(handler=stats_command.run)
-        from .stats import nist_sts
+        from .stats import nist_options
         nist = sub.add_parser("nist", help="NIST SP 800-22 rev1a as sts-2.1.2 runs it, on a bit file or a backend")
-        nist_sts.add_arguments(nist)
-        nist.set_defaults(handler=nist_sts.command)
+        nist_options.add_arguments(nist)
+        nist.set_defaults(handler=nist_options.command)
     return parser
 
 

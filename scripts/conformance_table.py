@@ -28,13 +28,14 @@ from rngcheck.results.statuses import BROKEN  # noqa: E402
 from rngcheck.results.tables import table as results_table  # noqa: E402
 DEFAULT = ["numpy", "opencl", "randomgen", "tensorflow", "tensorflow:state=spec", "jax", "jax:state_words=3",
            "mkl", "random123", "random123:mode=engine", "curand", "pyopencl", "pyopencl:mode=generator",
-           "torch", "torch:state=spec", "onedpl", "directml:lib=0.2.5", "directml:lib=0.2.0"]
+           "torch", "torch:state=spec", "onedpl", "directml:lib=0.2.5", "directml:lib=0.2.0",
+           "exec:python3 -m rngcheck.backends.directml.wine"]     # DirectML.dll 1.15.4 under Wine
 CATEGORIES = ["kat", "vectors", "mapping", "counter", "key", "layout", "state", "validation", "property", "scale"]
 BEGIN, END = "<!-- conformance-table:begin -->", "<!-- conformance-table:end -->"
 
 
 def run_backend(spec: str, results: Path) -> dict | None:
-    out = results / (spec.replace(":", "_").replace("=", "-").replace("/", "_") + ".json")
+    out = results / (spec.replace(":", "_").replace("=", "-").replace("/", "_").replace(" ", "_") + ".json")
     command = [sys.executable, "-m", "rngcheck", "run", "--backend", spec, "--profile", "full",
                "--json", str(out), "--quiet"]
     done = subprocess.run(command, capture_output=True, text=True)

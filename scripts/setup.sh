@@ -5,7 +5,8 @@
 # and the library backends (randomgen, TensorFlow, JAX); and real DirectML on Linux: Mesa's lavapipe
 # (a CPU Vulkan device), then the pinned DirectML builds, vkd3d and rngcheck's bridge, fetched and
 # built into the cache ($RNGCHECK_CACHE, else ~/.cache/rngcheck) by
-# `python3 -m rngcheck.backends.directml.bridge.build` (seconds once cached).
+# `python3 -m rngcheck.backends.directml.bridge.build` (seconds once cached); and the Windows
+# DirectML.dll under Wine (wine, mingw-w64, Xvfb), by `python3 -m rngcheck.backends.directml.bridge.windows`.
 # Idempotent; run as root or with sudo.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,7 +14,8 @@ cd "$(dirname "$0")/.."
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 APT_PACKAGES="pocl-opencl-icd ocl-icd-libopencl1 clinfo gcc libc6-dev chromium fonts-dejavu-core dieharder
-  mesa-vulkan-drivers libvulkan1 libvulkan-dev bison flex dpkg-dev g++ librandom123-dev"
+  mesa-vulkan-drivers libvulkan1 libvulkan-dev bison flex dpkg-dev g++ librandom123-dev
+  wine wine64 gcc-mingw-w64-x86-64 xvfb xauth"
 missing=""
 for pkg in $APT_PACKAGES; do
   dpkg -s "$pkg" >/dev/null 2>&1 || missing="$missing $pkg"
@@ -33,5 +35,10 @@ if [ "$(uname -s)" = "Linux" ]; then
   if ! python3 -m rngcheck.backends.directml.bridge.build --quiet; then
     [ -z "${CI:-}" ] || exit 1
     echo "setup: real DirectML is not set up (reason above): the directml backend stays unavailable" >&2
+  fi
+  # The Windows DirectML.dll under Wine: vkd3d cross-built with mingw-w64, dml_exec.exe, a Wine prefix.
+  if ! python3 -m rngcheck.backends.directml.bridge.windows --quiet; then
+    [ -z "${CI:-}" ] || exit 1
+    echo "setup: DirectML.dll under Wine is not set up (reason above): directml-wine stays unavailable" >&2
   fi
 fi

@@ -53,22 +53,25 @@ def _affine_jumps(a: int, c: int, modulus_bits: int, count: int):
     return np.array(A, dtype=np.uint64), np.array(C, dtype=np.uint64)
 
 
+def _affine_state(a: int, c: int, mask: int, seed: int, index: int) -> int:
+    """x_index of x' = a x + c mod (mask + 1) from x_0 = seed: a^index seed + c (a^index - 1)/(a - 1),
+    by binary powering of the affine map."""
+    mul, add, pa, pc, k = 1, 0, a, c, index
+    while k:
+        if k & 1:
+            mul, add = (pa * mul) & mask, (pa * add + pc) & mask
+        pa, pc = (pa * pa) & mask, (pa * pc + pc) & mask
+        k >>= 1
+    return (mul * seed + add) & mask
+
+
 def _affine_source(name, a, c, bits, seed, output):
     """A sequential LCG as random access: block starts found by repeated squaring."""
     mask = (1 << bits) - 1
     A, C = _affine_jumps(a, c, bits, BLOCK)
 
     def state_at(index):
-        # x_index = a^index seed + c (a^index - 1)/(a - 1), by binary powering of the affine map
-        mul, add = 1, 0
-        pa, pc = a, c
-        k = index
-        while k:
-            if k & 1:
-                mul, add = (pa * mul) & mask, (pa * add + pc) & mask
-            pa, pc = (pa * pa) & mask, (pa * pc + pc) & mask
-            k >>= 1
-        return (mul * seed + add) & mask
+        return _affine_state(a, c, mask, seed, index)
 
     def function(first, count):
         out = np.empty(count, dtype=np.uint32)
@@ -129,13 +132,7 @@ def lcg128_high(seed: int = 1) -> FunctionSource:
     jump_mul, jump_add = (jumps[-1][0] * a) & mask, (jumps[-1][1] * a + c) & mask  # `block` steps
 
     def state_at(output):
-        mul, add, pa, pc, k = 1, 0, a, c, output
-        while k:
-            if k & 1:
-                mul, add = (pa * mul) & mask, (pa * add + pc) & mask
-            pa, pc = (pa * pa) & mask, (pa * pc + pc) & mask
-            k >>= 1
-        return (mul * seed + add) & mask
+        return _affine_state(a, c, mask, seed, output)
 
     def function(first, count):
         begin, end = first // 2, -(-(first + count) // 2)

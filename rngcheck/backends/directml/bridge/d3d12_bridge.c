@@ -44,6 +44,7 @@
 #include <vkd3d_shader.h>
 
 #include "bridge.h"
+#include "vkd3d_device.h"
 
 /* ---- B1: System V adapters for vkd3d's structure-returning methods -------------------- */
 
@@ -107,16 +108,7 @@ ADAPTER(descriptor_heap_GetGPUStart, DESCRIPTOR_HEAP_GET_GPU_START, D3D12_GPU_DE
 
 /* ---- B2 --------------------------------------------------------------------------------- */
 
-static HRESULT STDMETHODCALLTYPE device_EnumerateMetaCommands(ID3D12Device5 *self, UINT *count,
-        D3D12_META_COMMAND_DESC *descs)
-{
-    (void)self; (void)descs;
-    DEBUG("EnumerateMetaCommands: none\n");
-    if (!count)
-        return E_INVALIDARG;
-    *count = 0;
-    return S_OK;
-}
+/* device_EnumerateMetaCommands: vkd3d_device.h */
 
 /* ---- writing the vtables ------------------------------------------------------------------ */
 
@@ -315,14 +307,7 @@ EXPORT HRESULT WINAPI D3D12CreateDevice(IUnknown *adapter, D3D_FEATURE_LEVEL min
             ID3D12Device_Release(created);
         return hr;
     }
-    if (!device)
-    {
-        ID3D12Device_Release(created);
-        return S_FALSE;
-    }
-    hr = ID3D12Device_QueryInterface(created, iid, device);
-    ID3D12Device_Release(created);
-    return hr;
+    return hand_over(created, iid, device);
 }
 
 EXPORT HRESULT WINAPI D3D12SerializeVersionedRootSignature(const D3D12_VERSIONED_ROOT_SIGNATURE_DESC *desc,
