@@ -30,14 +30,15 @@ def _words(text: str, count: int | None, what: str) -> list[int]:
     return values
 
 
-def _load_one(spec: str, *, timeout: float, in_process: bool):
+def _load_one(spec: str, *, timeout: float, in_process: bool, max_restarts: int = 3):
     """The backend of ``spec``, in the process the hosting rule says (rngcheck.backends.hosting)."""
     from .backends.hosting import hosted
 
-    return hosted(spec, timeout=timeout, in_process=in_process)
+    return hosted(spec, timeout=timeout, in_process=in_process, max_restarts=max_restarts)
 
 
-def _load_backends(specs: list[str] | None, *, timeout: float = 120.0, in_process: bool = False):
+def _load_backends(specs: list[str] | None, *, timeout: float = 120.0, in_process: bool = False,
+                   max_restarts: int = 3):
     from .conformance.runner import NamedBackend
     from .errors import BackendUnavailable
 
@@ -45,7 +46,8 @@ def _load_backends(specs: list[str] | None, *, timeout: float = 120.0, in_proces
         loaded = []
         try:
             for spec in specs:
-                loaded.append(NamedBackend(spec, _load_one(spec, timeout=timeout, in_process=in_process)))
+                loaded.append(NamedBackend(spec, _load_one(spec, timeout=timeout, in_process=in_process,
+                                                           max_restarts=max_restarts)))
         except BaseException:
             _close(loaded)
             raise
@@ -55,7 +57,8 @@ def _load_backends(specs: list[str] | None, *, timeout: float = 120.0, in_proces
     chosen = [NamedBackend(REFERENCE, _load_one(REFERENCE, timeout=timeout, in_process=in_process))]
     for optional in DEFAULT_BACKENDS[1:]:
         try:
-            chosen.append(NamedBackend(optional, _load_one(optional, timeout=timeout, in_process=in_process)))
+            chosen.append(NamedBackend(optional, _load_one(optional, timeout=timeout, in_process=in_process,
+                                                           max_restarts=max_restarts)))
         except (BackendUnavailable, RngcheckError) as error:
             print(f"rngcheck: {optional} not used: {error}", file=sys.stderr)
     return chosen
@@ -90,65 +93,109 @@ def run_stats(document: dict, backends, tier: str) -> None:
         document["summary"]["verdict"] = "fail"
 
 
-def _check_writable(*paths) -> None:
-    """Refuse an output path that cannot be written before spending a run on it."""
-    for path in filter(None, paths):
-        parent = Path(path).resolve().parent
-        if Path(path).is_dir() or not parent.is_dir() and not _creatable(parent):
-            raise RngcheckError(f"cannot write {path}: not a file in a writable directory")
+def _trusted_spec(spec: str) -> bool:
+    """Whether a backend spec read from a data file may be started without the user naming it: a
+    registered name, with options that name no file. ``exec:``, ``module:attr`` and ``file.py:attr``
+    run code the file chose."""
+    from importlib.metadata import entry_points
+
+    from .backends import ENTRY_POINT_GROUP
+
+    name, _, options = spec.partition(":")
+    registered = {ep.name for ep in entry_points(group=ENTRY_POINT_GROUP)}
+    return name in registered and "/" not in options and "\\" not in options and ".." not in options
 
 
-def _creatable(directory: Path) -> bool:
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        return True
-    except OSError:
-        return False
+def _resume_settings(args, J):
+    """Read the journal of ``--resume`` into ``args``; refuses a backend the journal chose that
+    runs code unless the user names it again (``--backend``) or passes ``--trust-journal``."""
+    journal_dir = Path(args.resume).parent
+    previous, header = J.read(args.resume)
+    if previous["complete"]:
+        raise RngcheckError(f"{args.resume}: that run already finished")
+    settings = J.run_settings(args.resume, header)
+    repeated = list(args.backend or [])
+    strangers = [spec for spec in repeated if spec not in settings["backends"]]
+    if strangers:
+        raise RngcheckError(f"--resume runs the journal's backends; --backend {strangers[0]} is not one of them "
+                            f"({', '.join(settings['backends'])})")
+    untrusted = [spec for spec in settings["backends"] if not _trusted_spec(spec) and spec not in repeated]
+    if untrusted and not args.trust_journal:
+        raise RngcheckError(f"{args.resume}: the journal would start {untrusted[0]!r}, which runs a command or code "
+                            f"it names; repeat it as --backend {shlex.quote(untrusted[0])} or pass --trust-journal")
+    print(f"rngcheck: resuming {args.resume} with {', '.join(settings['backends'])}", file=sys.stderr)
+    args.profile, args.seed = settings["profile"], settings["seed"]
+    args.case = settings["select"] or None
+    args.backend = settings["backends"]
+    args.timeout = settings["timeout"]
+    args.stats = settings.get("stats")
+    args.max_worker_restart = settings["max_worker_restart"]
+    args.json = args.json or str(J.json_path_for(args.resume))
+    for option, name in settings["outputs"].items():  # what the first command asked for, rewritten
+        if not getattr(args, option):
+            setattr(args, option, str(journal_dir / name))
+    return previous
+
+
+def _outputs_beside(journal_path, **outputs) -> dict:
+    """The outputs a resume rewrites: those in the journal's directory, by file name."""
+    if not journal_path:
+        return {}
+    home = Path(journal_path).resolve().parent
+    return {option: Path(path).name for option, path in outputs.items()
+            if path and Path(path).resolve().parent == home}
+
+
+def _write_outputs(writers) -> str | None:
+    """Run every writer; the first failure as one line (the others are still written)."""
+    failure = None
+    for writer in writers:
+        try:
+            writer()
+        except RngcheckError as error:
+            failure = failure or str(error)
+    return failure
 
 
 def cmd_run(args) -> int:
     import signal
 
-    from .results import journal as J
     from .conformance.runner import RunOptions, run, select_cases
-    from .results import document as D
+    from .outputs import check_outputs
     from .reports import junit, terminal
+    from .results import document as D
+    from .results import journal as J
 
-    previous = None
-    if args.resume:
-        previous, settings = J.read(args.resume)
-        if previous["complete"]:
-            raise RngcheckError(f"{args.resume}: that run already finished")
-        args.profile = settings.get("profile", args.profile)
-        args.seed = settings.get("seed", args.seed)
-        args.case = settings.get("select") or None
-        args.backend = settings.get("backends") or args.backend
-        args.timeout = settings.get("timeout", args.timeout)
-        args.stats = settings.get("stats", args.stats)
-        args.json = args.json or str(J.json_path_for(args.resume))
+    previous = _resume_settings(args, J) if args.resume else None
     options = RunOptions(profile=args.profile, seed=args.seed, select=args.case or [],
-                         progress=not args.quiet, command=sys.argv[1:] if not args.resume else previous["command"])
+                         progress=not args.quiet, command=sys.argv[1:] if not args.resume else previous["command"],
+                         deadline=args.deadline)
     if not select_cases(options):
         raise RngcheckError(f"no case matches {args.case} in profile {args.profile}")
     journal_path = args.resume or args.journal or (J.journal_path_for(args.json) if args.json else None)
-    _check_writable(args.json, args.junit, args.html, journal_path)
+    check_outputs({"--json": args.json, "--junit": args.junit, "--html": args.html,
+                   "--journal": None if args.resume else journal_path},
+                  {"--resume": args.resume, "--baseline": args.baseline,
+                   "--expected-failures": args.expected_failures})
     if args.expected_failures:
         from .results.baseline import read_expected
         read_expected(args.expected_failures)  # a bad file is refused before the run
     if args.baseline:
         from .results.sources import read as read_source
         read_source(args.baseline)
-    backends = _load_backends(args.backend, timeout=args.timeout, in_process=args.in_process)
-    journal = None
+    journal = J.Journal(journal_path, append=bool(args.resume)) if journal_path else None  # locked before loading
+    backends = []
     previous_handler = signal.signal(signal.SIGTERM, _terminate_as_interrupt)
     try:
-        journal = J.Journal(journal_path, append=bool(args.resume)) if journal_path else None
+        backends = _load_backends(args.backend, timeout=args.timeout, in_process=args.in_process,
+                                  max_restarts=args.max_worker_restart)
         if journal and not args.resume:
             # the journal's header and the document are one (the same run read from either is one run)
             previous = D.new_document(options.profile, options.seed, options.command, select_cases(options))
             journal.start(previous, {"profile": args.profile, "seed": args.seed, "select": args.case or [],
                                      "backends": [b.spec for b in backends], "timeout": args.timeout,
-                                     "stats": args.stats})
+                                     "stats": args.stats, "max_worker_restart": args.max_worker_restart,
+                                     "outputs": _outputs_beside(journal_path, junit=args.junit, html=args.html)})
         document = run(backends, options, journal=journal, previous=previous)
         if args.stats and not document.get("interrupted"):
             run_stats(document, backends, args.stats)
@@ -157,22 +204,28 @@ def cmd_run(args) -> int:
         _close(backends)
         if journal:
             journal.close()
-    if args.json:
-        D.write(document, args.json)
-    if args.junit:
-        junit.write(document, args.junit)
-    if args.html:
+
+    def write_html():
         from .reports import html
         html.write([document], args.html)
+
+    failure = _write_outputs([lambda: D.write(document, args.json)] * bool(args.json)
+                             + [lambda: junit.write(document, args.junit)] * bool(args.junit)
+                             + [write_html] * bool(args.html))
     if not args.quiet:
         print(terminal.summary(document))
         for stats in document.get("stats", []):
             counts = ", ".join(f"{n} {k.lower()}" for k, n in stats["counts"].items())
             print(f"stats: {stats['verdict']} ({counts}), tier {stats['tier']}; reproduce: {stats['reproduce']}")
+    if failure:
+        print(f"rngcheck: error: {failure}", file=sys.stderr)
+        return EXIT_USAGE
     if document.get("interrupted"):
         print("rngcheck: interrupted; partial results written" + (f", resume with: rngcheck run --resume {journal_path}"
                                                                  if journal_path else ""), file=sys.stderr)
         return EXIT_INTERRUPTED
+    if document.get("deadline_passed"):
+        print(f"rngcheck: the --deadline of {args.deadline:g} s passed; the cases left are not-run", file=sys.stderr)
     if args.baseline or args.expected_failures:
         return _gate(document, args)
     return EXIT_PASS if document["summary"]["verdict"] == "pass" else EXIT_FAIL
@@ -287,41 +340,64 @@ def cmd_repro(args) -> int:
                              buffer_elements=1 << 62, feature_level=level))
     except Rejected as error:
         raise RngcheckError(f"impossible description: {error}") from None
+    aliasing = strides is not None and layout.aliases(case.sizes, strides)
+    if aliasing:  # two elements share an offset: what it holds is implementation-defined
+        from dataclasses import replace
+        case = replace(case, procedure=C.ALIAS, rule=C.RULE_ALIASING, source=C.STRIDES_PAGE,
+                       description="aliasing output (elements share offsets): implementation-defined")
     if layout.required_elements(case.sizes, strides) > REPRO_MAX_EXTENT:
         raise RngcheckError(f"the tensor's extent is {layout.required_elements(case.sizes, strides)} words; "
                             f"repro handles up to {REPRO_MAX_EXTENT} (use rngcheck run for the scale cases)")
-    _check_writable(args.json)
+    from .outputs import check_outputs
+    check_outputs({"--json": args.json})
     backends = _load_backends([args.backend])
     comparisons = []
 
     def observe(named, case, outcome):
-        comparisons.append(compare(case, outcome.execution) if outcome.execution is not None else None)
+        comparisons.append(compare(case, outcome.execution) if outcome.execution is not None and not aliasing
+                           else None)
 
     try:  # the runner on a one-case selection: the same verdict, document and hosting as rngcheck run
         document = run(backends, RunOptions(profile="repro", command=sys.argv[1:], cases=[case]), observe=observe)
     finally:
         _close(backends)
+    if aliasing and not document["summary"]["required_failed"]:
+        document["summary"]["verdict"] = "pass"  # implementation-defined (info) is not a failure here
     document["reproduce"] = shlex.join(["rngcheck"] + sys.argv[1:])
     for comparison in comparisons:
-        print(repro.text(comparison))
+        if not aliasing:
+            print(repro.text(comparison))
     print(terminal.summary(document))
     if args.json:
         repro.write(repro.document(document, case, comparisons[0]), args.json)
+    if aliasing:
+        print("aliasing output: the words at shared offsets are implementation-defined; the input state, "
+              "guards and returned state are still checked")
+        return EXIT_FAIL if document["summary"]["required_failed"] else EXIT_PASS
     return EXIT_PASS if document["summary"]["verdict"] == "pass" else EXIT_FAIL
 
 
-def _seconds(text: str) -> float:
+def _positive(text: str) -> int:
     try:
-        value = float(text)
+        value = int(text)
     except ValueError:
-        value = float("nan")
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds")
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive integer")
     return value
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse with usage errors on one line (the usage is one --help away)."""
+
+    def error(self, message):
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {' '.join(message.split())} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="rngcheck", description="Conformance and statistical tests for "
+    from .backends.hosting import seconds_argument as _seconds
+
+    parser = Parser(prog="rngcheck", description="Conformance and statistical tests for "
                                      "DirectML's DML_RANDOM_GENERATOR (Philox 4x32-10) implementations.")
     parser.add_argument("--version", action="version", version=f"rngcheck {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -341,6 +417,13 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--resume", metavar="JOURNAL", help="finish the cases an interrupted run did not")
     run.add_argument("--timeout", type=_seconds, default=120.0, metavar="SECONDS",
                      help="time limit of one backend call; a hung backend is ended (default 120)")
+    run.add_argument("--max-worker-restart", type=_positive, default=3, metavar="N",
+                     help="give a backend up after N fresh workers in a row hang or die before answering a "
+                          "call; its remaining cases are not-run (default 3)")
+    run.add_argument("--deadline", type=_seconds, metavar="SECONDS",
+                     help="time for the whole run; the cases left then are not-run (journal complete, exit 1)")
+    run.add_argument("--trust-journal", action="store_true",
+                     help="with --resume: start the journal's backends even those that run a command or code")
     run.add_argument("--in-process", action="store_true",
                      help="run Python backends in rngcheck's own process (no crash or hang isolation)")
     run.add_argument("--stats", choices=["smoke", "standard", "deep"], metavar="TIER",
@@ -413,9 +496,38 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _on_sigterm():
+    """SIGTERM is an interrupt from the first moment (a backend still shaking hands included):
+    the partial results are written, one line says so, exit 130. Returns the handler it replaced."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGTERM, _terminate_as_interrupt)
+
+
 def main(argv=None) -> int:
+    import signal
+
+    previous = _on_sigterm()
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:  # between the handlers' own catches (parsing, imports)
+        print("rngcheck: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    for name, value in vars(args).items():  # no file name or value holds NUL (only in-process callers can)
+        if any("\0" in v for v in (value if isinstance(value, list) else [value]) if isinstance(v, str)):
+            print(f"rngcheck: error: --{name.replace('_', '-')}: contains a NUL character", file=sys.stderr)
+            return EXIT_USAGE
     try:
         return args.handler(args)
     except RngcheckError as error:

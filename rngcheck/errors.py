@@ -70,3 +70,8 @@ class BackendProtocolError(Exception):
 
 class RemoteError(RuntimeError):
     """An exception the backend raised in its own process, as the one line it reported."""
+
+
+class BackendStopped(Exception):
+    """The backend was given up: too many fresh workers in a row failed before answering a call.
+    Its remaining cases are not run (status ``not-run``), with this as the reason."""

@@ -1,41 +1,132 @@
-"""Reading and writing a JSON file with one-line errors that name the file and what is wrong with it."""
+"""Reading and writing JSON files with one-line errors that name the file and what is wrong with it.
+
+This is the one JSON reader of files a user hands rngcheck (result and stats documents, journals,
+vector files): a file that is not what it claims is refused here, with one line, before anything
+reads it. Limits: at most ``MAX_BYTES`` read (``/dev/zero`` given as a document is refused after
+that many bytes, not read until memory runs out) and containers nested at most ``MAX_DEPTH`` deep
+(rngcheck's own documents nest about six; JSON nested 100,000 deep is refused, not a RecursionError;
+the parser's own recursion guard stops it, and the depth of what parsed is checked without recursion).
+
+Writing goes through a temporary file beside the target and a rename (``atomic_write``): the
+target is either its old content or the whole new one, never a truncated mix, and a failed write
+leaves no temporary file behind.
+"""
 
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from pathlib import Path
 
 from .errors import RngcheckError
+
+MAX_BYTES = 512 << 20  # a full-profile document of many backends is some MiB
+MAX_DEPTH = 64
+
+
+def read_bytes_limited(path, error: type[RngcheckError] = RngcheckError, what: str = "file",
+                       limit: int = MAX_BYTES) -> bytes:
+    """The bytes of ``path``, refused with one line when there are more than ``limit``."""
+    path = Path(path)
+    try:
+        with open(path, "rb") as file:
+            size = os.fstat(file.fileno()).st_size
+            if size > limit:
+                raise error(f"{path}: {size} bytes, larger than an rngcheck {what} can be ({limit} bytes)")
+            raw = file.read(limit + 1)
+    except OSError as failure:
+        raise error(f"cannot read {what} {path}: {failure.strerror or failure}") from None
+    if len(raw) > limit:
+        raise error(f"{path}: more than {limit} bytes (not a regular file?), larger than an rngcheck {what} can be")
+    return raw
+
+
+def parse_json(text: str | bytes, where: str, error: type[RngcheckError] = RngcheckError, what: str = "file"):
+    """The JSON value in ``text`` (of ``where``, for the message), within the depth limit."""
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as failure:
+            raise error(f"{where}: not UTF-8 text ({failure.reason} at byte {failure.start})") from None
+    deep = f"{where}: JSON nested deeper than {MAX_DEPTH} levels, not an rngcheck {what}"
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as failure:
+        raise error(f"{where}: truncated or not valid JSON ({failure.msg} at line {failure.lineno} "
+                    f"column {failure.colno})") from None
+    except RecursionError:
+        raise error(deep) from None
+    except ValueError as failure:  # numbers too long to convert, and the like
+        raise error(f"{where}: not valid JSON ({' '.join(str(failure).split())[:100]})") from None
+    if _depth(value) > MAX_DEPTH:
+        raise error(deep)
+    return value
+
+
+def _depth(value) -> int:
+    """The nesting depth of a parsed JSON value (without recursion), stopping past MAX_DEPTH."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list)):
+            deepest = max(deepest, depth)
+            if deepest > MAX_DEPTH:
+                return deepest
+            stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item)
+                         if isinstance(child, (dict, list)))
+    return deepest
 
 
 def read_json(path, error: type[RngcheckError] = RngcheckError, what: str = "file"):
     """The JSON value in ``path``; ``error`` (one line) when it cannot be read or parsed."""
     path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as failure:
-        raise error(f"cannot read {what} {path}: {failure.strerror or failure}") from None
+    raw = read_bytes_limited(path, error, what)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as failure:
         raise error(f"{path}: not UTF-8 text ({failure.reason} at byte {failure.start})") from None
     if not text.strip():
         raise error(f"{path}: empty file, not an rngcheck {what}")
+    return parse_json(text, str(path), error, what)
+
+
+def atomic_write(path, data: str | bytes, error: type[RngcheckError] = RngcheckError) -> None:
+    """Write ``data`` to ``path`` whole: a temporary file in the same directory, flushed to disk and
+    renamed over the target. On any failure the target is unchanged and the temporary file is gone."""
+    path = Path(path)
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    tmp = None
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as failure:
-        raise error(f"{path}: truncated or not valid JSON ({failure.msg} at line {failure.lineno} "
-                    f"column {failure.colno})") from None
+        path.parent.mkdir(parents=True, exist_ok=True)
+        descriptor, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        with os.fdopen(descriptor, "wb") as file:
+            file.write(payload)
+            file.flush()
+            os.fsync(file.fileno())
+        try:
+            os.chmod(tmp, 0o666 & ~_umask())
+        except OSError:
+            pass
+        os.replace(tmp, path)
+        tmp = None
+    except OSError as failure:
+        raise error(f"cannot write {path}: {failure.strerror or failure}") from None
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def write_json(path, value, error: type[RngcheckError] = RngcheckError) -> None:
-    """Write ``value`` to ``path`` as indented JSON, whole (through a temporary file beside it);
-    ``error`` (one line) when it cannot be written."""
-    path = Path(path)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(json.dumps(value, indent=1) + "\n", encoding="utf-8")
-        tmp.replace(path)
-    except OSError as failure:
-        raise error(f"cannot write {path}: {failure.strerror or failure}") from None
+    """Write ``value`` to ``path`` as indented JSON, whole (``atomic_write``); ``error`` (one line)
+    when it cannot be written."""
+    atomic_write(path, json.dumps(value, indent=1) + "\n", error)

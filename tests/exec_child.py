@@ -5,7 +5,9 @@ half a DONE and exits on the trigger case), short-buffer (returns a buffer one w
 deaf (closes its stdout on the trigger case and keeps running), grandchild (starts
 `sleep 301` and hangs on the trigger case), bad-reject (answers the trigger case with a RJCT
 that is not JSON), no-hello (never says HELO), bad-version (says protocol 99), hello-list
-(a HELO that is JSON but not an object).
+(a HELO that is JSON but not an object), setsid (on the trigger case starts a grandchild that
+leaves the session with setsid() and keeps stdout, then exits), huge-done (announces a DONE of
+4 GiB - 1 bytes on the trigger case and hangs).
 """
 
 import json
@@ -56,6 +58,15 @@ def main(mode: str) -> int:
             time.sleep(300)
         if trigger and mode == "grandchild":
             subprocess.Popen(["sleep", "301"])
+            time.sleep(300)
+        if trigger and mode == "setsid":
+            if os.fork() == 0:
+                os.setsid()
+                os.execvp("sleep", ["sleep", "302"])  # keeps the protocol pipe open
+            os._exit(0)
+        if trigger and mode == "huge-done":
+            out.write(P.HEADER.pack(P.DONE, P.MAX_PAYLOAD) + b"\0" * 64)
+            out.flush()
             time.sleep(300)
         if trigger and mode == "bad-reject":
             send(P.REJECT, b"not json")

@@ -125,3 +125,67 @@ class PrintsNoise(Correct):
     def random_generator(self, state, sizes, strides, buffer, **kw):
         print("driver: hello from the backend")
         return super().random_generator(state, sizes, strides, buffer, **kw)
+
+
+class HangsEveryCall(Correct):
+    """Every call of every worker hangs: without a restart cap, one full time limit per case."""
+
+    name = "hangs-every-call"
+
+    def random_generator(self, state, sizes, strides, buffer, **kw):
+        time.sleep(3600)
+
+
+class HangsWhenRestarted(Correct):
+    """The first worker answers until the trigger case, where it dies; every later worker hangs
+    before its handshake (a driver that wedges after a crash). The marker file is named by
+    RNGCHECK_FAULT_MARKER."""
+
+    name = "hangs-when-restarted"
+
+    def __init__(self):
+        marker = os.environ["RNGCHECK_FAULT_MARKER"]
+        if os.path.exists(marker):
+            time.sleep(3600)
+
+    def random_generator(self, state, sizes, strides, buffer, **kw):
+        if tuple(sizes) == TRIGGER:
+            open(os.environ["RNGCHECK_FAULT_MARKER"], "w").close()
+            os._exit(9)
+        return super().random_generator(state, sizes, strides, buffer, **kw)
+
+
+class HangsBeforeHandshake(Correct):
+    """Never finishes loading (a kernel build that never ends)."""
+
+    name = "hangs-before-handshake"
+
+    def __init__(self):
+        time.sleep(3600)
+
+
+class WritesInputState(Correct):
+    """An in-place kernel that binds one buffer for both state tensors: the advanced state ends up
+    in the input state."""
+
+    name = "writes-input-state"
+
+    def random_generator(self, state, sizes, strides, buffer, **kw):
+        returned = super().random_generator(state, sizes, strides, buffer, **kw)
+        if returned is not None:
+            np.asarray(state).reshape(-1)[:6] = np.asarray(returned).reshape(-1)[:6]
+        return returned
+
+
+class FloodsStderr(Correct):
+    """Writes 64 MiB to stderr on the trigger case, then answers correctly."""
+
+    name = "floods-stderr"
+
+    def random_generator(self, state, sizes, strides, buffer, **kw):
+        if tuple(sizes) == TRIGGER:
+            line = b"driver: debug " * 73 + b"\n"
+            for _ in range((64 << 20) // len(line)):
+                os.write(2, line)
+            os.write(2, b"the last line of the flood\n")
+        return super().random_generator(state, sizes, strides, buffer, **kw)

@@ -57,6 +57,7 @@ EXECUTION = [
     *BEGIN, ("ID3D12GraphicsCommandList", "CopyBufferRegion"), ("ID3D12GraphicsCommandList", "CopyBufferRegion"),
     ("ID3D12GraphicsCommandList", "ResourceBarrier"), ("IDMLCommandRecorder", "RecordDispatch"),
     ("ID3D12GraphicsCommandList", "ResourceBarrier"), ("ID3D12GraphicsCommandList", "CopyBufferRegion"),
+    ("ID3D12GraphicsCommandList", "CopyBufferRegion"),   # the input state read back (an in-place kernel shows)
     ("ID3D12GraphicsCommandList", "CopyBufferRegion"), *WAIT,
     ("ID3D12Resource", "Map"), ("ID3D12Resource", "Unmap"),
     *[("ID3D12Resource", "Release")] * 7, ("IDMLCommandRecorder", "Release"), ("IDMLBindingTable", "Release"),
@@ -331,3 +332,18 @@ def test_calc_buffer_tensor_size():
     assert dispatch.calc_buffer_tensor_size("UINT32", (2, 3), (5, 1)) == 32
     assert dispatch.calc_buffer_tensor_size("UINT16", (3,), None) == 8      # 6 bytes, rounded up to 4
     assert dispatch.calc_buffer_tensor_size("UINT32", (4, 4), (0, 0)) == 4
+
+
+def test_an_in_place_kernel_is_caught_as_input_state_modified():
+    """A driver that binds one buffer for both state tensors writes the advanced state over the input:
+    the input state is read back from the device, and the case fails as input-state-modified."""
+    from rngcheck.conformance import cases as C
+    from rngcheck.conformance import check
+
+    case = next(c for c in C.cases_for("quick") if c.id == "mapping/elements-7")
+    fake, backend = make(in_place_state=True)
+    outcome = check.run_case(backend, case)
+    assert outcome.status == "failed" and outcome.diagnosis["id"] == "input-state-modified", outcome.message
+    fake, honest = make()
+    assert check.run_case(honest, case).status == "passed"
+    assert fake.violations == []

@@ -129,7 +129,7 @@ def test_sigkill_leaves_a_valid_journal_that_renders_and_resumes(tmp_path):
     rendered = rngcheck("report", str(journal), "--html", str(tmp_path / "killed.html"))
     assert rendered.returncode == 1, rendered.stderr  # incomplete is not a pass
     assert "INCOMPLETE" in (tmp_path / "killed.html").read_text()
-    resumed = rngcheck("run", "--resume", str(journal))
+    resumed = rngcheck("run", "--resume", str(journal), "--backend", f"{FAULTS}:Slow")  # a file spec: named again
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     final = json.loads(out.read_text())
     assert final["complete"] and final["summary"]["verdict"] == "pass"

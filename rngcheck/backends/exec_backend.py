@@ -7,7 +7,14 @@ backend other than the numpy reference runs this way: a Python backend is hosted
 
 Each call, and the handshake, has a time limit (``timeout``, seconds). A child that dies, hangs, or writes
 anything but the protocol to stdout ends that call with BackendCrashed, BackendTimeout or
-BackendProtocolError (with the tail of its stderr), and the next call starts a fresh child.
+BackendProtocolError (with the tail of its stderr), and the next call starts a fresh child. After
+``max_restarts`` fresh children in a row that each failed before answering a call (a backend whose
+every worker hangs or dies), the backend is given up: every later call raises BackendStopped at
+once instead of costing another time limit.
+
+A child cannot exhaust the runner: its stderr is kept as a bounded tail, and a message longer
+than the call can need is refused from its header, before it is read. Children are tied to the
+run's lifetime (see :mod:`rngcheck.backends.lifetime`).
 """
 
 from __future__ import annotations
@@ -19,19 +26,59 @@ import shlex
 import signal
 import subprocess
 import sys
-import tempfile
+import threading
 import time
 
 import numpy as np
 
 from ..description import FEATURE_LEVEL_4_0
-from ..errors import (BackendCrashed, BackendProtocolError, BackendSpecError, BackendTimeout, BackendUnavailable,
-                      NotApplicable, Rejected, RemoteError)
+from ..errors import (BackendCrashed, BackendProtocolError, BackendSpecError, BackendStopped, BackendTimeout,
+                      BackendUnavailable, NotApplicable, Rejected, RemoteError)
 from . import Backend
 from . import exec_protocol as P
+from . import lifetime
 
 DEFAULT_TIMEOUT = 120.0
-STDERR_TAIL = 2000
+DEFAULT_MAX_RESTARTS = 3  # fresh children in a row that fail before answering a call
+STDERR_TAIL = 2000        # bytes of the child's stderr shown with a failure
+STDERR_KEPT = 64 * 1024   # bytes of it kept in memory; the rest is read and dropped
+HELLO_LIMIT = 1 << 20     # a HELO, RJCT or FAIL is a small JSON object
+ANSWER_LIMIT = 1 << 20
+
+
+class StderrTail:
+    """The last STDERR_KEPT bytes a child wrote to stderr, drained by a thread so the child never
+    blocks on a full pipe and never fills a disk."""
+
+    def __init__(self, fd: int):
+        self.fd = fd
+        self.kept = bytearray()
+        self.lock = threading.Lock()
+        self.thread = threading.Thread(target=self._drain, name="rngcheck-stderr", daemon=True)
+        self.thread.start()
+
+    def _drain(self) -> None:
+        while True:
+            try:
+                chunk = os.read(self.fd, 1 << 16)
+            except OSError:
+                chunk = b""
+            if not chunk:
+                break
+            with self.lock:
+                self.kept += chunk
+                if len(self.kept) > STDERR_KEPT:
+                    del self.kept[:len(self.kept) - STDERR_KEPT]
+        try:
+            os.close(self.fd)
+        except OSError:
+            pass
+
+    def tail(self, wait: float = 0.0) -> str:
+        if wait:
+            self.thread.join(wait)  # a child that just died: what it wrote last is still in the pipe
+        with self.lock:
+            return bytes(self.kept[-STDERR_TAIL:]).decode(errors="replace")
 
 
 def signal_name(returncode: int) -> str:
@@ -49,15 +96,21 @@ class ExecBackend(Backend):
     usage = "give the command: --backend 'exec:./my_impl --flag' (docs/exec-protocol.md)"
 
     def __init__(self, command: list[str] | None = None, *, timeout: float = DEFAULT_TIMEOUT, label: str | None = None,
-                 env: dict | None = None):
+                 env: dict | None = None, max_restarts: int = DEFAULT_MAX_RESTARTS):
         if not command:
             raise BackendSpecError("exec: needs a command, e.g. exec:./my_impl")
         self.command = list(command)
         self.timeout = float(timeout)
         self.env = env
         self.label = label or shlex.join(self.command)
+        self.max_restarts = max(1, int(max_restarts))
+        self.failed_starts = 0      # fresh children in a row that failed before answering a call
+        self.answered = False       # whether the current child has answered a call
+        self.stopped: str | None = None
+        self.run_deadline: float | None = None  # time.monotonic() when the whole run must end (--deadline)
         self.process = None
-        self.stderr_file = None
+        self.stderr = None
+        self.owner = lifetime.new_owner_mark()
         self.hello = self._start()  # a child that cannot start is a one-line error now, not per case
         self.name = self.hello.get("name") or self.label
         self.validates = self.hello.get("validates") is True
@@ -72,21 +125,35 @@ class ExecBackend(Backend):
 
     # -- the child process ------------------------------------------------------------------
     def _start(self) -> dict:
-        if self.stderr_file is not None:
-            self.stderr_file.close()
-        self.stderr_file = tempfile.TemporaryFile()
+        """A fresh child and its HELO. A child that fails to shake hands raises BackendUnavailable (a
+        one-line error when the backend is loaded); ``_restart`` turns that into the call's status."""
+        environment = dict(os.environ if self.env is None else self.env)
+        environment[lifetime.OWNER_VARIABLE] = self.owner
+        read_end, write_end = os.pipe()
         try:
             self.process = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                            stderr=self.stderr_file, env=self.env, start_new_session=True)
+                                            stderr=write_end, env=environment, start_new_session=True,
+                                            preexec_fn=lifetime.preexec(os.getpid()))
         except OSError as error:
+            os.close(read_end)
             raise BackendSpecError(f"exec: cannot start {self.command[0]!r}: {error.strerror}") from None
+        finally:
+            os.close(write_end)
+        self.stderr = StderrTail(read_end)
+        self.answered = False
         try:
-            tag, payload = self._receive(time.monotonic() + self.timeout)  # a slow start (a kernel build) counts
+            # a slow start (a kernel build) counts against the time limit
+            tag, payload = self._receive(time.monotonic() + self.timeout, HELLO_LIMIT)
         except (BackendCrashed, BackendTimeout, BackendProtocolError) as error:
             self._kill()
+            self.start_failure = error
             raise BackendUnavailable(f"{self.label}: no handshake: {error}"
                                      + (f" (stderr: {error.stderr_tail.strip().splitlines()[-1]})"
                                         if error.stderr_tail.strip() else "")) from None
+        except BaseException:  # SIGTERM or Ctrl-C while the child starts: it goes with us
+            self._kill()
+            raise
+        self.start_failure = None
         if tag != P.HELLO:
             self._kill()
             raise BackendUnavailable(f"{self.label}: handshake expected HELO, got {tag!r}")
@@ -108,23 +175,20 @@ class ExecBackend(Backend):
         return hello
 
     def _stderr_tail(self) -> str:
-        if self.stderr_file is None:
+        if self.stderr is None:
             return ""
-        try:
-            self.stderr_file.seek(0, os.SEEK_END)
-            size = self.stderr_file.tell()
-            self.stderr_file.seek(max(0, size - STDERR_TAIL))
-            return self.stderr_file.read().decode(errors="replace")
-        except (OSError, ValueError):
-            return ""
+        dead = self.process is None or self.process.poll() is not None
+        return self.stderr.tail(wait=0.5 if dead else 0.0)
 
     def _kill(self) -> None:
-        """End the child and everything it started (its process group), then reap it."""
+        """End the child and everything it started (its process group, and any descendant that
+        left the group but carries the run's mark), then reap it."""
         if self.process is not None:
             try:
                 os.killpg(self.process.pid, signal.SIGKILL)  # the group outlives an exited leader
             except (ProcessLookupError, PermissionError):
                 pass
+            lifetime.kill_marked(self.owner)
             try:
                 self.process.wait(timeout=10)
             except subprocess.TimeoutExpired:
@@ -189,13 +253,21 @@ class ExecBackend(Backend):
             got += len(chunk)
         return b"".join(chunks)
 
-    def _receive(self, deadline: float) -> tuple[bytes, bytes]:
+    def _receive(self, deadline: float, limit) -> tuple[bytes, bytes]:
+        """The next message; ``limit`` is the largest payload it may have (a number, or a function of
+        the tag), checked on its header: a child cannot make the runner buffer what no answer needs."""
         tag, length = P.HEADER.unpack(self._read_exact(P.HEADER.size, deadline))
         if tag not in P.TAGS:
             tail = self._stderr_tail()
             self._kill()
             raise BackendProtocolError(f"{self.label} wrote {tag!r} where a protocol message should start "
                                        f"(noise on stdout?)", tail)
+        most = limit(tag) if callable(limit) else limit
+        if length > most:
+            tail = self._stderr_tail()
+            self._kill()
+            raise BackendProtocolError(f"{self.label} announced a {tag.decode(errors='replace')} of {length} bytes "
+                                       f"where this call's answer is at most {most} bytes", tail)
         return tag, self._read_exact(length, deadline)
 
     def _json_object(self, tag: bytes, payload: bytes) -> dict:
@@ -216,15 +288,49 @@ class ExecBackend(Backend):
         described["exec-protocol"] = str(P.PROTOCOL_VERSION)
         return described
 
-    def random_generator(self, state, sizes, strides, buffer, *, output_state=True,
-                         feature_level=FEATURE_LEVEL_4_0):
-        if self.process is None or self.process.poll() is not None:
-            self._kill()
+    def _restart(self) -> None:
+        """A fresh child for the next call, or BackendStopped when ``max_restarts`` fresh children in
+        a row failed before answering a call. The start's own failure is the call's: a child that hangs
+        before its HELO is a timeout, one that dies is a crash."""
+        if self.stopped:
+            raise BackendStopped(self.stopped)
+        self._kill()
+        try:
             self.hello = self._start()
+        except BackendUnavailable as error:
+            self._count_failed_start()
+            cause = self.start_failure
+            if isinstance(cause, (BackendTimeout, BackendCrashed, BackendProtocolError)):
+                raise type(cause)(f"{self.label} (a fresh worker, before its handshake): {cause}",
+                                  cause.stderr_tail) from None
+            raise BackendCrashed(f"{error}") from None
+
+    def _count_failed_start(self) -> None:
+        self.failed_starts += 1
+        if self.failed_starts >= self.max_restarts:
+            self.stopped = (f"backend stopped answering: {self.failed_starts} fresh workers in a row failed "
+                            f"before answering a call")
+
+    def _call(self, state, sizes, strides, buffer, output_state, feature_level):
+        state_words = int(np.asarray(state).size)
         deadline = time.monotonic() + self.timeout
+        if self.run_deadline is not None and self.run_deadline < deadline:
+            try:
+                return self._call_until(self.run_deadline, state, sizes, strides, buffer, output_state,
+                                        feature_level, state_words)
+            except BackendTimeout:
+                self.answered = True  # not the child's fault: the run's time is up
+                raise BackendStopped("the run's --deadline passed during this call") from None
+        return self._call_until(deadline, state, sizes, strides, buffer, output_state, feature_level, state_words)
+
+    def _call_until(self, deadline, state, sizes, strides, buffer, output_state, feature_level, state_words):
         self._send(P.frame(P.CALL, P.encode_call(state, sizes, strides, buffer, output_state, feature_level)),
                    deadline)
-        tag, payload = self._receive(deadline)
+        buffer_words = np.asarray(buffer).view("<u4").size
+        tag, payload = self._receive(deadline, lambda tag: P.done_limit(state_words, buffer_words)
+                                     if tag == P.DONE else ANSWER_LIMIT)
+        self.answered = True
+        self.failed_starts = 0
         if tag in (P.REJECT, P.FAIL):
             body = self._json_object(tag, payload)
             if tag == P.REJECT:
@@ -238,7 +344,7 @@ class ExecBackend(Backend):
             self._kill()
             raise BackendProtocolError(f"{self.label} answered a CALL with {tag!r}", tail)
         try:
-            returned, words = P.decode_done(payload)
+            returned, words, input_after = P.decode_done(payload)
         except P.ProtocolError as error:
             tail = self._stderr_tail()
             self._kill()
@@ -247,7 +353,27 @@ class ExecBackend(Backend):
         if words.size != target.size:
             raise RemoteError(f"returned a buffer of {words.size} words for one of {target.size}")
         target[:] = words
+        if input_after is not None:
+            # What the child holds as the input state after the call: a backend that wrote into it is
+            # seen by the caller as if it had run here (the check names it input-state-modified).
+            mine = np.asarray(state)
+            if input_after.size == mine.size and mine.dtype.itemsize == 4 and mine.flags.writeable:
+                np.copyto(mine, input_after.view(mine.dtype).reshape(mine.shape))
         return returned
+
+    def random_generator(self, state, sizes, strides, buffer, *, output_state=True,
+                         feature_level=FEATURE_LEVEL_4_0):
+        if self.stopped:
+            raise BackendStopped(self.stopped)
+        if self.process is None or self.process.poll() is not None:
+            self._restart()
+        fresh = not self.answered
+        try:
+            return self._call(state, sizes, strides, buffer, output_state, feature_level)
+        except (BackendCrashed, BackendTimeout) as error:
+            if fresh and not self.answered:
+                self._count_failed_start()  # a fresh child that died or hung on its first call
+            raise error
 
     def close(self) -> None:
         if self.process is not None and self.process.poll() is None:
@@ -257,15 +383,13 @@ class ExecBackend(Backend):
             except (BackendCrashed, BackendTimeout, subprocess.TimeoutExpired, OSError):
                 pass
         self._kill()
-        if self.stderr_file is not None:
-            self.stderr_file.close()
-            self.stderr_file = None
 
 
-def isolated(spec: str, *, timeout: float = DEFAULT_TIMEOUT, env: dict | None = None) -> ExecBackend:
+def isolated(spec: str, *, timeout: float = DEFAULT_TIMEOUT, env: dict | None = None,
+             max_restarts: int = DEFAULT_MAX_RESTARTS) -> ExecBackend:
     """A Python backend (any spec ``rngcheck.backends.load`` takes) hosted in a worker process.
 
     ``env``: variables added to the worker's environment.
     """
     return ExecBackend([sys.executable, "-m", "rngcheck.backends.worker", spec], timeout=timeout, label=spec,
-                       env={**os.environ, **env} if env else None)
+                       env={**os.environ, **env} if env else None, max_restarts=max_restarts)

@@ -127,8 +127,12 @@ def decode_call(payload: bytes) -> dict:
             "output_state": output_state, "feature_level": (major, minor)}
 
 
-def encode_done(returned, buffer) -> bytes:
-    """A DONE payload: the returned state (or why it is not one) and the whole buffer."""
+INVALID_TEXT_LIMIT = 4096  # bytes of the text that describes an invalid state
+
+
+def encode_done(returned, buffer, input_state=None) -> bytes:
+    """A DONE payload: the returned state (or why it is not one), the whole buffer and, when given,
+    the input state as the child holds it after the call (the runner sees a backend that wrote into it)."""
     words = as_state_words(returned)
     if returned is None:
         head = struct.pack("<I", STATE_NONE)
@@ -136,10 +140,19 @@ def encode_done(returned, buffer) -> bytes:
         if words is not None:
             head = struct.pack("<I", STATE_WORDS) + words.astype("<u4").tobytes()
         else:
-            text = describe_garbage(returned).encode()
+            text = describe_garbage(returned).encode()[:INVALID_TEXT_LIMIT]
             head = struct.pack("<II", STATE_INVALID, len(text)) + text
     buffer = np.ascontiguousarray(buffer)
-    return head + struct.pack("<Q", buffer.size) + buffer.view("<u4").tobytes()
+    done = head + struct.pack("<Q", buffer.size) + buffer.view("<u4").tobytes()
+    if input_state is not None:
+        after = np.ascontiguousarray(input_state).reshape(-1).view("<u4")
+        done += struct.pack("<I", after.size) + after.tobytes()
+    return done
+
+
+def done_limit(state_words: int, buffer_words: int) -> int:
+    """The largest DONE payload a CALL with this state and buffer can be answered with."""
+    return (4 + max(4 * 6, 4 + INVALID_TEXT_LIMIT) + 8 + 4 * buffer_words) + (4 + 4 * state_words)
 
 
 def describe_garbage(value) -> str:
@@ -153,7 +166,8 @@ def describe_garbage(value) -> str:
 
 
 def decode_done(payload: bytes):
-    """(returned state or InvalidState, buffer words) from a DONE payload (the runner's side)."""
+    """(returned state or InvalidState, buffer words, input state after the call or None) from a DONE
+    payload (the runner's side)."""
     r = Reader(payload)
     kind = r.u32()
     if kind == STATE_NONE:
@@ -165,9 +179,10 @@ def decode_done(payload: bytes):
     else:
         raise ProtocolError(f"DONE with state kind {kind}")
     buffer = r.words(r.u64())
+    input_after = r.words(r.u32()) if r.at < len(r.data) else None
     if r.at != len(r.data):
         raise ProtocolError(f"DONE has {len(r.data) - r.at} bytes too many")
-    return returned, buffer
+    return returned, buffer, input_after
 
 
 class InvalidState(str):

@@ -21,6 +21,19 @@ REFERENCE = "numpy"
 DEFAULT_TIMEOUT = 120.0
 
 
+def seconds_argument(text: str) -> float:
+    """A ``--timeout``/``--deadline`` value: a positive, finite number of seconds (argparse type)."""
+    import argparse
+
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds")
+    return value
+
+
 def where(spec: str, *, in_process: bool = False) -> str:
     """"in-process", "exec" or "worker": where ``spec`` runs under the rule."""
     if spec.startswith("exec:"):
@@ -30,7 +43,7 @@ def where(spec: str, *, in_process: bool = False) -> str:
     return "worker"
 
 
-def hosted(spec: str, *, timeout: float = DEFAULT_TIMEOUT, in_process: bool = False):
+def hosted(spec: str, *, timeout: float = DEFAULT_TIMEOUT, in_process: bool = False, max_restarts: int = 3):
     """The backend of ``spec``, hosted as the rule says (raises RngcheckError / BackendUnavailable)."""
     from . import load
     from .exec_backend import ExecBackend, isolated
@@ -41,10 +54,10 @@ def hosted(spec: str, *, timeout: float = DEFAULT_TIMEOUT, in_process: bool = Fa
             command = shlex.split(spec[len("exec:"):])
         except ValueError as error:
             raise RngcheckError(f"{spec}: {error}") from None
-        return ExecBackend(command, timeout=timeout)
+        return ExecBackend(command, timeout=timeout, max_restarts=max_restarts)
     if place == "in-process":
         return load(spec)
-    return isolated(spec, timeout=timeout)
+    return isolated(spec, timeout=timeout, max_restarts=max_restarts)
 
 
 def close(backend) -> None:

@@ -50,6 +50,7 @@ def serve(backend, channel: Channel) -> int:
             channel.send(P.FAIL, json.dumps({"error": f"worker cannot decode the CALL: {one_line(error)}"}).encode())
             continue
         buffer = call.pop("buffer")
+        state = call["state"]
         try:
             returned = backend.random_generator(call["state"], call["sizes"], call["strides"], buffer,
                                                 output_state=call["output_state"],
@@ -64,7 +65,9 @@ def serve(backend, channel: Channel) -> int:
             traceback.print_exc(file=sys.stderr)
             channel.send(P.FAIL, json.dumps({"error": one_line(error)}).encode())
             continue
-        channel.send(P.DONE, P.encode_done(returned, buffer))
+        # The input state as the backend left it: the runner compares it with what it sent
+        # (input-state-modified), as it does for an in-process backend.
+        channel.send(P.DONE, P.encode_done(returned, buffer, state))
 
 
 def main(argv=None) -> int:

@@ -19,6 +19,7 @@ BUFFER_DESC = "DirectML DML_BUFFER_TENSOR_DESC / DMLCalcBufferTensorSize"
 RULE_MAPPING = "element i is lane i mod 4 of Philox4x32-10(counter + floor(i/4) mod 2^128, key)"
 RULE_COUNTER = "output counter = input counter + ceil(n/4) mod 2^128; key unchanged"
 RULE_LAYOUT = "element i is written at offset sum(coordinate_d * stride_d); nothing else is written"
+RULE_ALIASING = "what an output whose elements alias does is implementation-defined"
 RULE_PURE = "the operator is a pure function of the input state: no side effects, no global state"
 
 PROFILES = ("quick", "full", "strict")
@@ -207,7 +208,7 @@ def layout_cases() -> list[Case]:
     ]:
         cases.append(Case(
             id=f"layout/{name}", category="layout", description=description + " (implementation-defined)",
-            rule="what an output whose elements alias does is implementation-defined", source=STRIDES_PAGE,
+            rule=RULE_ALIASING, source=STRIDES_PAGE,
             state=BASE_STATE, sizes=sizes, strides=strides, feature_level=FEATURE_LEVEL_3_0, procedure=ALIAS))
     return cases
 

@@ -17,9 +17,10 @@ import numpy as np
 
 from .. import counter, layout, reference
 from ..description import FEATURE_LEVEL_4_0
-from ..errors import BackendCrashed, BackendProtocolError, BackendTimeout, NotApplicable, Rejected, one_line
+from ..errors import (BackendCrashed, BackendProtocolError, BackendStopped, BackendTimeout, NotApplicable, Rejected,
+                      one_line)
 from ..results.records import Verdict
-from ..results.statuses import BROKEN, CRASHED, ERROR, FAILED, INFO, PASSED, SKIPPED, TIMEOUT  # noqa: F401
+from ..results.statuses import BROKEN, CRASHED, ERROR, FAILED, INFO, NOT_RUN, PASSED, SKIPPED, TIMEOUT  # noqa: F401
 from ..vectors import sha256_of_words
 from . import cases as C
 from .diagnosis import diagnose_output, diagnose_state
@@ -119,7 +120,7 @@ def execute(backend, case: C.Case, state=None, sizes=None) -> Execution:
         returned = backend.random_generator(state_array, tuple(case.sizes), case.strides, buffer,
                                             output_state=case.output_state, feature_level=case.feature_level)
     except (Rejected, NotApplicable, KeyboardInterrupt, SystemExit, BackendCrashed, BackendTimeout,
-            BackendProtocolError):
+            BackendProtocolError, BackendStopped):
         raise
     except Exception as error:
         raise BackendRaised(error) from error
@@ -432,7 +433,7 @@ def check_property(backend, case: C.Case, strict: bool, seed: int) -> Outcome:
 
     def fails(drawn: C.Case) -> bool:
         outcome = run_case(backend, drawn, strict=False, seed=seed)
-        if outcome.status in (CRASHED, TIMEOUT):
+        if outcome.status in (CRASHED, TIMEOUT, NOT_RUN):
             failures[drawn] = outcome
             raise Abandon
         outcome.execution = None  # the shrinking keeps many failures: not their buffers
@@ -508,6 +509,10 @@ def run_case(backend, case: C.Case, *, strict: bool = False, seed: int = 0) -> O
     except BackendTimeout as hang:
         outcome = Outcome(TIMEOUT, f"backend hung: {hang}", detail=hang.stderr_tail,
                           diagnosis={"id": "timeout", "summary": "no answer within the time limit; process ended"})
+    except BackendStopped as stopped:
+        outcome = Outcome(NOT_RUN, f"not run: {stopped}",
+                          diagnosis={"id": "stopped", "summary": "the backend stopped answering; its remaining "
+                                                                 "cases were not run"})
     except BackendProtocolError as broken:
         outcome = Outcome(ERROR, f"backend broke the exec protocol: {broken}", detail=broken.stderr_tail,
                           diagnosis={"id": "protocol", "summary": "stdout carries only protocol messages"})

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import pytest
 
+from ..backends.hosting import seconds_argument
+
 
 def pytest_addoption(parser):
     group = parser.getgroup("rngcheck", "rngcheck conformance suite")
@@ -16,6 +18,16 @@ def pytest_addoption(parser):
     group.addoption("--rngcheck-profile", default="quick", choices=["quick", "full", "strict"],
                     help="conformance profile (default quick)")
     group.addoption("--rngcheck-seed", type=int, default=0, help="seed of the suite's random choices")
+    group.addoption("--rngcheck-timeout", type=seconds_argument, default=120.0, metavar="SECONDS",
+                    help="time limit of one backend call; a hung backend is ended (default 120)")
+
+
+
+
+def pytest_configure(config):
+    """Load the backends before collection: a bad spec is one usage line, not a collection error."""
+    for spec in config.getoption("--rngcheck-backend", default=[]) or []:
+        _load(spec, config.getoption("--rngcheck-timeout", default=120.0))
 
 
 def pytest_generate_tests(metafunc):
@@ -26,8 +38,6 @@ def pytest_generate_tests(metafunc):
         return
     from .runner import RunOptions, select_cases
 
-    for spec in specs:
-        _load(spec)  # a bad backend spec is one usage error, not one error per case
     cases = select_cases(RunOptions(profile=metafunc.config.getoption("--rngcheck-profile")))
     params = [(spec, case) for spec in specs for case in cases]
     metafunc.parametrize("rngcheck_backend_spec, rngcheck_case", params,
@@ -37,16 +47,16 @@ def pytest_generate_tests(metafunc):
 _LOADED = {}
 
 
-def _load(spec):
+def _load(spec, timeout: float = 120.0):
     """The backend, hosted as ``rngcheck run`` hosts it: the reference in-process, others in a worker."""
     from ..backends.hosting import hosted
     from ..errors import RngcheckError
 
     if spec not in _LOADED:
         try:
-            _LOADED[spec] = hosted(spec)
+            _LOADED[spec] = hosted(spec, timeout=timeout)
         except RngcheckError as error:
-            raise pytest.UsageError(f"--rngcheck-backend {spec}: {error}") from None
+            raise pytest.UsageError(f"--rngcheck-backend {spec}: {' '.join(str(error).split())}") from None
     return _LOADED[spec]
 
 

@@ -26,6 +26,7 @@ class RunOptions:
     select: list[str] = field(default_factory=list)   # fnmatch patterns on case ids or categories
     progress: bool = False
     command: list[str] = field(default_factory=list)
+    deadline: float | None = None  # seconds for the whole run: the cases left then are not run
     cases: list[C.Case] | None = None   # these cases instead of the profile's (``rngcheck repro``: one)
 
 
@@ -84,6 +85,10 @@ def run(backends: list[NamedBackend], options: RunOptions, *, journal=None, prev
     progress = Progress(options.progress, todo)
     document["complete"] = True
     document.pop("interrupted", None)
+    ends = None if options.deadline is None else time.monotonic() + options.deadline
+    for named in backends:
+        if ends is not None and hasattr(named.backend, "run_deadline"):
+            named.backend.run_deadline = ends  # a call in progress is cut at the deadline too
     try:
         for named in backends:
             entry = known.get(named.spec)
@@ -99,7 +104,13 @@ def run(backends: list[NamedBackend], options: RunOptions, *, journal=None, prev
                     continue
                 progress.step(f"{entry['name']}: {case.id}")
                 start = time.perf_counter()
-                outcome = check.run_case(named.backend, case, strict=options.profile == "strict", seed=options.seed)
+                if ends is not None and time.monotonic() >= ends:
+                    document["deadline_passed"] = options.deadline
+                    outcome = check.Outcome(check.NOT_RUN, f"not run: the run's --deadline of {options.deadline:g} s "
+                                                           f"passed")
+                else:
+                    outcome = check.run_case(named.backend, case, strict=options.profile == "strict",
+                                             seed=options.seed)
                 result = D.result_entry(entry["name"], case, outcome, is_required(named.backend, case),
                                         time.perf_counter() - start, named.spec)
                 document["results"].append(result)

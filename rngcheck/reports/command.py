@@ -31,8 +31,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
+    from ..outputs import check_outputs
     from . import html, summary
 
+    check_outputs({"--html": args.html, "--summary": args.summary},
+                  {f"document {path}": path for path in args.documents})
     sources = html.sources_of(args.documents)  # paths; embedded stats documents come along
     model = html.build(sources, figures=bool(args.html))
     if args.html:

@@ -30,6 +30,7 @@ from pathlib import Path
 from .. import __version__
 from ..errors import RngcheckError
 from ..results.sources import STATS_SCHEMA, Source, classify, read, sources_of  # noqa: F401  (reading API)
+from ..jsonfile import atomic_write
 from ..results.statuses import BROKEN, STATUSES, effective
 from ..results.tables import counts as status_counts
 from ..results.tables import frame, rows, run_labels
@@ -49,17 +50,24 @@ UNDIAGNOSED = {  # a failure without a diagnosis, by status
 # Small helpers (every value from a document may be missing or of the wrong type).
 # ---------------------------------------------------------------------------------------
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]|[\ud800-\udfff]")
+# Controls, and the invisible format characters: bidirectional overrides, embeddings and isolates
+# (a name could render rngcheck's own "FAIL" reversed), zero-width spaces and joiners, the BOM and
+# the soft hyphen (two backends could look identical).
+_FORMAT = "\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb"
+_CONTROL = re.compile(f"[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f{_FORMAT}]|[\\ud800-\\udfff]")
 
 
 def _escape_control(match) -> str:
     char = match.group()
-    return "\ufffd" if "\ud800" <= char <= "\udfff" else f"\\x{ord(char):02x}"
+    if "\ud800" <= char <= "\udfff":
+        return "\ufffd"
+    return f"\\x{ord(char):02x}" if ord(char) < 0x100 and char != "\u00ad" else f"\\u{ord(char):04x}"
 
 
 def visible(text: str) -> str:
     """``text`` with control characters other than newline and tab shown as escapes ("\\x1b"),
-    so a backend's NUL or terminal escape cannot hide or restyle anything (a lone
+    and the invisible format characters too ("\\u202e"), so a backend's NUL, terminal escape,
+    bidirectional override or zero-width space cannot hide, reverse or restyle anything (a lone
     surrogate, which UTF-8 cannot encode, becomes U+FFFD)."""
     return _CONTROL.sub(_escape_control, text)
 
@@ -114,7 +122,7 @@ def p_text(entry: dict) -> str:
     """A p-value for display, never rounded to 0 or 1 (the document's own p_display first)."""
     shown = entry.get("p_display")
     if isinstance(shown, str) and shown:
-        return shown
+        return visible(shown[:TEXT_LIMIT])
     p, q = _float(entry.get("p_value")), _float(entry.get("q_value"))
     if p is None or p != p:
         return "undefined (degenerate statistic)"
@@ -723,12 +731,5 @@ def write(documents, path, stats=None) -> None:
 
 
 def write_text(path, text: str) -> None:
-    """Write a report file whole (through a temporary file), or raise RngcheckError."""
-    path = Path(path)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)
-    except OSError as error:
-        raise RngcheckError(f"cannot write {path}: {error.strerror or error}") from None
+    """Write a report file whole (``jsonfile.atomic_write``), or raise RngcheckError."""
+    atomic_write(Path(path), text)

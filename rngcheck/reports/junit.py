@@ -6,6 +6,7 @@ import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from ..jsonfile import atomic_write
 from ..results.document import BROKEN
 
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
@@ -43,7 +44,7 @@ def to_junit(document: dict) -> ET.ElementTree:
             status = result["status"]
             if status in BROKEN and not result["required"]:
                 status = "info"
-            elif status in ("crashed", "timeout"):
+            elif status in ("crashed", "timeout", "not-run"):
                 status = "error"
             if status == "failed":
                 counts["failures"] += 1
@@ -60,14 +61,27 @@ def to_junit(document: dict) -> ET.ElementTree:
         for key, value in counts.items():
             suite.set(key, str(value))
             totals[key] += value
+    if not document.get("complete", True):
+        # An interrupted run is visible to CI: a test case in error, and a property on every suite.
+        suite = ET.SubElement(root, "testsuite", name="rngcheck.run", tests="1", failures="0", errors="1",
+                              skipped="0")
+        for backend_suite in root.iter("testsuite"):
+            properties = backend_suite.find("properties")
+            if properties is None:
+                properties = ET.SubElement(backend_suite, "properties")
+            ET.SubElement(properties, "property", name="rngcheck.complete", value="false")
+        element = ET.SubElement(suite, "testcase", name="run-complete", classname="rngcheck.run", time="0")
+        ET.SubElement(element, "error", message="the run did not finish (interrupted or past its --deadline): "
+                      f"{len(document['results'])} of {len(document['cases']) * len(document['backends'])} "
+                      "results recorded")
+        totals["tests"] += 1
+        totals["errors"] += 1
     for key, value in totals.items():
         root.set(key, str(value))
     return ET.ElementTree(root)
 
 
 def write(document: dict, path) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     tree = to_junit(document)
     ET.indent(tree)
-    tree.write(path, encoding="utf-8", xml_declaration=True)
+    atomic_write(Path(path), ET.tostring(tree.getroot(), encoding="utf-8", xml_declaration=True))

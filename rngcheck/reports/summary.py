@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 from ..errors import RngcheckError
+from ..jsonfile import atomic_write
 from .html import visible
 
 SHOWN_DIAGNOSES = 6
@@ -115,9 +116,4 @@ def render(model: dict, html_name: str | None = None) -> str:
 
 
 def write(model: dict, path, html_name: str | None = None) -> None:
-    path = Path(path)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(render(model, html_name), encoding="utf-8")
-    except OSError as error:
-        raise RngcheckError(f"cannot write {path}: {error.strerror or error}") from None
+    atomic_write(Path(path), render(model, html_name))

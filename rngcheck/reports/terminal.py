@@ -9,7 +9,8 @@ SHOWN_FAILURES = 12
 
 def printable(text) -> str:
     """Backend text on one line with control characters made visible."""
-    return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in str(text))
+    return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}"
+                   if ord(c) < 0x10000 else f"\\U{ord(c):08x}" for c in str(text))
 
 
 def category_counts(document: dict) -> dict:

@@ -10,11 +10,13 @@ line cut by a kill is ignored when the journal is read.
 from __future__ import annotations
 
 import copy
+import fcntl
 import json
 import os
 from pathlib import Path
 
 from ..errors import RngcheckError
+from ..jsonfile import parse_json, read_bytes_limited
 
 JOURNAL = "rngcheck-journal"
 JOURNAL_VERSION = 1
@@ -36,10 +38,23 @@ class Journal:
         self.path = Path(path)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.file = open(self.path, "a", encoding="utf-8")
+        except OSError as error:
+            raise RngcheckError(f"cannot write the journal {self.path}: {error.strerror or error}") from None
+        try:
+            # One writer per journal: a second run writing the same --json would interleave lines.
+            fcntl.flock(self.file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            self.file.close()
+            raise RngcheckError(f"{self.path}: another rngcheck run is writing this journal (it is locked); "
+                                f"give this run another --json or --journal") from None
+        try:
             if append:
                 drop_cut_line(self.path)
-            self.file = open(self.path, "a" if append else "w", encoding="utf-8")
+            else:
+                self.file.truncate(0)
         except OSError as error:
+            self.file.close()
             raise RngcheckError(f"cannot write the journal {self.path}: {error.strerror or error}") from None
 
     def write(self, record: dict) -> None:
@@ -64,30 +79,42 @@ def drop_cut_line(path: Path) -> None:
             file.truncate(data.rfind(b"\n") + 1)
 
 
+# The fields a resumed run and a report read from each record, and their types.
+BACKEND_FIELDS = {"name": str, "spec": str}
+RESULT_FIELDS = {"backend": str, "case": str, "status": str, "required": bool, "message": str,
+                 "output_sha256": (str, type(None))}
+
+
+def _check_fields(path, number: int, record: dict, fields: dict) -> None:
+    for field, kind in fields.items():
+        if not isinstance(record.get(field), kind):
+            raise RngcheckError(f"{path}: line {number}: {field} is {str(record.get(field))[:40]!r}, not what a run "
+                                f"writes")
+
+
 def is_journal(path) -> bool:
     try:
-        with open(path, encoding="utf-8") as file:
-            first = file.readline()
-        return json.loads(first).get("journal") == JOURNAL
-    except (OSError, ValueError, AttributeError, UnicodeDecodeError):
+        with open(path, "rb") as file:
+            first = file.readline(1 << 20)
+        return json.loads(first.decode("utf-8")).get("journal") == JOURNAL
+    except (OSError, ValueError, AttributeError, UnicodeDecodeError, RecursionError):
         return False
 
 
 def read(path) -> tuple[dict, dict]:
     """(document, run settings) rebuilt from a journal; complete only if it has its end line."""
     path = Path(path)
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as error:
-        raise RngcheckError(f"cannot read journal {path}: {error.strerror}") from None
+    lines = read_bytes_limited(path, what="journal").split(b"\n")
+    if lines and not lines[-1]:
+        lines.pop()
     records = []
     for number, line in enumerate(lines):
         try:
-            records.append(json.loads(line))
-        except ValueError:
-            if number == len(lines) - 1:
+            records.append(parse_json(line, f"{path}: line {number + 1}", what="journal line"))
+        except RngcheckError:
+            if number == len(lines) - 1 and number > 0:
                 break  # the line a kill cut short
-            raise RngcheckError(f"{path}: line {number + 1} is not JSON") from None
+            raise
     if not records or not isinstance(records[0], dict) or records[0].get("journal") != JOURNAL:
         raise RngcheckError(f"{path}: not an rngcheck journal")
     if records[0].get("version") != JOURNAL_VERSION:
@@ -95,14 +122,19 @@ def read(path) -> tuple[dict, dict]:
     document = records[0].get("document")
     if not isinstance(document, dict) or not isinstance(document.get("cases"), list):
         raise RngcheckError(f"{path}: a damaged journal (its header carries no result document)")
+    if not all(isinstance(case, dict) and isinstance(case.get("id"), str) for case in document["cases"]) \
+            or not isinstance(document.get("command", []), list):
+        raise RngcheckError(f"{path}: a damaged journal (its header's cases or command are not what a run writes)")
     document["backends"], document["results"] = [], []
     ended = False
     for number, record in enumerate(records[1:], 2):
         if not isinstance(record, dict):
             raise RngcheckError(f"{path}: line {number} is not a journal record")
         if isinstance(record.get("backend"), dict):
+            _check_fields(path, number, record["backend"], BACKEND_FIELDS)
             document["backends"].append(record["backend"])
         elif isinstance(record.get("result"), dict):
+            _check_fields(path, number, record["result"], RESULT_FIELDS)
             document["results"].append(record["result"])
         elif "end" in record:
             ended = True
@@ -111,3 +143,45 @@ def read(path) -> tuple[dict, dict]:
     document["complete"] = ended
     run = records[0].get("run")
     return document, run if isinstance(run, dict) else {}
+
+
+PROFILES = ("quick", "full", "strict")
+STATS_TIERS = ("smoke", "standard", "deep")
+
+
+def run_settings(path, run: dict) -> dict:
+    """The header's run settings, every field checked (a journal is a data file that people pass
+    around: a field of the wrong type is one line naming it, not a traceback later)."""
+    where = f"{path}: the journal's run settings"
+
+    def bad(field, wanted):
+        raise RngcheckError(f"{where}: {field} is {str(run.get(field))[:60]!r}, not {wanted}")
+
+    settings = dict(run)
+    if run.get("profile") not in PROFILES:
+        bad("profile", "one of " + ", ".join(PROFILES))
+    if type(run.get("seed")) is not int:
+        bad("seed", "an integer")
+    for field in ("select", "backends"):
+        value = run.get(field, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+            bad(field, "a list of strings")
+    if not run.get("backends"):
+        bad("backends", "a non-empty list of backend specs")
+    timeout = run.get("timeout")
+    if type(timeout) not in (int, float) or not 0 < timeout < float("inf"):
+        bad("timeout", "a positive number of seconds")
+    if run.get("stats") is not None and run.get("stats") not in STATS_TIERS:
+        bad("stats", "one of " + ", ".join(STATS_TIERS))
+    restarts = run.get("max_worker_restart", 3)
+    if type(restarts) is not int or restarts < 1:
+        bad("max_worker_restart", "a positive integer")
+    outputs = run.get("outputs", {})
+    if not isinstance(outputs, dict) or not all(
+            key in ("junit", "html") and isinstance(name, str) and name and "/" not in name and "\\" not in name
+            and name not in (".", "..") for key, name in outputs.items()):
+        bad("outputs", "file names (beside the journal) for junit and html")
+    settings.setdefault("select", [])
+    settings["max_worker_restart"] = restarts
+    settings["outputs"] = outputs
+    return settings

@@ -8,6 +8,8 @@ A case's status on one backend:
   timeout   the backend did not answer in time; its process was ended
   info      implementation-defined, or a non-validating backend's answer to an invalid description
   skipped   not applicable to this backend
+  not-run   the backend stopped answering (too many fresh workers in a row hung or died) or the
+            run's --deadline came first; the reason is the message
 
 A result is a failure of the run only when it is required and broken (see ``effective``).
 Comparing runs adds two labels that are never a result's own status:
@@ -17,10 +19,10 @@ Comparing runs adds two labels that are never a result's own status:
 
 from __future__ import annotations
 
-PASSED, FAILED, ERROR, CRASHED, TIMEOUT, INFO, SKIPPED = (
-    "passed", "failed", "error", "crashed", "timeout", "info", "skipped")
-STATUSES = (PASSED, FAILED, ERROR, CRASHED, TIMEOUT, INFO, SKIPPED)
-BROKEN = (FAILED, ERROR, CRASHED, TIMEOUT)
+PASSED, FAILED, ERROR, CRASHED, TIMEOUT, INFO, SKIPPED, NOT_RUN = (
+    "passed", "failed", "error", "crashed", "timeout", "info", "skipped", "not-run")
+STATUSES = (PASSED, FAILED, ERROR, CRASHED, TIMEOUT, INFO, SKIPPED, NOT_RUN)
+BROKEN = (FAILED, ERROR, CRASHED, TIMEOUT, NOT_RUN)
 XFAIL, XPASS = "xfail", "xpass"
 
 

@@ -10,11 +10,14 @@ Result document (JSON; schema "rngcheck-stats", schema_version 1), flat on purpo
   bytes_requested             the tier's size of the main stream
   bytes_tested                bytes of the main stream actually read (retests and
                               inter-stream streams not included)
-  complete                    false when the stream ended before the tier's size
+  complete                    false when the stream ended before the tier's size, or the run
+                              was interrupted
+  interrupted                 true when Ctrl-C or SIGTERM stopped it (absent otherwise)
   message                     why not complete ("" otherwise)
   thresholds                  {"suspect", "fail", "tests", "family_false_suspect", "family_false_fail"}
   verdict                     "PASS" | "FAIL" | "SUSPECT" (SUSPECT only when no fresh data was
-                              left to retest) | "INCOMPLETE" (nothing could run)
+                              left to retest) | "INCOMPLETE" (not complete, or nothing could
+                              run; a FAIL found on the data there was still says FAIL)
   counts                      {"PASS": n, "SUSPECT": n, "FAIL": n} over the results
   elapsed_seconds, throughput_mb_s
   results                     list, one entry per p-value:
@@ -80,6 +83,7 @@ from concurrent.futures.process import BrokenProcessPool
 
 import numpy as np
 
+from ..backends.lifetime import die_with_parent
 from ..errors import RngcheckError
 from . import knuth, lanes, linear, nist, nist_stream, practrand_kinds, testu01
 from .accumulators import shared_chunk
@@ -272,22 +276,35 @@ def feed_parallel(source, factories, words: int, workers: int, offset: int = 0, 
         _JOB.clear()
         return feed(source, factories, words, tick=tick)
     parts = []
-    try:  # concurrent.futures, not multiprocessing.Pool: a dead worker fails the run instead of hanging it
-        with ProcessPoolExecutor(min(workers, len(ranges)), mp_context=context) as pool:
-            futures = [pool.submit(_worker, index) for index in range(len(ranges))]
-            for index, future in enumerate(futures):
-                try:
-                    parts.append(future.result())
-                    if tick:
-                        tick(ranges[index][1])
-                except BrokenProcessPool:
-                    start, count = ranges[index]
-                    raise RngcheckError(
-                        f"a worker process died (killed, or out of memory) before range {index + 1} of "
-                        f"{len(ranges)} (words {offset + start}..{offset + start + count - 1}) was read; "
-                        "the run stopped (--workers 1 reads in this process; --dask re-runs lost ranges)") from None
+    # concurrent.futures, not multiprocessing.Pool: a dead worker fails the run instead of hanging it.
+    # The workers die with this process (PR_SET_PDEATHSIG), and are killed at once when it stops
+    # early (an interrupt, SIGTERM, a dead sibling) instead of finishing their ranges.
+    pool = ProcessPoolExecutor(min(workers, len(ranges)), mp_context=context,
+                               initializer=die_with_parent, initargs=(os.getpid(),))
+    finished = False
+    try:
+        futures = [pool.submit(_worker, index) for index in range(len(ranges))]
+        for index, future in enumerate(futures):
+            try:
+                parts.append(future.result())
+                if tick:
+                    tick(ranges[index][1])
+            except BrokenProcessPool:
+                start, count = ranges[index]
+                raise RngcheckError(
+                    f"a worker process died (killed, or out of memory) before range {index + 1} of "
+                    f"{len(ranges)} (words {offset + start}..{offset + start + count - 1}) was read; "
+                    "the run stopped (--workers 1 reads in this process; --dask re-runs lost ranges)") from None
+        finished = True
     finally:
         _JOB.clear()
+        if not finished:
+            for process in list((getattr(pool, "_processes", None) or {}).values()):
+                try:
+                    process.kill()
+                except (OSError, AttributeError):
+                    pass
+        pool.shutdown(wait=finished, cancel_futures=not finished)
     accs, total = parts[0]
     for other_accs, count in parts[1:]:
         if total != other_accs[0].start:
@@ -359,16 +376,22 @@ def run(source, *, tier: str = "smoke", nbytes: int | None = None, seed=None, re
             groups.append((f"xor {kind}", XorSource(source.at(0), other.at(0), kind), interstream_tests(), share))
 
     results, not_run, accs_by_stream = [], [], {}
-    bytes_tested, complete, message = 0, True, ""
+    bytes_tested, complete, message, interrupted = 0, True, "", False
     begin, tick = getattr(progress, "begin", None), getattr(progress, "advance", None)  # a progress bar
     for stream, src, factories, want in groups:
         say(f"{stream}: reading {want * 4 / MiB:.0f} MiB")
         if begin:
             begin(f"{stream} stream", want * 4, "bytes")
-        if executor is not None:
-            accs, got = executor.feed(src, factories, want, offset=0, stream=stream)
-        else:  # an inter-stream pair is cut into ranges too when it is seekable (XorSource.at)
-            accs, got = feed_parallel(src, factories, want, workers, tick=(lambda n: tick(4 * n)) if tick else None)
+        try:
+            if executor is not None:
+                accs, got = executor.feed(src, factories, want, offset=0, stream=stream)
+            else:  # an inter-stream pair is cut into ranges too when it is seekable (XorSource.at)
+                accs, got = feed_parallel(src, factories, want, workers,
+                                          tick=(lambda n: tick(4 * n)) if tick else None)
+        except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the streams read so far make a partial document
+            interrupted, complete = True, False
+            message = f"interrupted while reading the {stream} stream; the tests of the streams read before are kept"
+            break
         if stream == "main":
             bytes_tested = got * 4
             if got < want:
@@ -396,7 +419,7 @@ def run(source, *, tier: str = "smoke", nbytes: int | None = None, seed=None, re
         entry["retest"] = None
 
     # Retest every SUSPECT on the next range of its stream (PractRand-style escalation).
-    suspects = [e for e in results if e["verdict"] == "SUSPECT"]
+    suspects = [e for e in results if e["verdict"] == "SUSPECT" and not interrupted]
     for stream in sorted({e["stream"] for e in suspects}):
         src, factories, want = accs_by_stream[stream]
         names = {e["test"] for e in suspects if e["stream"] == stream}
@@ -430,10 +453,10 @@ def run(source, *, tier: str = "smoke", nbytes: int | None = None, seed=None, re
             entry["verdict"] = verdict
 
     counts = {v: sum(e["verdict"] == v for e in results) for v in ("PASS", "SUSPECT", "FAIL")}
-    if not results:
+    if counts["FAIL"]:
+        verdict = "FAIL"  # a failure found on the data there was stands, complete or not
+    elif not results or not complete:
         verdict = "INCOMPLETE"
-    elif counts["FAIL"]:
-        verdict = "FAIL"
     elif counts["SUSPECT"]:
         verdict = "SUSPECT"
     else:
@@ -460,6 +483,8 @@ def run(source, *, tier: str = "smoke", nbytes: int | None = None, seed=None, re
         "results": results,
         "not_run": not_run,
     }
+    if interrupted:
+        document["interrupted"] = True
     if executor is not None and hasattr(executor, "execution"):
         document["execution"] = executor.execution()
     return document

@@ -143,7 +143,8 @@ def render(doc: dict, stream=None, quiet: bool = False) -> None:
         for peer in doc.get("peers", []):
             render_peer(peer, out)
     c = doc["counts"]
-    short = "" if doc["complete"] else " (stream too short for the tier)"
+    short = "" if doc["complete"] else (" (interrupted)" if doc.get("interrupted") else
+                                        " (stream too short for the tier)")
     print(f"{doc['verdict']}{short}: {len(doc['results'])} p-values ({c['PASS']} pass, {c['SUSPECT']} suspect, "
           f"{c['FAIL']} fail) on {doc['bytes_tested'] / (1 << 20):.1f} MiB, tier {doc['tier']}, "
           f"{doc['elapsed_seconds']:.1f} s; reproduce: {doc['reproduce']}", file=out)
@@ -211,7 +212,12 @@ def run(args) -> int:
     from .streams import BackendSource, RawSource
 
     nbytes = parse_bytes(args.bytes) if args.bytes else None
+    if args.workers is not None and args.workers < 1:
+        raise RngcheckError(f"--workers {args.workers}: give a positive number of processes")
     _check_dask_arguments(args)
+    if args.json and args.json != "-":
+        from ..outputs import check_outputs
+        check_outputs({"--json": args.json}, {"--input": args.input if args.input != "-" else None})
     if nbytes is not None and nbytes % 4:
         raise RngcheckError("--bytes must be a multiple of 4 (whole 32-bit words)")
     wanted = list(dict.fromkeys(getattr(args, "with_peers", None) or []))
@@ -259,9 +265,13 @@ def run(args) -> int:
         if args.json == "-":
             print(text)
         else:
-            with open(args.json, "w") as handle:
-                handle.write(text + "\n")
+            from ..jsonfile import atomic_write
+            atomic_write(args.json, text + "\n")
     render(doc, sys.stderr if args.json == "-" else sys.stdout, quiet=args.quiet)
+    if doc.get("interrupted"):
+        print("rngcheck: interrupted; partial stats document " + ("written" if args.json else "shown"),
+              file=sys.stderr)
+        return 130
     return exit_code(doc)
 
 

@@ -87,6 +87,7 @@ class DirectMLBackend(Backend):
 
     def random_generator(self, state, sizes, strides, buffer, *, output_state=True,
                          feature_level=FEATURE_LEVEL_4_0):
+        caller_state = state
         state = np.ascontiguousarray(state)
         sizes = tuple(int(s) for s in sizes)
         strides = None if strides is None else tuple(int(s) for s in strides)
@@ -94,9 +95,15 @@ class DirectMLBackend(Backend):
                                                  feature_level).output_state_sizes
         self._check_expressible(state, sizes, strides, buffer, output_state_sizes, tuple(feature_level))
         work = buffer if buffer.flags.c_contiguous else np.ascontiguousarray(buffer)
+        self.device.input_state_after = None
         raw_state = self.device.execute(state, sizes, strides, work, output_state_sizes)
         if work is not buffer:
             buffer[...] = work
+        after = getattr(self.device, "input_state_after", None)
+        if after is not None and isinstance(caller_state, np.ndarray) and caller_state.flags.writeable \
+                and after.nbytes == caller_state.nbytes and after.tobytes() != state.tobytes():
+            # the device wrote into the InputStateTensor: the caller sees it (input-state-modified)
+            np.copyto(caller_state, after.view(caller_state.dtype).reshape(caller_state.shape))
         if raw_state is None:
             return None
         return raw_state.view(state.dtype).reshape(-1).copy()

@@ -331,7 +331,10 @@ class Device:
         output_buffer = self._buffer(scope, S.D3D12_HEAP_TYPE_DEFAULT, out_bytes, S.D3D12_RESOURCE_STATE_COPY_DEST)
         state_out = self._buffer(scope, S.D3D12_HEAP_TYPE_DEFAULT, out_state_bytes,
                                  S.D3D12_RESOURCE_STATE_UNORDERED_ACCESS) if output_state else None
-        staging_bytes = UPLOAD_OUTPUT_OFFSET + round_up(out_bytes, 4)
+        # The readback buffer also takes the input state back: an in-place kernel (one buffer bound for both
+        # state tensors) is seen by the caller as input-state-modified.
+        input_back = UPLOAD_OUTPUT_OFFSET + round_up(out_bytes, 4)
+        staging_bytes = input_back + round_up(state.nbytes, 4)
         upload = self._buffer(scope, S.D3D12_HEAP_TYPE_UPLOAD, staging_bytes, S.D3D12_RESOURCE_STATE_GENERIC_READ)
         readback = self._buffer(scope, S.D3D12_HEAP_TYPE_READBACK, staging_bytes, S.D3D12_RESOURCE_STATE_COPY_DEST)
         self._write(upload, [(0, state), (UPLOAD_OUTPUT_OFFSET, buffer)])
@@ -364,17 +367,20 @@ class Device:
         self._barriers([(state_in, S.D3D12_RESOURCE_STATE_COPY_DEST, S.D3D12_RESOURCE_STATE_UNORDERED_ACCESS),
                         (output_buffer, S.D3D12_RESOURCE_STATE_COPY_DEST, S.D3D12_RESOURCE_STATE_UNORDERED_ACCESS)])
         com.call(recorder, "IDMLCommandRecorder", "RecordDispatch", self.list, compiled, table)
-        after = [None, (output_buffer, S.D3D12_RESOURCE_STATE_UNORDERED_ACCESS, S.D3D12_RESOURCE_STATE_COPY_SOURCE)]
+        after = [None, (output_buffer, S.D3D12_RESOURCE_STATE_UNORDERED_ACCESS, S.D3D12_RESOURCE_STATE_COPY_SOURCE),
+                 (state_in, S.D3D12_RESOURCE_STATE_UNORDERED_ACCESS, S.D3D12_RESOURCE_STATE_COPY_SOURCE)]
         if state_out:
             after.append((state_out, S.D3D12_RESOURCE_STATE_UNORDERED_ACCESS, S.D3D12_RESOURCE_STATE_COPY_SOURCE))
         self._barriers(after)
         copy(readback, UPLOAD_OUTPUT_OFFSET, output_buffer, 0, buffer.nbytes)
+        copy(readback, input_back, state_in, 0, state.nbytes)
         if state_out:
             copy(readback, 0, state_out, 0, out_state_bytes)
         self._submit_and_wait()
 
         data = self._read(readback, staging_bytes)
         buffer.view(np.uint8).reshape(-1)[:] = data[UPLOAD_OUTPUT_OFFSET:UPLOAD_OUTPUT_OFFSET + buffer.nbytes]
+        self.input_state_after = data[input_back:input_back + state.nbytes].copy()
         return data[:out_state_bytes].copy() if state_out else None
 
     # -- helpers ------------------------------------------------------------------------------

@@ -122,8 +122,9 @@ class FakeDirectML:
                            ("Microsoft Basic Render Driver", 0x1414, 0x008C, S.DXGI_ADAPTER_FLAG_SOFTWARE)),
                  warp_index: int = 1, operator_properties=(3, 1024, 256), initializer_properties=(1, 0, 0),
                  driver_version=(31, 0, 101, 4255), directml_version="1.15.4 (fake)", asynchronous: bool = True,
-                 known_levels=None):
+                 known_levels=None, in_place_state: bool = False):
         self.abi = abi
+        self.in_place_state = in_place_state  # a broken driver: the advanced state is written over the input
         self.asynchronous = asynchronous    # work runs only when a fence wait needs it, as on a GPU
         self.removed_reason = None          # an HRESULT: the device is removed at the next wait
         self.known_levels = known_levels    # an older DirectML: refuses queries about newer levels
@@ -738,4 +739,6 @@ class FakeDirectML:
                                                feature_level=self.level)
         if output_state_desc is not None:
             out_state_bytes[:24] = new_state.astype(np.uint32).view(np.uint8)
+            if self.in_place_state:
+                state_bytes[:24] = new_state.astype(np.uint32).view(np.uint8)
         self.executions += 1
