@@ -13,6 +13,15 @@ sys.path.insert(0, str(Path(__file__).parent))
 IN_CI = os.environ.get("CI") == "true"
 
 
+def sigint_as_a_terminal_sends_it():
+    """preexec_fn for a child the test interrupts with SIGINT: a shell starts background jobs
+    with SIGINT ignored, and a child inherits that (Python then installs no KeyboardInterrupt
+    handler), so a suite run in the background would test nothing. The child gets the
+    default disposition, as a program started from a terminal has."""
+    import signal
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def unavailable(reason: str):
     """Skip the test locally; in CI fail it (``reason`` names what is missing)."""
     if IN_CI:

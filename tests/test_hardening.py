@@ -14,6 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import sigint_as_a_terminal_sends_it
+
 from rngcheck.backends.exec_backend import STDERR_KEPT, ExecBackend, isolated
 
 TESTS = Path(__file__).parent
@@ -398,7 +400,8 @@ def test_resume_rewrites_every_output_and_an_interrupted_junit_says_so(tmp_path)
     process = subprocess.Popen([sys.executable, "-m", "rngcheck", "run", "--backend", f"{FAULTS}:Slow",
                                 "--case", "mapping", "--json", str(out), "--junit", str(junit_path),
                                 "--html", str(html_path), "--quiet"],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=sigint_as_a_terminal_sends_it)
     from rngcheck.results import journal as J
     journal = J.journal_path_for(out)
     wait_until(lambda: journal.exists() and journal.read_text().count('"result"') >= 3, what="three results")

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import sigint_as_a_terminal_sends_it
+
 from rngcheck.results import journal as J
 from rngcheck.results import document as D
 
@@ -142,7 +144,8 @@ def test_interrupt_stops_cleanly_with_a_partial_report(tmp_path, signum):
     out = tmp_path / "partial.json"
     process = subprocess.Popen([sys.executable, "-m", "rngcheck", "run", "--backend", f"{FAULTS}:Slow",
                                 "--case", "mapping", "--json", str(out), "--quiet"],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=sigint_as_a_terminal_sends_it)
     wait_for_results(J.journal_path_for(out), 3, process)
     process.send_signal(signum)
     stdout, stderr = process.communicate(timeout=60)
