@@ -157,6 +157,17 @@ def _pieces(count: int, minimum: int) -> tuple[int, int]:
     return k, -(-count // k)
 
 
+def _power(base, k: int, identity):
+    """base^k by repeated squaring, for anything multiplied with @ (GF(2) or integer matrices)."""
+    result = identity
+    while k:
+        if k & 1:
+            result = base @ result
+        base = base @ base
+        k >>= 1
+    return result
+
+
 class _GF2Matrix:
     """A linear map on n-bit integers over GF(2), kept as the images of the unit vectors."""
 
@@ -180,13 +191,7 @@ class _GF2Matrix:
         return _GF2Matrix(self(c) for c in other.columns)
 
     def power(self, k: int) -> "_GF2Matrix":
-        result, base = _GF2Matrix(1 << b for b in range(len(self.columns))), self
-        while k:
-            if k & 1:
-                result = base @ result
-            base = base @ base
-            k >>= 1
-        return result
+        return _power(self, k, _GF2Matrix(1 << b for b in range(len(self.columns))))
 
 
 M64 = (1 << 64) - 1
@@ -244,13 +249,7 @@ def lagged_fibonacci(long_lag: int = 55, short_lag: int = 24, seed: int = 55) ->
     step[r - 1, 0] = step[r - 1, r - s] = 1
 
     def power(k):
-        result, base = np.eye(r, dtype=np.uint64), step
-        while k:
-            if k & 1:
-                result = base @ result
-            base = base @ base
-            k >>= 1
-        return result
+        return _power(step, k, np.eye(r, dtype=np.uint64))
 
     def function(first, count):
         k, length = _pieces(count, 4 * r)
