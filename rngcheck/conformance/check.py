@@ -23,7 +23,7 @@ from ..results.records import Verdict
 from ..results.statuses import BROKEN, CRASHED, ERROR, FAILED, INFO, NOT_RUN, PASSED, SKIPPED, TIMEOUT  # noqa: F401
 from ..vectors import sha256_of_words
 from . import cases as C
-from .diagnosis import diagnose_output, diagnose_state
+from .diagnosis import diagnose_output, diagnose_state, named
 
 GUARD_WORDS = 64
 GUARD = 0xDEADBEEF      # outside the extent: must never change
@@ -184,8 +184,7 @@ def check_guards(execution: Execution) -> None:
         raise CaseFailed(Outcome(
             FAILED, f"wrote outside the tensor's extent of {execution.extent} words at offsets "
                     f"{offsets[:8]}{' ...' if len(offsets) > 8 else ''}",
-            diagnosis={"id": "out-of-extent-write",
-                       "summary": "wrote outside [0, sum((size_d-1)*stride_d)] of the buffer"}))
+            diagnosis=named("out-of-extent-write")))
 
 
 def check_input_state(execution: Execution) -> None:
@@ -193,7 +192,7 @@ def check_input_state(execution: Execution) -> None:
         raise CaseFailed(Outcome(
             FAILED, f"modified the input state: {[hex_word(w) for w in execution.state_before.reshape(-1)]} -> "
                     f"{[hex_word(w) for w in execution.state_after.reshape(-1)]}",
-            diagnosis={"id": "input-state-modified", "summary": "the InputStateTensor is read-only"}))
+            diagnosis=named("input-state-modified")))
 
 
 def compare_words(case: C.Case, execution: Execution, state=None) -> str:
@@ -204,15 +203,15 @@ def compare_words(case: C.Case, execution: Execution, state=None) -> str:
         digest = sha256_of_words(words for _, words in actual_chunks(case, tensor))
         if digest != case.expected_sha256:
             rows, count, _ = scan_mismatches(replace(case, expected_sha256=None), state, tensor)
-            raise CaseFailed(_mismatch_outcome(case, state, execution, rows, count, digest,
-                                               f"sha256 of the output is {digest[:16]}..., expected "
-                                               f"{case.expected_sha256[:16]}..."))
+            raise _mismatch_outcome(case, state, execution, rows, count, digest,
+                                    f"sha256 of the output is {digest[:16]}..., expected "
+                                    f"{case.expected_sha256[:16]}...")
         return digest
     rows, count, actual = scan_mismatches(case, state, tensor)
     digest = sha256_of_words(actual)
     if count:
-        raise CaseFailed(_mismatch_outcome(case, state, execution, rows, count, digest,
-                                           f"{count} of {case.element_count} elements differ"))
+        raise _mismatch_outcome(case, state, execution, rows, count, digest,
+                                f"{count} of {case.element_count} elements differ")
     return digest
 
 
@@ -229,10 +228,28 @@ def scan_mismatches(case: C.Case, state, tensor):
     return rows, count, actual_all
 
 
-def _mismatch_outcome(case, state, execution, rows, count, digest, message) -> Outcome:
+def looks_like(message: str, diagnosis: dict) -> str:
+    """A failure's message with the diagnosis it was given."""
+    return f"{message}; looks like: {diagnosis['id']}"
+
+
+class WrongWords(CaseFailed):
+    """Wrong element words: the outcome, and the message before its diagnosis (so that a
+    later finding, such as hidden state, can give it another)."""
+
+    def __init__(self, outcome: Outcome, message: str):
+        super().__init__(outcome)
+        self.message = message
+
+    def diagnosed(self, diagnosis: dict) -> None:
+        self.outcome.diagnosis = diagnosis
+        self.outcome.message = looks_like(self.message, diagnosis)
+
+
+def _mismatch_outcome(case, state, execution, rows, count, digest, message) -> WrongWords:
     diagnosis = diagnose_output(state, case.sizes, case.strides, execution.tensor, UNWRITTEN)
-    return Outcome(FAILED, f"{message}; looks like: {diagnosis['id']}", diagnosis=diagnosis,
-                   mismatches=rows, mismatch_count=int(count), output_sha256=digest)
+    return WrongWords(Outcome(FAILED, looks_like(message, diagnosis), diagnosis=diagnosis,
+                              mismatches=rows, mismatch_count=int(count), output_sha256=digest), message)
 
 
 def expected_state(case: C.Case, state=None) -> np.ndarray:
@@ -248,21 +265,21 @@ def check_returned_state(case: C.Case, execution: Execution, state=None) -> list
     if not case.output_state:
         if returned is not None:
             raise CaseFailed(Outcome(FAILED, "returned a state although no OutputStateTensor was described",
-                                     diagnosis={"id": "contract", "summary": "return None without an output state"}))
+                                     diagnosis=named("contract", "return None without an output state")))
         return None
     if returned is None:
         raise CaseFailed(Outcome(FAILED, "returned no state although an OutputStateTensor was described",
-                                 diagnosis={"id": "contract", "summary": "return the 6-word output state"}))
+                                 diagnosis=named("contract", "return the 6-word output state")))
     actual = counter.as_state_words(returned)
     if actual is None:
         raise CaseFailed(Outcome(FAILED, f"returned state is not 6 uint32 words: {str(returned)[:80]!r}",
-                                 diagnosis={"id": "contract", "summary": "return numpy uint32 of 6 words"}))
+                                 diagnosis=named("contract", "return numpy uint32 of 6 words")))
     expected = expected_state(case, state)
     if not np.array_equal(actual, expected):
         diagnosis = diagnose_state(state, case.element_count, actual)
         raise CaseFailed(Outcome(
-            FAILED, f"output state {[hex_word(w) for w in actual]}, expected {[hex_word(w) for w in expected]}; "
-                    f"looks like: {diagnosis['id']}", diagnosis=diagnosis))
+            FAILED, looks_like(f"output state {[hex_word(w) for w in actual]}, expected "
+                               f"{[hex_word(w) for w in expected]}", diagnosis), diagnosis=diagnosis))
     return [hex_word(w) for w in actual]
 
 
@@ -278,15 +295,15 @@ def padding_observation(case: C.Case, execution: Execution, strict: bool) -> str
     text = f"padding not preserved: {changed} of {gap_count} padding words overwritten"
     if strict:
         raise CaseFailed(Outcome(FAILED, text + " (strict profile requires padding to be preserved)",
-                                 diagnosis={"id": "padding-overwritten", "summary": "wrote between elements"}))
+                                 diagnosis=named("padding-overwritten")))
     return text
 
 
 def _rejected_valid(case: C.Case, error: Rejected) -> Outcome:
     if len(case.sizes) != 4 and case.feature_level >= FEATURE_LEVEL_4_0:
-        diagnosis = {"id": "rank-4-only", "summary": "refuses tensors that are not 4-D (4.0 allows 1 to 8 dims)"}
+        diagnosis = named("rank-4-only")
     else:
-        diagnosis = {"id": "rejects-valid", "summary": "refuses a valid description"}
+        diagnosis = named("rejects-valid")
     return Outcome(FAILED, f"rejected a valid description: {one_line(error)}", diagnosis=diagnosis)
 
 
@@ -306,14 +323,12 @@ def _judge_execution(backend, case: C.Case, execution: Execution, strict: bool) 
     check_guards(execution)
     try:
         digest = compare_words(case, execution)
-    except CaseFailed as failed:
+    except WrongWords as failed:
         # Wrong words: first ask whether the same input even gives the same output twice.
         again = execute(backend, case)
         if not np.array_equal(again.tensor, execution.tensor):
-            failed.outcome.diagnosis = {"id": "hidden-state",
-                                        "summary": "the same input gave different outputs (state kept between "
-                                                   "executions)"}
-            failed.outcome.message = failed.outcome.message.split("; looks like")[0] + "; looks like: hidden-state"
+            failed.diagnosed(named("hidden-state", "the same input gave different outputs (state kept between "
+                                                   "executions)"))
         raise
     returned = check_returned_state(case, execution)
     observations = [o for o in [padding_observation(case, execution, strict)] if o]
@@ -329,7 +344,7 @@ def check_repeat(backend, case: C.Case, strict: bool) -> Outcome:
             not np.array_equal(np.asarray(again.returned).reshape(-1), counter.advance(case.state, case.element_count)):
         raise CaseFailed(Outcome(
             FAILED, "the same input gave a different result on a later execution",
-            diagnosis={"id": "hidden-state", "summary": "output depends on earlier executions (global state)"}))
+            diagnosis=named("hidden-state", "output depends on earlier executions (global state)")))
     return first
 
 
@@ -359,8 +374,8 @@ def check_chain(backend, case: C.Case, strict: bool) -> Outcome:
     single = reference.words(case.state, 0, joined.size)
     if not np.array_equal(joined, single) or not np.array_equal(state, counter.advance(case.state, joined.size)):
         raise CaseFailed(Outcome(FAILED, "chained executions differ from one execution",
-                                 diagnosis={"id": "unknown", "summary": "each piece is right but the chain is not",
-                                            "alternatives": []}))
+                                 diagnosis=named("unknown", "each piece is right but the chain is not",
+                                                 alternatives=[])))
     return Outcome(PASSED, f"{len(case.chain)} executions chained", returned_state=[hex_word(w) for w in state])
 
 
@@ -371,20 +386,20 @@ def check_reject(backend, case: C.Case, strict: bool) -> Outcome:
     try:
         execution = execute(backend, case)
     except Rejected as error:
-        named = getattr(error, "rule", None)
-        note = f"rejected ({named})" if named else "rejected"
-        if named and named != case.expected_rule:
+        rule = getattr(error, "rule", None)
+        note = f"rejected ({rule})" if rule else "rejected"
+        if rule and rule != case.expected_rule:
             note += f"; expected rule {case.expected_rule}"
         return Outcome(PASSED, note)
     except BackendRaised as raised:
         error = raised.error
         if validates:
             return Outcome(FAILED, f"raised {one_line(error)} instead of rngcheck.Rejected",
-                           diagnosis={"id": "contract", "summary": "refuse invalid descriptions with Rejected"})
+                           diagnosis=named("contract", "refuse invalid descriptions with Rejected"))
         return Outcome(INFO, f"does not validate; raised {one_line(error)}")
     if validates:
         return Outcome(FAILED, f"accepted an invalid description ({case.expected_rule})",
-                       diagnosis={"id": "accepts-invalid", "summary": f"does not enforce rule {case.expected_rule}"})
+                       diagnosis=named("accepts-invalid", f"does not enforce rule {case.expected_rule}"))
     written = int((execution.tensor != UNWRITTEN).sum())
     return Outcome(INFO, f"does not validate: accepted it and wrote {written} words")
 
@@ -505,22 +520,21 @@ def run_case(backend, case: C.Case, *, strict: bool = False, seed: int = 0) -> O
                           detail="".join(traceback.format_exception(raised.error)[-6:]))
     except BackendCrashed as crash:
         outcome = Outcome(CRASHED, f"backend crashed: {crash}", detail=crash.stderr_tail,
-                          diagnosis={"id": "crashed", "summary": "the backend's process died during the call"})
+                          diagnosis=named("crashed"))
     except BackendTimeout as hang:
         outcome = Outcome(TIMEOUT, f"backend hung: {hang}", detail=hang.stderr_tail,
-                          diagnosis={"id": "timeout", "summary": "no answer within the time limit; process ended"})
+                          diagnosis=named("timeout"))
     except BackendStopped as stopped:
         outcome = Outcome(NOT_RUN, f"not run: {stopped}",
-                          diagnosis={"id": "stopped", "summary": "the backend stopped answering; its remaining "
-                                                                 "cases were not run"})
+                          diagnosis=named("stopped"))
     except BackendProtocolError as broken:
         outcome = Outcome(ERROR, f"backend broke the exec protocol: {broken}", detail=broken.stderr_tail,
-                          diagnosis={"id": "protocol", "summary": "stdout carries only protocol messages"})
+                          diagnosis=named("protocol"))
     except (KeyboardInterrupt, SystemExit):
         raise
     except Exception as error:  # a bug in rngcheck itself: say so, keep going
         outcome = Outcome(ERROR, f"internal error in rngcheck (not the backend's fault): {one_line(error)}",
-                          diagnosis={"id": "rngcheck-internal-error", "summary": "please report this"},
+                          diagnosis=named("rngcheck-internal-error"),
                           detail="".join(traceback.format_exception(error)[-8:]))
     if outcome.status in BROKEN and outcome.reproduce is None and case.procedure != C.PROPERTY:
         outcome.reproduce = reproduction(case)

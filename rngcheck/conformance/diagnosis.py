@@ -5,7 +5,9 @@ Each variant is a deliberately wrong model built from the reference's own pieces
 the same case and names the first whose prediction equals what the backend produced (and
 every other id that predicts the same). Add a bug class by adding a Variant to
 _word_variants (a word for each element), _case_variants (a family with a parameter, some of
-it read off the output itself), LAYOUT_VARIANTS or STATE_VARIANTS. Ids and summaries live here only.
+it read off the output itself), LAYOUT_VARIANTS or STATE_VARIANTS. The diagnoses that need no
+model (a broken contract, a crash, a write outside the extent) are registered in CHECKS, and
+check.py writes them through ``named``. Ids and summaries live here only.
 """
 
 from __future__ import annotations
@@ -344,6 +346,33 @@ STATE_VARIANTS = [
 PARTIAL_BLOCK = Variant("partial-block-unwritten", "the last partial block not written: the final n mod 4 "
                         "elements keep what the buffer held", None)
 NOT_WRITTEN = Variant("not-written", "the output elements were never written", None)
+
+
+# The diagnoses a check gives without a model of the defect (check.py), each id with what it
+# means; ``named`` is how check.py writes one. The model-based ids are the Variants above.
+CHECKS = {
+    "contract": "the backend broke the Python contract (what random_generator returns or raises)",
+    "out-of-extent-write": "wrote outside [0, sum((size_d-1)*stride_d)] of the buffer",
+    "input-state-modified": "the InputStateTensor is read-only",
+    "padding-overwritten": "wrote between elements",
+    "rank-4-only": "refuses tensors that are not 4-D (4.0 allows 1 to 8 dims)",
+    "rejects-valid": "refuses a valid description",
+    "accepts-invalid": "accepts a description the rules forbid",
+    "hidden-state": "output depends on earlier executions (state kept between executions)",
+    "crashed": "the backend's process died during the call",
+    "timeout": "no answer within the time limit; process ended",
+    "stopped": "the backend stopped answering; its remaining cases were not run",
+    "protocol": "stdout carries only protocol messages",
+    "rngcheck-internal-error": "please report this",
+    "unknown": "no known defect predicts this output",
+}
+
+
+def named(id_: str, summary: str | None = None, **fields) -> dict:
+    """A check's diagnosis: a registered id (CHECKS), with the summary this case adds, if any."""
+    if id_ not in CHECKS:
+        raise KeyError(f"diagnosis id {id_!r} is not registered in conformance.diagnosis.CHECKS")
+    return {"id": id_, "summary": summary or CHECKS[id_], **fields}
 
 
 def _verdict(matches: list[Variant], unknown: str, summary: str) -> dict:
