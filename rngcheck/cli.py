@@ -492,8 +492,13 @@ def build_parser() -> argparse.ArgumentParser:
         from .stats import nist_options
         nist = sub.add_parser("nist", help="NIST SP 800-22 rev1a as sts-2.1.2 runs it, on a bit file or a backend")
         nist_options.add_arguments(nist)
-        nist.set_defaults(handler=nist_options.command)
+        nist.set_defaults(handler=cmd_nist)
     return parser
+
+
+def cmd_nist(args) -> int:
+    from .stats import nist_sts
+    return nist_sts.command(args)
 
 
 def _on_sigterm():

@@ -1,6 +1,6 @@
 """``rngcheck nist``'s command line: its options and sts-2.1.2's parameters, without numpy or
-scipy, so that building the command line stays light (the work is in nist_sts, imported
-when the command runs)."""
+scipy, so that building the command line stays light (the work is in nist_sts, which the
+command line imports when the command runs)."""
 
 from __future__ import annotations
 
@@ -61,9 +61,3 @@ def add_arguments(parser) -> None:
     parser.add_argument("--json", metavar="FILE", help="write the result document here ('-' for stdout)")
     parser.add_argument("--workers", type=int, default=None, help="processes (default: up to 2)")
     parser.add_argument("--quiet", action="store_true", help="print only the verdict line")
-
-
-
-def command(args) -> int:
-    from . import nist_sts
-    return nist_sts.command(args)
