@@ -64,6 +64,21 @@ def _aggregate(acc, counts, probabilities, **extra):
     return acc.finding("aggregate", chi2, pvalues.chi2(chi2, df), df=df, observations=n, **extra)
 
 
+def _judged(acc, rows, probabilities, test=None, **extra) -> list[dict]:
+    """The pooled chi-square of per-sample counts (``rows``) and the KS test of the samples'
+    own p-values, both under ``test`` (default: the accumulator's name); [] while the
+    expected counts are too small."""
+    rows = np.asarray(rows)
+    named = {"test": test} if test else {}
+    entry = _aggregate(acc, rows.sum(axis=0), probabilities, **named, **extra)
+    if entry is None:
+        return []
+    seconds = acc.second_level_ks(_per_sample_p(rows, probabilities))
+    for second in seconds:
+        second.update(named)
+    return [entry] + seconds
+
+
 def _per_sample_p(counts, probabilities):
     """First-level p-values of each sample's counts (rows), where the expected counts allow."""
     counts = np.asarray(counts)
@@ -140,15 +155,8 @@ class BlockWeights(Accumulator):
         out = []
         for level in self.levels:
             probabilities = _tuple_probabilities(_weight_classes(32 << level)[2], self.tuple_length)
-            entry = _aggregate(self, totals[f"level{level}"], probabilities,
-                               test=f"{self.name}.level{level}", block_words=1 << level)
-            if entry is None:
-                continue
-            out.append(entry)
-            first = _per_sample_p(records[f"level{level}"], probabilities)
-            for second in self.second_level_ks(first):
-                second["test"] = f"{self.name}.level{level}"
-                out.append(second)
+            out += _judged(self, records[f"level{level}"], probabilities, test=f"{self.name}.level{level}",
+                           block_words=1 << level)
         return out
 
 
@@ -188,14 +196,7 @@ class WeightTuples(Accumulator):
         out = []
         for unit, class_p, length in (("bytes", BYTE_CLASS_P, self.byte_tuple),
                                       ("words", _word_class_p(), self.word_tuple)):
-            probabilities = _tuple_probabilities(class_p, length)
-            entry = _aggregate(self, totals[unit], probabilities, test=f"{self.name}.{unit}")
-            if entry is None:
-                continue
-            out.append(entry)
-            for second in self.second_level_ks(_per_sample_p(records[unit], probabilities)):
-                second["test"] = f"{self.name}.{unit}"
-                out.append(second)
+            out += _judged(self, records[unit], _tuple_probabilities(class_p, length), test=f"{self.name}.{unit}")
         return out
 
 
@@ -243,10 +244,7 @@ class FloatFrequency(Accumulator):
         return {"counts": counts}, {"counts": counts.sum(axis=0)}
 
     def evaluate(self, records, totals, samples):
-        entry = _aggregate(self, totals["counts"], FPF_P)
-        if entry is None:
-            return []
-        return [entry] + self.second_level_ks(_per_sample_p(records["counts"], FPF_P))
+        return _judged(self, records["counts"], FPF_P)
 
 
 GAP_P = 2.0 ** -16
@@ -299,10 +297,7 @@ class Gap16(Accumulator):
     def evaluate(self, records, totals, samples):
         _, expected = _gap_classes(self.sample_words * 2)
         probabilities = expected / expected.sum()
-        entry = _aggregate(self, totals["counts"], probabilities, classes=len(probabilities))
-        if entry is None:
-            return []
-        return [entry] + self.second_level_ks(_per_sample_p(records["counts"], probabilities))
+        return _judged(self, records["counts"], probabilities, classes=len(probabilities))
 
 
 class PowerLags(Accumulator):
@@ -326,14 +321,6 @@ class PowerLags(Accumulator):
         return records, {key: value.sum(axis=0) for key, value in records.items()}
 
     def evaluate(self, records, totals, samples):
-        out = []
         probabilities = np.full(256, 1 / 256)
-        for lag in self.lags:
-            entry = _aggregate(self, totals[f"lag{lag}"], probabilities, test=f"{self.name}.lag{lag}", lag_words=lag)
-            if entry is None:
-                continue
-            out.append(entry)
-            for second in self.second_level_ks(_per_sample_p(records[f"lag{lag}"], probabilities)):
-                second["test"] = f"{self.name}.lag{lag}"
-                out.append(second)
-        return out
+        return [entry for lag in self.lags for entry in
+                _judged(self, records[f"lag{lag}"], probabilities, test=f"{self.name}.lag{lag}", lag_words=lag)]
