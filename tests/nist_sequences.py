@@ -5,7 +5,8 @@ per test session (functools.cache), in a few seconds.
 
 The fifth sequence of Appendix B, NIST's SHA-1 generator (G-SHA1), is not here: sts-2.1.2's
 generator code (FIPS 186-2 appendix 3.1 G function, seed ec822a61...) as read here did not
-reproduce its data file, so that column is not checked (see test_stats_nist_sts.py)."""
+reproduce its data file, so that column is checked only when sts's data folder is given
+(RNGCHECK_STS_DATA; see test_stats_nist_sts.py and docs/nist.md)."""
 
 from __future__ import annotations
 
