@@ -4,7 +4,7 @@ Each variant is a deliberately wrong model built from the reference's own pieces
 (rngcheck.philox, rngcheck.counter, rngcheck.layout). On a mismatch the suite runs them on
 the same case and names the first whose prediction equals what the backend produced (and
 every other id that predicts the same). Add a bug class by adding a Variant to
-_word_variants (a word for each element), _case_variants (a family with a parameter, some of
+WORD_VARIANTS (a word for each element), _case_variants (a family with a parameter, some of
 it read off the output itself), LAYOUT_VARIANTS or STATE_VARIANTS. The diagnoses that need no
 model (a broken contract, a crash, a write outside the extent) are registered in CHECKS, and
 check.py writes them through ``named``. Ids and summaries live here only.
@@ -211,8 +211,8 @@ def _constant(value):
     return lambda n: (lambda state: np.full(n, value, dtype=np.uint32))
 
 
-# Element-level variants: a wrong word for element i, written where the spec says.
-def _word_variants():
+# Element-level variants: a wrong word for element i, written where the spec says. Built once.
+def _build_word_variants() -> tuple[Variant, ...]:
     variants = [
         Variant("counter-words-reversed", "counter words in reverse order (word 3 taken as least significant), fed to "
                 "Philox in state order (oneDPL's set_counter order is counter-words-msb-first)",
@@ -252,7 +252,10 @@ def _word_variants():
         variants.append(Variant(f"rounds-{rounds}", f"Philox4x32-{rounds}: {rounds} rounds instead of 10",
                                 (lambda r: lambda n: _lane_order(n, rounds=r))(rounds)))
     variants.append(Variant("zeros", "all output elements are zero", _constant(0)))
-    return variants
+    return tuple(variants)
+
+
+WORD_VARIANTS = _build_word_variants()
 
 
 def _subsequence_variant(subsequences: int, unit: int, count: int) -> Variant:
@@ -436,7 +439,7 @@ def diagnose_output(state, sizes, strides, extent: np.ndarray, unwritten: int) -
     matches = []
     if _partial_block_unwritten(state, sizes, strides, extent, unwritten, offsets, actual, right):
         matches.append(PARTIAL_BLOCK)
-    for variant in _word_variants() + _case_variants(state, actual, right):
+    for variant in (*WORD_VARIANTS, *_case_variants(state, actual, right)):
         predicted = variant.predict(count)(state)
         if aliased:
             # Last writer wins at shared offsets, as the reference writes.
