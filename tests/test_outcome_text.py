@@ -160,3 +160,13 @@ def test_without_a_backend_the_plugin_adds_no_header_line_and_no_property(tmp_pa
     assert "rngcheck" in _pytest(tmp_path, "--help").stdout   # the plugin is loaded: its options are there
     assert "rngcheck backend" not in tested.stdout and "rngcheck: profile" not in tested.stdout
     assert "rngcheck" not in (tmp_path / "j.xml").read_text()
+
+
+def test_an_info_outcome_passes_in_pytest_with_a_report_section_and_its_status_property(tmp_path):
+    tested = _pytest(tmp_path, "--pyargs", "rngcheck.conformance", "--rngcheck-backend", "numpy", "-k",
+                     "layout/alias-all]", "-rP", "--junitxml", str(tmp_path / "j.xml"))
+    assert tested.returncode == 0 and "1 passed" in tested.stdout, tested.stdout[-3000:]
+    section = tested.stdout.split("Captured rngcheck call", 1)[1].splitlines()[1:3]
+    assert section[0].startswith("implementation-defined: ") and section[1].startswith("rule: ")
+    (case,) = ET.parse(tmp_path / "j.xml").getroot().iter("testcase")
+    assert {p.get("name"): p.get("value") for p in case.iter("property")}["rngcheck.status"] == "info"

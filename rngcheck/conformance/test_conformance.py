@@ -3,7 +3,9 @@
 A case's outcome is said as ``rngcheck run`` says it (rngcheck.results.text): a failure's text
 is the JUnit failure text of the same result, and the result's properties (status, diagnosis,
 first mismatch, reproduce command) go to the test's ``user_properties``, which
-``pytest --junitxml`` writes as the test case's ``<property>`` elements.
+``pytest --junitxml`` writes as the test case's ``<property>`` elements. An outcome that does
+not fail the test (info: implementation-defined, or a non-validating backend's answer) is a
+report section, "Captured rngcheck call" (``pytest -rP`` shows it).
 """
 
 import pytest
@@ -22,9 +24,11 @@ def test_case(request, rngcheck_backend, rngcheck_backend_spec, rngcheck_case):
     request.node.user_properties.extend(properties(result))
     if outcome.status == check.SKIPPED:
         pytest.skip(outcome.message)
+    said = "\n".join(map(printable, failure_lines(result, D.case_entry(rngcheck_case))))
     if D.is_failure(result):
-        lines = failure_lines(result, D.case_entry(rngcheck_case))
-        pytest.fail("\n".join(map(printable, lines)), pytrace=False)
+        pytest.fail(said, pytrace=False)
+    if outcome.status != check.PASSED:   # info: the test passes; -rP shows what was found
+        request.node.add_report_section("call", "rngcheck", said)
 
 
 NO_BACKEND = ("rngcheck.conformance needs a backend: pytest --pyargs rngcheck.conformance "
