@@ -32,6 +32,7 @@ from ..errors import RngcheckError
 from ..results.sources import STATS_SCHEMA, Source, classify, read, sources_of  # noqa: F401  (reading API)
 from ..jsonfile import atomic_write
 from ..results.statuses import BROKEN, STATUSES, effective
+from ..results.text import mismatch_fields
 from ..results.tables import counts as status_counts
 from ..results.tables import frame, rows, run_labels
 DETAILED_FAILURES = 40      # per backend column: full sections; the rest in a compact table
@@ -381,17 +382,8 @@ def _fill_column(column: dict, counts: dict) -> None:
 
 def _failure_view(column: dict, case_id: str, result: dict) -> dict:
     diagnosis = _dict(result.get("diagnosis"))
-    mismatches = []
-    for m in _list(result.get("mismatches"))[:MISMATCH_ROWS]:
-        if isinstance(m, dict):
-            coords = m.get("coordinates")
-            mismatches.append({
-                "index": _text(m.get("index")),
-                "coordinates": "(" + ", ".join(_text(c) for c in coords) + ")" if isinstance(coords, list) else _text(coords),
-                "offset": _text(m.get("offset")), "expected": _text(m.get("expected")),
-                "actual": _text(m.get("actual")), "philox_counter": _text(m.get("philox_counter")),
-                "lane": _text(m.get("lane")),
-            })
+    mismatches = [{key: _text(value) for key, value in mismatch_fields(m).items()}
+                  for m in _list(result.get("mismatches"))[:MISMATCH_ROWS] if isinstance(m, dict)]
     returned = result.get("returned_state")
     return {
         "column": column["label"],

@@ -1,4 +1,9 @@
-"""JUnit XML from a result document: one testsuite per backend, one testcase per case."""
+"""JUnit XML from a result document: one testsuite per backend, one testcase per case.
+
+A suite's properties are its backend's ``describe()``; a test case that did not pass carries
+its result's properties (rngcheck.results.text.properties: status, diagnosis, first mismatch,
+reproduce command), as ``pytest --junitxml`` does for the rngcheck pytest plugin's tests.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,7 @@ from pathlib import Path
 
 from ..jsonfile import atomic_write
 from ..results.document import BROKEN
+from ..results import text
 
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
@@ -33,14 +39,12 @@ def to_junit(document: dict) -> ET.ElementTree:
             element = ET.SubElement(suite, "testcase", name=result["case"],
                                     classname=clean(f"rngcheck.{backend['name']}.{case.get('category', 'case')}"),
                                     time=f"{result['seconds']:.6f}")
-            body = "\n".join(filter(None, [
-                result["message"],
-                f"diagnosis: {result['diagnosis']['id']}: {result['diagnosis']['summary']}" if result["diagnosis"] else "",
-                *(f"element {m['index']} at offset {m['offset']}: expected {m['expected']}, got {m['actual']} "
-                  f"(counter {m['philox_counter']}, lane {m['lane']})" for m in result["mismatches"]),
-                f"rule: {case.get('rule', '')} ({case.get('source', '')})",
-                f"reproduce: {result['reproduce_command']}" if result.get("reproduce_command") else "",
-            ]))
+            body = "\n".join(text.failure_lines(result, case))
+            said = text.properties(result)
+            if said:
+                testcase_properties = ET.SubElement(element, "properties")
+                for key, value in said:
+                    ET.SubElement(testcase_properties, "property", name=key, value=clean(value))
             status = result["status"]
             if status in BROKEN and not result["required"]:
                 status = "info"

@@ -3,14 +3,10 @@
 from __future__ import annotations
 
 from ..results.document import BROKEN, STATUSES
+from ..results.text import detail_lines, printable  # noqa: F401  (printable: re-exported for the CLI)
 
 SHOWN_FAILURES = 12
-
-
-def printable(text) -> str:
-    """Backend text on one line with control characters made visible."""
-    return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}"
-                   if ord(c) < 0x10000 else f"\\U{ord(c):08x}" for c in str(text))
+SHOWN_MISMATCHES = 2   # mismatch lines a failure shows (the JSON document lists more)
 
 
 def category_counts(document: dict) -> dict:
@@ -40,13 +36,9 @@ def summary(document: dict) -> str:
             lines.append(f"  {category:<11} {parts}")
         failures = [r for r in results if r["required"] and r["status"] in BROKEN]
         for r in failures[:SHOWN_FAILURES]:
-            tag = f" [{r['diagnosis']['id']}]" if r["diagnosis"] else ""
+            tag = f" [{printable(r['diagnosis'].get('id'))}]" if isinstance(r.get("diagnosis"), dict) else ""
             lines.append(f"  {r['status'].upper()} {r['case']}{tag}: {printable(r['message'])[:160]}")
-            for m in r["mismatches"][:2]:
-                lines.append(f"       element {m['index']} {m['coordinates']} at offset {m['offset']}: expected "
-                             f"{m['expected']}, got {m['actual']} (counter {m['philox_counter']}, lane {m['lane']})")
-            if r.get("reproduce_command"):
-                lines.append(f"       reproduce: {printable(r['reproduce_command'])}")
+            lines += [f"       {printable(line)}" for line in detail_lines(r, mismatches=SHOWN_MISMATCHES)]
         if len(failures) > SHOWN_FAILURES:
             lines.append(f"  ... and {len(failures) - SHOWN_FAILURES} more failures (see the JSON document)")
         info = [r for r in results if r["status"] == "info" and r["observations"]]

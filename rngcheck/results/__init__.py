@@ -1,4 +1,5 @@
-"""Results as data: the result document, the journal, the statuses, and the results table.
+"""Results as data: the result document, the journal, the statuses, the results table, and the
+text of an outcome (text: the one mismatch line, failure text and properties every report uses).
 
 Below conformance (which writes results) and reports (which read them); neither of those
 imports the other. Heavy parts (pandas) are imported only when the table is asked for.

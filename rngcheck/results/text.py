@@ -1,0 +1,109 @@
+"""One way to say an outcome: the mismatch line, the failure text and the properties of a result.
+
+The terminal summary (reports.terminal), the JUnit file (reports.junit), the HTML report's
+mismatch table (reports.html) and the pytest test (conformance.test_conformance) all say a
+result through these functions, so a wrong element reads the same wherever it is shown:
+
+  element 5 (1, 1) at offset 9: expected 0x1b5e3c2a, got 0x0e6cd0f2 (counter 0x...01, lane 1)
+
+A result here is a result document's result (a dict: rngcheck.results.records.RESULT_ORDER);
+its mismatches are rows {index, coordinates, offset, expected, actual, philox_counter, lane}.
+A damaged document (a field missing or of the wrong type) is said too: "?" stands for what is
+missing; nothing here raises on a document's content.
+"""
+
+from __future__ import annotations
+
+from .statuses import PASSED, effective
+
+MISMATCH_FIELDS = ("index", "coordinates", "offset", "expected", "actual", "philox_counter", "lane")
+UNKNOWN = "?"
+
+
+def printable(text) -> str:
+    """Backend text on one line with control characters made visible."""
+    return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}"
+                   if ord(c) < 0x10000 else f"\\U{ord(c):08x}" for c in str(text))
+
+
+def _dict(value) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
+def mismatch_fields(mismatch) -> dict[str, str]:
+    """The fields of one mismatch row as text; coordinates as a tuple, (d0, d1, ...)."""
+    row = _dict(mismatch)
+    fields = {key: UNKNOWN if row.get(key) is None else str(row[key]) for key in MISMATCH_FIELDS}
+    coordinates = row.get("coordinates")
+    if isinstance(coordinates, (list, tuple)):
+        fields["coordinates"] = "(" + ", ".join(map(str, coordinates)) + ")"
+    return fields
+
+
+def mismatch_line(mismatch) -> str:
+    """One wrong element: where it is (logical index, coordinates, buffer offset), the word
+    expected and the word got, and the Philox counter and lane that made the expected word."""
+    f = mismatch_fields(mismatch)
+    return (f"element {f['index']} {f['coordinates']} at offset {f['offset']}: expected {f['expected']}, "
+            f"got {f['actual']} (counter {f['philox_counter']}, lane {f['lane']})")
+
+
+def diagnosis_line(diagnosis) -> str:
+    """``diagnosis: ID: SUMMARY``, or "" when there is no diagnosis."""
+    if not isinstance(diagnosis, dict):
+        return ""
+    return f"diagnosis: {diagnosis.get('id', UNKNOWN)}: {diagnosis.get('summary', '')}".rstrip()
+
+
+def rule_line(case) -> str:
+    """``rule: RULE (SOURCE)`` of a result document's case entry, or "" without one."""
+    case = _dict(case)
+    return f"rule: {case.get('rule', '')} ({case.get('source', '')})" if case else ""
+
+
+def reproduce_line(result) -> str:
+    command = _dict(result).get("reproduce_command")
+    return f"reproduce: {command}" if command else ""
+
+
+def detail_lines(result, case=None, mismatches: int | None = None) -> list[str]:
+    """What follows a result's message: its diagnosis, its mismatch lines (the first ``mismatches``
+    of them, or all the document lists), the case's rule (when ``case`` is given), the command
+    that reproduces it."""
+    result = _dict(result)
+    rows = result.get("mismatches")
+    rows = rows if isinstance(rows, list) else []
+    return [line for line in [
+        diagnosis_line(result.get("diagnosis")),
+        *(mismatch_line(m) for m in rows[:mismatches]),
+        rule_line(case),
+        reproduce_line(result),
+    ] if line]
+
+
+def failure_lines(result, case=None, mismatches: int | None = None) -> list[str]:
+    """The text of a failing result: its message, then :func:`detail_lines`."""
+    message = _dict(result).get("message")
+    return ([str(message)] if message else []) + detail_lines(result, case, mismatches)
+
+
+def properties(result) -> list[tuple[str, str]]:
+    """Name and value pairs that say a result to a machine (JUnit ``<property>`` of a test case,
+    pytest's ``record_property``): the effective status, the diagnosis, the first mismatch line,
+    the mismatch count and the command that reproduces it. None for a result that passed."""
+    result = _dict(result)
+    status = effective(result.get("status"), result.get("required"))
+    if status == PASSED:
+        return []
+    found = [("rngcheck.status", status)]
+    diagnosis = result.get("diagnosis")
+    if isinstance(diagnosis, dict):
+        found += [("rngcheck.diagnosis", str(diagnosis.get("id", UNKNOWN))),
+                  ("rngcheck.diagnosis.summary", str(diagnosis.get("summary", "")))]
+    rows = result.get("mismatches")
+    if isinstance(rows, list) and rows:
+        found += [("rngcheck.mismatch", mismatch_line(rows[0])),
+                  ("rngcheck.mismatch_count", str(result.get("mismatch_count", len(rows))))]
+    if result.get("reproduce_command"):
+        found.append(("rngcheck.reproduce", str(result["reproduce_command"])))
+    return found
