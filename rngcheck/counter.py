@@ -4,6 +4,18 @@ Source: DML_RANDOM_GENERATOR_OPERATOR_DESC, InputStateTensor: "The first four 32
 values contain a monotonically increasing 128-bit counter. The last two 32-bit values
 contain the 64-bit key". Word 0 is the least significant counter word and word 4 the
 low half of the key (k0), as TensorFlow-DirectML and ONNX Runtime fill it.
+
+The state, word by word (every conversion an adapter or a report needs is written here
+once; a library's own mapping onto these words stays in its adapter):
+  1. Words 0-3 are the counter, word 0 least significant:
+     counter = w0 | w1 << 32 | w2 << 64 | w3 << 96.
+  2. Words 4-5 are the key (k0, k1); as one 64-bit integer, key = k0 | k1 << 32.
+  3. The counter as two 64-bit halves (the uint64 pairs of TensorFlow, XLA and OpenCL
+     kernels): low = words 0-1 = counter mod 2^64, high = words 2-3 = counter >> 64.
+  4. Counter arithmetic is modulo 2^128 with the carry through all four words; an
+     execution of n elements consumes ceil(n / 4) blocks and advances the counter by as
+     many (Remarks). The key never changes.
+  5. Written out, a counter is hexadecimal, most significant word first (w3 ... w0).
 """
 
 from __future__ import annotations
@@ -11,8 +23,10 @@ from __future__ import annotations
 import numpy as np
 
 STATE_WORDS = 6
+COUNTER_WORDS = 4   # rule 1: words 0-3; the key is the other two (rule 2)
 COUNTER_BITS = 128
 WORD_MASK = 0xFFFFFFFF
+HALF_MASK = (1 << 64) - 1
 
 
 def state_array(words) -> np.ndarray:
@@ -36,33 +50,85 @@ def as_state_words(value) -> np.ndarray | None:
     return values.reshape(-1).astype(np.uint32)
 
 
+def value_of_words(words) -> int:
+    """Rules 1-2: the integer that 32-bit words make, the first one least significant."""
+    return sum(int(w) << (32 * i) for i, w in enumerate(words))
+
+
+def words_of_value(value: int, count: int) -> list[int]:
+    """Rules 1-2 the other way: ``count`` 32-bit words of ``value`` (mod 2^(32 count)),
+    least significant first."""
+    return [(int(value) >> (32 * i)) & WORD_MASK for i in range(count)]
+
+
 def counter_of(state) -> int:
-    """The 128-bit counter of a state, as an integer (word 0 least significant)."""
-    words = np.asarray(state).reshape(-1)
-    return sum(int(words[i]) << (32 * i) for i in range(4))
+    """Rule 1: the 128-bit counter of a state, as an integer."""
+    return value_of_words(np.asarray(state).reshape(-1)[:COUNTER_WORDS])
 
 
 def key_of(state) -> tuple[int, int]:
-    """The key (k0, k1) of a state: words 4 and 5."""
+    """Rule 2: the key (k0, k1) of a state: words 4 and 5."""
     words = np.asarray(state).reshape(-1)
     return int(words[4]), int(words[5])
 
 
+def key_value(state) -> int:
+    """Rule 2: the key of a state as one 64-bit integer, k0 | k1 << 32."""
+    return value_of_words(key_of(state))
+
+
+def counter_words(state) -> np.ndarray:
+    """Rule 1: the counter's words 0-3 of a state, as uint32, word 0 first."""
+    return state_array(state)[:COUNTER_WORDS].copy()
+
+
+def key_words(state) -> np.ndarray:
+    """Rule 2: the key's words 4-5 (k0, k1) of a state, as uint32."""
+    return state_array(state)[COUNTER_WORDS:].copy()
+
+
+def counter_halves(state) -> tuple[int, int]:
+    """Rule 3: the counter of a state as 64-bit halves (low = words 0-1, high = words 2-3)."""
+    value = counter_of(state)
+    return value & HALF_MASK, value >> 64
+
+
+def counter_from_halves(low: int, high: int) -> int:
+    """Rule 3 the other way: the 128-bit counter whose 64-bit halves are ``low`` and ``high``."""
+    return (int(low) & HALF_MASK) | ((int(high) & HALF_MASK) << 64)
+
+
 def make_state(counter: int, key: tuple[int, int] | int) -> np.ndarray:
     """A state from a counter (taken mod 2^128) and a key, given as (k0, k1) or one 64-bit int."""
-    if isinstance(key, int):
-        key = (key & WORD_MASK, (key >> 32) & WORD_MASK)
-    counter %= 1 << COUNTER_BITS
-    return state_array([(counter >> (32 * i)) & WORD_MASK for i in range(4)] + list(key))
+    if isinstance(key, (int, np.integer)):
+        key = words_of_value(key, STATE_WORDS - COUNTER_WORDS)
+    return state_array(words_of_value(int(counter) % (1 << COUNTER_BITS), COUNTER_WORDS) + list(key))
+
+
+def state_from_words(counter_words, key_words) -> np.ndarray:
+    """A state from its counter words (4, word 0 first) and key words (k0, k1): rules 1-2."""
+    counter_words = [int(w) for w in np.asarray(counter_words).reshape(-1)]
+    key_words = [int(w) for w in np.asarray(key_words).reshape(-1)]
+    if len(counter_words) != COUNTER_WORDS or len(key_words) != STATE_WORDS - COUNTER_WORDS:
+        raise ValueError(f"a state is {COUNTER_WORDS} counter words and {STATE_WORDS - COUNTER_WORDS} key words, "
+                         f"got {counter_words} and {key_words}")
+    return state_array(counter_words + key_words)
+
+
+def counter_text(counter: int, separator: str = "") -> str:
+    """Rule 5: a counter (mod 2^128) as 0x and 32 hex digits, word 3 first; ``separator``
+    between the words ("'" gives 0xw3'w2'w1'w0)."""
+    words = words_of_value(int(counter) % (1 << COUNTER_BITS), COUNTER_WORDS)
+    return "0x" + separator.join(f"{w:08x}" for w in reversed(words))
 
 
 def blocks_for(element_count: int) -> int:
-    """Philox blocks an execution consumes: ceil(n / 4), four output words per block."""
+    """Rule 4: Philox blocks an execution consumes: ceil(n / 4), four output words per block."""
     return -(-element_count // 4)
 
 
 def advance(state, element_count: int, *, counter_bits: int = COUNTER_BITS) -> np.ndarray:
-    """The output state: the counter advanced by ceil(n/4) mod 2^128, the key unchanged.
+    """Rule 4: the output state, the counter advanced by ceil(n/4) mod 2^128, the key unchanged.
 
     Source: Remarks, "the 128-bit counter should be incremented by ceil(outputSize / 4)".
     (``counter_bits`` narrower than 128 models broken carries, for the diagnosis only.)
@@ -71,7 +137,8 @@ def advance(state, element_count: int, *, counter_bits: int = COUNTER_BITS) -> n
 
 
 def add_to_counter(state, increment: int, *, counter_bits: int = COUNTER_BITS) -> np.ndarray:
-    """State with ``increment`` added to the counter, carrying within the low ``counter_bits``.
+    """Rule 4: the state with ``increment`` (any integer, negative too) added to the counter,
+    carrying within the low ``counter_bits``.
 
     With counter_bits=128 this is the spec's full-carry 128-bit add; 32 or 64 model
     implementations whose carry stops at a word boundary.
@@ -95,9 +162,9 @@ def block_counters(state, first_block: int, block_count: int, *, counter_bits: i
     if scratch is None:
         from .philox import Scratch
         scratch = Scratch()
-    start = counter_of(add_to_counter(state, first_block, counter_bits=counter_bits))
+    start = add_to_counter(state, first_block, counter_bits=counter_bits)
     offsets = scratch.counting(block_count)
-    low64, high64 = np.uint64(start & ((1 << 64) - 1)), np.uint64(start >> 64)
+    low64, high64 = (np.uint64(half) for half in counter_halves(start))
     mask, shift = np.uint64(WORD_MASK), np.uint64(32)
     low = np.add(low64, offsets, out=scratch.array("low", block_count, np.uint64))  # wraps mod 2^64
     high = scratch.array("high", block_count, np.uint64)

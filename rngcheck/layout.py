@@ -4,6 +4,17 @@ Source: DirectML, "Using strides to express padding and memory layout": the offs
 element is the dot product of its coordinates with the strides (in elements); packed
 strides are the products of the sizes of the lower-order dimensions; the minimum buffer is
 DMLCalcBufferTensorSize: (sum((size_d - 1) * stride_d) + 1) elements, in bytes rounded up to 4.
+
+The layout, rule by rule:
+  1. Element i is counted in row-major order over Sizes: its coordinates are i unravelled
+     over Sizes (the last dimension fastest).
+  2. It lives at physical offset sum(coordinate_d * stride_d). Absent strides are packed
+     row-major, stride_d = product of sizes_{d+1..}, and then the offset is i itself.
+  3. The buffer must hold the last element: DMLCalcBufferTensorSize.
+  4. Writing the tensor writes each element at its offset and nothing else: words where
+     no element lives (padding) are left alone; when elements share an offset (aliasing),
+     the last one in row-major order is what stays (rngcheck's reference; DirectML leaves
+     it undefined).
 """
 
 from __future__ import annotations
@@ -34,23 +45,23 @@ def effective_strides(sizes, strides) -> tuple[int, ...]:
 
 
 def required_elements(sizes, strides) -> int:
-    """Minimum buffer length in elements: index of the last element + 1 (DMLCalcBufferTensorSize)."""
+    """Rule 3: minimum buffer length in elements: index of the last element + 1 (DMLCalcBufferTensorSize)."""
     strides = effective_strides(sizes, strides)
     return sum((int(size) - 1) * stride for size, stride in zip(sizes, strides)) + 1
 
 
 def required_bytes(sizes, strides, element_bytes: int = 4) -> int:
-    """DMLCalcBufferTensorSize in bytes: elements * element size, rounded up to a multiple of 4."""
+    """Rule 3, DMLCalcBufferTensorSize in bytes: elements * element size, rounded up to a multiple of 4."""
     return (required_elements(sizes, strides) * element_bytes + 3) & ~3
 
 
 def coordinates(sizes, logical_indices) -> tuple[np.ndarray, ...]:
-    """Coordinates of elements counted in row-major order over ``sizes``."""
+    """Rule 1: coordinates of elements counted in row-major order over ``sizes``."""
     return np.unravel_index(np.asarray(logical_indices, dtype=np.int64), tuple(int(s) for s in sizes))
 
 
 def physical_offsets(sizes, strides, first: int = 0, count: int | None = None) -> np.ndarray:
-    """Buffer offsets (int64) of logical elements first .. first+count-1: coords . strides."""
+    """Rule 2: buffer offsets (int64) of logical elements first .. first+count-1: coords . strides."""
     total = element_count(sizes)
     if count is None:
         count = total - first
@@ -62,6 +73,22 @@ def physical_offsets(sizes, strides, first: int = 0, count: int | None = None) -
     for coord, stride in zip(coords, strides):
         offsets += coord * stride
     return offsets
+
+
+def write_elements(sizes, strides, buffer, pieces) -> None:
+    """Rule 4: write the tensor's elements into ``buffer``.
+
+    ``pieces`` yields (first, words): logical elements first .. first+len(words)-1, in row-major
+    order, consecutive and increasing. Each piece is stored before the next one is asked for
+    (so ``words`` may be a scratch array the producer reuses). Packed strides store a slice
+    (offset = index, rule 2); any other layout scatters through :func:`physical_offsets`.
+    """
+    packed = effective_strides(sizes, strides) == packed_strides(sizes)
+    for first, words in pieces:
+        if packed:
+            buffer[first:first + len(words)] = words
+        else:
+            buffer[physical_offsets(sizes, strides, first, len(words))] = words
 
 
 EXACT_ALIAS_LIMIT = 1 << 22

@@ -4,7 +4,7 @@ The operator, rule by rule (DML_RANDOM_GENERATOR_OPERATOR_DESC; rngcheck README)
   1. The description must be valid (rngcheck.description.validate).
   2. Output element i, counted in row-major order over Sizes, is lane (i mod 4) of
      Philox4x32-10(counter + floor(i / 4) mod 2^128, key).
-  3. It is written at physical offset sum(coordinate_d * stride_d) (rngcheck.layout).
+  3. It is written at physical offset sum(coordinate_d * stride_d) (rngcheck.layout, rules 1-4).
   4. The output state is the input state with the counter advanced by ceil(n / 4)
      mod 2^128 (n = element count); the key is unchanged.
 Nothing else: padding between elements is left alone, the input state is read only.
@@ -50,12 +50,7 @@ def random_generator(state, sizes, strides, buffer, *, output_state=True, featur
     validate(Description.of_call(state, sizes, strides, buffer, output_state, feature_level))
     state = counter.state_array(state)
     n = layout.element_count(sizes)
-    packed = layout.effective_strides(sizes, strides) == layout.packed_strides(sizes)
     scratch = philox.Scratch()
-    for first, count in chunks(n):
-        chunk_words = words(state, first, count, scratch=scratch)
-        if packed:  # rule 3 with packed strides: offset = logical index
-            buffer[first:first + count] = chunk_words
-        else:
-            buffer[layout.physical_offsets(sizes, strides, first, count)] = chunk_words
+    layout.write_elements(sizes, strides, buffer,  # rule 3
+                          ((first, words(state, first, count, scratch=scratch)) for first, count in chunks(n)))
     return counter.advance(state, n) if output_state else None  # rule 4

@@ -153,7 +153,7 @@ def expressible(state, n: int, max_blocks: int) -> tuple[int, int]:
     if words[2] >= SUBSEQUENCES:
         raise NotApplicable(f"counter word 2 = {words[2]:#x}: cuRAND's host Philox generator keeps its "
                             f"subsequence (0..65535) in counter word 2")
-    x = counter.counter_of(state) & ((1 << 64) - 1)      # words 0-1
+    x, _ = counter.counter_halves(state)                  # words 0-1
     blocks = counter.blocks_for(n)
     if x + blocks >= MAX_X:
         raise NotApplicable(f"counter words 0-1 = {x:#x} (+ {blocks} blocks) reach 2^46: cuRAND's offset of "
@@ -218,8 +218,7 @@ class CurandBackend(Backend):
         state = placement.read_state(state)
         n = placement.checked_element_count(sizes, strides, buffer)
         x, z = expressible(state, n, self.max_blocks)
-        k0, k1 = counter.key_of(state)
-        seed = k0 | (k1 << 32)
+        seed = counter.key_value(state)
         offset = 4 * (x * SUBSEQUENCES + z)
         words = self._draw(seed, offset, n)
         placement.place(sizes, strides, buffer, lambda first, count: words[first:first + count])
@@ -262,4 +261,4 @@ class CurandBackend(Backend):
         block = -(-position // 4)                                  # a partly used block is discarded
         block += (z - block) % SUBSEQUENCES                       # the next block of subsequence z
         x = block // SUBSEQUENCES
-        return counter.make_state(x | (z << 64), (seed & 0xFFFFFFFF, seed >> 32))
+        return counter.make_state(counter.counter_from_halves(x, z), seed)

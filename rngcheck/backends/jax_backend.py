@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import counter
 from ..description import FEATURE_LEVEL_4_0
 from ..errors import BackendSpecError, BackendUnavailable
 from . import Backend, placement
@@ -116,9 +117,10 @@ class JaxBackend(Backend):
     def random_generator(self, state, sizes, strides, buffer, *, output_state=True,
                          feature_level=FEATURE_LEVEL_4_0):
         state = placement.read_state(state)
+        key, counter_words = counter.key_words(state), counter.counter_words(state)
         if self.state_words == "2":
             # u32[4] = u64[2] {key, counter_lo}; counter words 2-3 cannot be passed.
-            library_state = [self._put([state[4], state[5], state[0], state[1]])]
+            library_state = [self._put([*key, *counter_words[:2]])]
 
             def produce(first, count):
                 new_state, bits = self._jax.lax.rng_bit_generator(
@@ -128,7 +130,7 @@ class JaxBackend(Backend):
                 return np.asarray(bits)
         else:
             fn = _philox_u64x3()
-            library_state = [self._put([state[4], state[5], state[0], state[1], state[2], state[3]])]
+            library_state = [self._put([*key, *counter_words])]
 
             def produce(first, count):
                 new_state, bits = fn(library_state[0], count)
@@ -138,7 +140,7 @@ class JaxBackend(Backend):
         placement.place(sizes, strides, buffer, produce)
         if not output_state:
             return None
-        words = np.asarray(library_state[0]).astype(np.uint32)
-        if self.state_words == "2":  # [k0, k1, c0, c1]: words 2-3 are not part of XLA's state
-            return np.array([words[2], words[3], state[2], state[3], words[0], words[1]], dtype=np.uint32)
-        return np.array([words[2], words[3], words[4], words[5], words[0], words[1]], dtype=np.uint32)
+        words = np.asarray(library_state[0]).astype(np.uint32)  # [k0, k1, c0, c1 (, c2, c3)]
+        if self.state_words == "2":  # words 2-3 are not part of XLA's state: as given
+            return counter.state_from_words([*words[2:4], *counter_words[2:]], words[:2])
+        return counter.state_from_words(words[2:6], words[:2])

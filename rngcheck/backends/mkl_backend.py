@@ -31,6 +31,7 @@ import re
 
 import numpy as np
 
+from .. import counter
 from ..description import FEATURE_LEVEL_4_0
 from ..errors import BackendUnavailable
 from . import Backend, placement
@@ -72,7 +73,7 @@ def mkl_version() -> str:
 
 def seed_words(state) -> list[int]:
     """The mkl_random seed of a DirectML state: key words first, then the counter words."""
-    return [int(state[4]), int(state[5])] + [int(state[i]) for i in range(4)]
+    return [int(w) for w in (*counter.key_words(state), *counter.counter_words(state))]
 
 
 def stream_state(saved: bytes) -> np.ndarray:
@@ -81,7 +82,7 @@ def stream_state(saved: bytes) -> np.ndarray:
         raise RuntimeError(f"unrecognised MKL Philox stream ({len(saved)} bytes, starts {saved[:4]!r})")
     key = np.frombuffer(saved, dtype="<u4", count=2, offset=KEY_OFFSET)
     counter_words = np.frombuffer(saved, dtype="<u4", count=4, offset=COUNTER_OFFSET)
-    return np.concatenate([counter_words, key]).astype(np.uint32)
+    return counter.state_from_words(counter_words, key)
 
 
 class MklBackend(Backend):

@@ -207,8 +207,7 @@ class OpenCLBackend(Backend):
 
     def _run(self, state, n, dims, steps, distinct, buffer):
         """Every element, in launches over windows of the buffer no larger than the limit."""
-        ctr = counter.counter_of(state)
-        args = (np.uint64(ctr & (2**64 - 1)), np.uint64(ctr >> 64), *map(np.uint32, counter.key_of(state)))
+        args = (*map(np.uint64, counter.counter_halves(state)), *map(np.uint32, counter.key_of(state)))
         packed = dims == [n] and steps == [1]   # packed row-major: offset = logical index
         shape = () if packed else (np.uint32(len(dims)), self._constant(dims), self._constant(steps))
         limit = max(GROUP, self._window_limit() // 4 // GROUP * GROUP)   # words; packed windows stay 4-aligned

@@ -1,7 +1,7 @@
 """Shared plumbing of the library backends: reading the state, placing packed words.
 
 A library produces output words in logical (row-major) order; the operator writes
-element i at offset sum(coord_d * stride_d) (rngcheck.layout). These backends do not
+element i at offset sum(coord_d * stride_d) (rngcheck.layout.write_elements, rule 4). These backends do not
 validate descriptions (the library decides what it computes), but they never write
 where no element maps: a description whose elements cannot be placed inside the buffer
 (stride count, negative strides, buffer too short) is refused with Rejected.
@@ -57,14 +57,13 @@ def place(sizes, strides, buffer, produce: Callable[[int, int], np.ndarray],
     n = checked_element_count(sizes, strides, buffer)
     chunk = CHUNK_ELEMENTS if chunk is None else chunk
     assert chunk > 0 and chunk % 4 == 0
-    packed = layout.effective_strides(sizes, strides) == layout.packed_strides(sizes)
-    for first, count in chunks(n, chunk):
-        words = np.asarray(produce(first, count)).reshape(-1)
-        if words.size != count:
-            raise RuntimeError(f"library produced {words.size} words, {count} asked for")
-        words = words.astype(np.uint32, copy=False)
-        if packed:
-            buffer[first:first + count] = words
-        else:
-            buffer[layout.physical_offsets(sizes, strides, first, count)] = words
+
+    def pieces():
+        for first, count in chunks(n, chunk):
+            words = np.asarray(produce(first, count)).reshape(-1)
+            if words.size != count:
+                raise RuntimeError(f"library produced {words.size} words, {count} asked for")
+            yield first, words.astype(np.uint32, copy=False)
+
+    layout.write_elements(sizes, strides, buffer, pieces())
     return n

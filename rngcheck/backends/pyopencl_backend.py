@@ -155,7 +155,7 @@ class PyopenclBackend(Backend):
 
     def _header(self, state, sizes, strides, buffer, output_state):
         cl = self._cl
-        c = counter.counter_of(state)
+        low, high = counter.counter_halves(state)
         k0, k1 = counter.key_of(state)
         n = placement.checked_element_count(sizes, strides, buffer)
         state_out = np.zeros(6, dtype=np.uint32)
@@ -165,7 +165,7 @@ class PyopenclBackend(Backend):
             words = np.empty(count, dtype=np.uint32)
             device_words = cl.Buffer(self.context, cl.mem_flags.WRITE_ONLY, max(4, words.nbytes))
             items = -(-count // 4)
-            self.kernel(self.queue, (items,), None, device_words, np.uint64(c & (2**64 - 1)), np.uint64(c >> 64),
+            self.kernel(self.queue, (items,), None, device_words, np.uint64(low), np.uint64(high),
                         np.uint32(k0), np.uint32(k1), np.uint64(first // 4), np.uint64(count),
                         np.uint64(counter.blocks_for(n)), state_buffer).wait()
             cl.enqueue_copy(self.queue, words, device_words, is_blocking=True)
@@ -183,17 +183,17 @@ class PyopenclBackend(Backend):
         import pyopencl.array as cl_array
         from pyopencl.clrandom import PhiloxGenerator
         n = placement.checked_element_count(sizes, strides, buffer)
-        words = [int(w) for w in state]
-        generator = PhiloxGenerator(self.context, key=[_int32(words[5])],
-                                    counter=[_int32(w) for w in words[:4]])
+        k0, k1 = counter.key_of(state)
+        generator = PhiloxGenerator(self.context, key=[_int32(k1)],
+                                    counter=[_int32(w) for w in counter.counter_words(state)])
         values = cl_array.empty(self.queue, n, dtype=np.float64)
         generator.fill_uniform(values, a=0, b=1, queue=self.queue)
         recovered = recover_words(values.get(queue=self.queue))
         placement.place(sizes, strides, buffer, lambda first, count: recovered[first:first + count])
         if not output_state:
             return None
-        ctr = [int(w) & 0xFFFFFFFF for w in generator.counter]
-        return np.array(ctr + [words[4], int(generator.key[0]) & 0xFFFFFFFF], dtype=np.uint32)
+        return counter.state_from_words([int(w) & 0xFFFFFFFF for w in generator.counter],
+                                        [k0, int(generator.key[0]) & 0xFFFFFFFF])
 
 
 class PyopenclGeneratorBackend(PyopenclBackend):

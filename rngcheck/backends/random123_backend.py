@@ -43,6 +43,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import counter
 from ..description import FEATURE_LEVEL_4_0
 from ..errors import BackendSpecError, BackendUnavailable
 from . import Backend, placement
@@ -175,8 +176,8 @@ class Random123Backend(Backend):
                          feature_level=FEATURE_LEVEL_4_0):
         state = placement.read_state(state)
         lib = self._lib
-        stream = lib.rngcheck_random123_open(MODES[self.mode], np.ascontiguousarray(state[:4]),
-                                             np.ascontiguousarray(state[4:]))
+        stream = lib.rngcheck_random123_open(MODES[self.mode], counter.counter_words(state),
+                                             counter.key_words(state))
         if not stream:
             raise MemoryError("rngcheck_random123_open failed")
         try:

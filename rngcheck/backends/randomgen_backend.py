@@ -18,11 +18,10 @@ import platform
 
 import numpy as np
 
+from .. import counter
 from ..description import FEATURE_LEVEL_4_0
 from ..errors import BackendUnavailable
 from . import Backend, placement
-
-COUNTER_MOD = 1 << 128
 
 
 class RandomgenBackend(Backend):
@@ -47,9 +46,9 @@ class RandomgenBackend(Backend):
         }
 
     def _bit_generator(self, state):
-        c = sum(int(state[i]) << (32 * i) for i in range(4))
-        key = int(state[4]) | (int(state[5]) << 32)
-        return self._randomgen.Philox(counter=(c - 1) % COUNTER_MOD, key=key, number=4, width=32)
+        before = counter.add_to_counter(state, -1)  # randomgen increments before its first block
+        return self._randomgen.Philox(counter=counter.counter_of(before), key=counter.key_value(state),
+                                      number=4, width=32)
 
     def random_generator(self, state, sizes, strides, buffer, *, output_state=True,
                          feature_level=FEATURE_LEVEL_4_0):
@@ -64,8 +63,5 @@ class RandomgenBackend(Backend):
     def _state_after(bit_generator) -> np.ndarray:
         """The DirectML state after the draw, from randomgen's state (see the module doc)."""
         inner = bit_generator.state["state"]
-        counter_words = [int(w) for w in np.asarray(inner["counter"]).reshape(-1)]
-        key_words = [int(w) for w in np.asarray(inner["key"]).reshape(-1)]
-        c = sum(w << (32 * i) for i, w in enumerate(counter_words))
-        c = (c + 1) % COUNTER_MOD
-        return np.array([(c >> (32 * i)) & 0xFFFFFFFF for i in range(4)] + key_words, dtype=np.uint32)
+        last_block = counter.state_from_words(inner["counter"], inner["key"])
+        return counter.add_to_counter(last_block, 1)

@@ -1,12 +1,13 @@
 """The ``tensorflow`` backend: TensorFlow's Philox kernels (the CPU ones by default).
 
 Output words: ``tf.raw_ops.StatelessRandomUniformFullIntV2(shape=[n], key=[k0 | k1 << 32],
-counter=[words 0-1 as one uint64, words 2-3 as one uint64], alg=1 (Philox), dtype=uint32)``,
+counter=[words 0-1 as one uint64, words 2-3 as one uint64], alg=1 (Philox), dtype=uint32)``
+(rngcheck.counter rules 2 and 3: ``key_value``, ``counter_halves``),
 which is how TensorFlow-DirectML maps a DirectML state onto TensorFlow's Philox
 (tensorflow/core/lib/random/philox_random.h: key_[0] = low half, counter_[0] least
-significant). Tensors over CHUNK_ELEMENTS are generated in chunks whose starting counter
-is counter + first/4, computed with rngcheck's 128-bit add (within a chunk the counter
-arithmetic is TensorFlow's).
+significant). Tensors over placement.CHUNK_ELEMENTS are generated in chunks whose starting
+counter is counter + first/4, computed with rngcheck's 128-bit add (counter.add_to_counter;
+within a chunk the counter arithmetic is TensorFlow's).
 
 Option ``jit_compile=1`` runs the same op XLA-compiled (TensorFlow's tf2xla kernel, built
 on XLA's Philox) instead of the CPU kernel: a second implementation behind the same call.
@@ -39,7 +40,6 @@ from ..errors import BackendSpecError, BackendUnavailable
 from . import Backend, placement
 
 PHILOX_ALG = 1  # tensorflow RNG_ALG_PHILOX
-LOW64 = (1 << 64) - 1
 STATE_MODES = ("library", "spec")
 INSTALL_HINT = "tensorflow is not installed: pip install rngcheck[tensorflow]"
 
@@ -79,25 +79,25 @@ class _TensorFlow:
             shape=shape, key=key, counter=counter_words,
             alg=tf.constant(PHILOX_ALG, dtype=tf.int32), dtype=tf.uint32)
 
-    def words(self, c: int, key: int, count: int) -> np.ndarray:
+    def words(self, state: np.ndarray, count: int) -> np.ndarray:
+        """``count`` words from the block of ``state``'s counter on (TensorFlow's counter arithmetic)."""
         tf = self.tf
         with tf.device(self.device):
-            out = self.kernel(tf.constant([count], dtype=tf.int64), tf.constant([key], dtype=tf.uint64),
-                              tf.constant([c & LOW64, c >> 64], dtype=tf.uint64))
+            out = self.kernel(tf.constant([count], dtype=tf.int64),
+                              tf.constant([counter.key_value(state)], dtype=tf.uint64),
+                              tf.constant(counter.counter_halves(state), dtype=tf.uint64))
         return out.numpy()
 
-    def library_state(self, c: int, key: int, n: int) -> np.ndarray:
+    def library_state(self, state: np.ndarray, n: int) -> np.ndarray:
         """TensorFlow's state after n outputs: Generator.from_state(...).skip(n), as 6 words."""
         tf = self.tf
-        words = np.array([c & LOW64, c >> 64, key], dtype=np.uint64).view(np.int64)
+        words = np.array([*counter.counter_halves(state), counter.key_value(state)], dtype=np.uint64).view(np.int64)
         with tf.device(self.device):
             generator = tf.random.Generator.from_state(tf.constant(words), alg="philox")
             generator.skip(n)
             after = generator.state.numpy()
-        lo, hi, new_key = (int(w) for w in after.astype(np.int64).view(np.uint64))
-        new_c = lo | (hi << 64)
-        return np.array([(new_c >> (32 * i)) & 0xFFFFFFFF for i in range(4)]
-                        + [new_key & 0xFFFFFFFF, new_key >> 32], dtype=np.uint32)
+        low, high, key = (int(w) for w in after.astype(np.int64).view(np.uint64))
+        return counter.make_state(counter.counter_from_halves(low, high), key)
 
 
 class TensorFlowBackend(Backend):
@@ -127,17 +127,10 @@ class TensorFlowBackend(Backend):
     def random_generator(self, state, sizes, strides, buffer, *, output_state=True,
                          feature_level=FEATURE_LEVEL_4_0):
         state = placement.read_state(state)
-        c = counter.counter_of(state)
-        k0, k1 = counter.key_of(state)
-        key = k0 | (k1 << 32)
-
-        def produce(first, count):
-            start = counter.counter_of(counter.add_to_counter(state, first // 4))
-            return self.engine.words(start, key, count)
-
-        n = placement.place(sizes, strides, buffer, produce)
+        n = placement.place(sizes, strides, buffer,  # a chunk starts on a block boundary: block first / 4
+                            lambda first, count: self.engine.words(counter.add_to_counter(state, first // 4), count))
         if not output_state:
             return None
         if self.state_mode == "spec":
             return counter.advance(state, n)
-        return self.engine.library_state(c, key, n)
+        return self.engine.library_state(state, n)

@@ -69,17 +69,20 @@ class Execution:
     full: np.ndarray            # guards + buffer: the backend saw full[GUARD_WORDS:]
     extent: int                 # words of the tensor's extent
     returned: object
-    state_before: np.ndarray
-    state_after: np.ndarray
+    state_before: np.ndarray    # the state array as passed (the case's shape and dtype) ...
+    state_after: np.ndarray     # ... and as the backend left it
     seconds: float
+    # The input state as the expectation reads it: six uint32 words (counter.as_state_words),
+    # None when the case's state is not one (some validation cases). The one normalisation.
+    state: np.ndarray | None = None
 
     @property
     def tensor(self) -> np.ndarray:
         return self.full[GUARD_WORDS:GUARD_WORDS + self.extent]
 
 
-def state_input(case: C.Case, state=None) -> np.ndarray:
-    words = case.state if state is None else state
+def state_input(case: C.Case, words) -> np.ndarray:
+    """The state array the backend is given: ``words`` in the case's state shape and dtype."""
     values = np.array([int(w) for w in np.asarray(words).reshape(-1)], dtype=np.int64)
     # A state described with other sizes than 6 words (a validation case) repeats its words.
     return np.resize(values, case.shape_of_state()).astype(case.state_dtype)
@@ -113,7 +116,8 @@ def execute(backend, case: C.Case, state=None, sizes=None) -> Execution:
     buffer = full[GUARD_WORDS:] if case.buffer_elements is None else full[GUARD_WORDS:GUARD_WORDS + extent]
     if case.output_dtype != "uint32":
         buffer = buffer.view(case.output_dtype)
-    state_array = state_input(case, state)
+    given = case.state if state is None else state
+    state_array = state_input(case, given)
     state_before = state_array.copy()
     start = time.perf_counter()
     try:
@@ -125,7 +129,7 @@ def execute(backend, case: C.Case, state=None, sizes=None) -> Execution:
     except Exception as error:
         raise BackendRaised(error) from error
     seconds = time.perf_counter() - start
-    return Execution(full, extent, returned, state_before, state_array, seconds)
+    return Execution(full, extent, returned, state_before, state_array, seconds, counter.as_state_words(given))
 
 
 def expected_words(case: C.Case, state, first: int, count: int) -> np.ndarray:
@@ -140,9 +144,8 @@ def actual_words(case: C.Case, tensor: np.ndarray, first: int, count: int) -> np
     return tensor[layout.physical_offsets(case.sizes, case.strides, first, count)]
 
 
-def expected_chunks(case: C.Case, state=None):
+def expected_chunks(case: C.Case, state: np.ndarray):
     """(first, words) of the expected logical words, chunk by chunk (bounded memory)."""
-    state = counter.state_array(case.state if state is None else state)
     if case.expected_words is not None:
         yield 0, np.array(case.expected_words, dtype=np.uint32)
         return
@@ -169,7 +172,7 @@ def mismatch_row(case: C.Case, state, index: int, offset: int, expected: int, ac
     return {
         "index": int(index), "coordinates": coords,
         "offset": int(offset), "expected": hex_word(expected), "actual": hex_word(actual),
-        "philox_counter": f"0x{(counter.counter_of(state) + index // 4) % (1 << 128):032x}",
+        "philox_counter": counter.counter_text(counter.counter_of(counter.add_to_counter(state, index // 4))),
         "lane": int(index % 4),
     }
 
@@ -195,9 +198,9 @@ def check_input_state(execution: Execution) -> None:
             diagnosis=named("input-state-modified")))
 
 
-def compare_words(case: C.Case, execution: Execution, state=None) -> str:
+def compare_words(case: C.Case, execution: Execution) -> str:
     """Raise CaseFailed on mismatching words; return the output's sha256."""
-    state = counter.state_array(case.state if state is None else state)
+    state = execution.state
     tensor = execution.tensor
     if case.expected_sha256 is not None:
         digest = sha256_of_words(words for _, words in actual_chunks(case, tensor))
@@ -252,15 +255,15 @@ def _mismatch_outcome(case, state, execution, rows, count, digest, message) -> W
                               mismatches=rows, mismatch_count=int(count), output_sha256=digest), message)
 
 
-def expected_state(case: C.Case, state=None) -> np.ndarray:
+def expected_state(case: C.Case, state: np.ndarray) -> np.ndarray:
     """The output state the case expects: explicit, or the input counter advanced by ceil(n/4)."""
     if case.expected_state is not None:
         return np.array(case.expected_state, dtype=np.uint32)
-    return counter.advance(counter.state_array(case.state if state is None else state), case.element_count)
+    return counter.advance(state, case.element_count)
 
 
-def check_returned_state(case: C.Case, execution: Execution, state=None) -> list | None:
-    state = counter.state_array(case.state if state is None else state)
+def check_returned_state(case: C.Case, execution: Execution) -> list | None:
+    state = execution.state
     returned = execution.returned
     if not case.output_state:
         if returned is not None:
@@ -337,28 +340,28 @@ def _judge_execution(backend, case: C.Case, execution: Execution, strict: bool) 
 
 def check_repeat(backend, case: C.Case, strict: bool) -> Outcome:
     first = check_execute(backend, case, strict)
-    other = counter.add_to_counter(case.state, 0x1234567)
-    execute(backend, case, state=other)
+    state = first.execution.state
+    execute(backend, case, state=counter.add_to_counter(state, 0x1234567))
     again = execute(backend, case)
-    if not np.array_equal(again.tensor, execute_reference_tensor(case)) or \
-            not np.array_equal(np.asarray(again.returned).reshape(-1), counter.advance(case.state, case.element_count)):
+    if not np.array_equal(again.tensor, execute_reference_tensor(case, state)) or \
+            not np.array_equal(np.asarray(again.returned).reshape(-1), counter.advance(state, case.element_count)):
         raise CaseFailed(Outcome(
             FAILED, "the same input gave a different result on a later execution",
             diagnosis=named("hidden-state", "output depends on earlier executions (global state)")))
     return first
 
 
-def execute_reference_tensor(case: C.Case) -> np.ndarray:
+def execute_reference_tensor(case: C.Case, state: np.ndarray) -> np.ndarray:
     full, extent = prefilled_buffer(case)
     tensor = full[GUARD_WORDS:]
-    reference.random_generator(counter.state_array(case.state), case.sizes, case.strides, tensor,
+    reference.random_generator(state, case.sizes, case.strides, tensor,
                                output_state=False, feature_level=case.feature_level)
     return tensor[:extent]
 
 
 def check_chain(backend, case: C.Case, strict: bool) -> Outcome:
     """Executions chained through the returned state equal one execution of the total."""
-    state = counter.state_array(case.state)
+    state = case.state
     pieces = []
     for sizes in case.chain:
         piece = replace(case, sizes=tuple(sizes), strides=None, state=tuple(int(w) for w in state),
@@ -369,7 +372,7 @@ def check_chain(backend, case: C.Case, strict: bool) -> Outcome:
         compare_words(piece, execution)
         check_returned_state(piece, execution)
         pieces.append(execution.tensor.copy())
-        state = counter.state_array(np.asarray(execution.returned).reshape(-1).astype(np.uint32))
+        state = counter.as_state_words(execution.returned)  # six words: check_returned_state passed
     joined = np.concatenate(pieces)
     single = reference.words(case.state, 0, joined.size)
     if not np.array_equal(joined, single) or not np.array_equal(state, counter.advance(case.state, joined.size)):

@@ -26,7 +26,6 @@ PREFIX = 4096
 # that many threads), besides any count the output itself shows (FITTED_CANDIDATES).
 SUBSEQUENCES = (65536, 4096)
 FITTED_CANDIDATES = 2  # parameter values read off the output per fitted family (bounded work)
-MASK64 = (1 << 64) - 1
 
 
 @dataclass(frozen=True)
@@ -62,8 +61,7 @@ def _counter_words_reversed(n):
 
 def _counters_plus(state, high, low):
     """Counter words (c0, c1, c2, c3) of counter + high * 2^64 + low mod 2^128 (uint64 arrays < 2^64)."""
-    value = counter.counter_of(state)
-    base_low, base_high = np.uint64(value & MASK64), np.uint64(value >> 64)
+    base_low, base_high = (np.uint64(half) for half in counter.counter_halves(state))
     low = np.add(base_low, np.asarray(low, dtype=np.uint64))  # wraps mod 2^64
     high = base_high + np.asarray(high, dtype=np.uint64) + (low < base_low)
     mask, shift = np.uint64(0xFFFFFFFF), np.uint64(32)
@@ -136,8 +134,7 @@ def _carries_into_key(n):
         ctr = counter.block_counters(state, 0, m)
         first_wrapped = (1 << 128) - counter.counter_of(state)  # blocks from here on carried out of word 3
         carry = (np.arange(m) >= first_wrapped).astype(np.uint64)
-        k0, k1 = counter.key_of(state)
-        key = np.uint64(k0 | k1 << 32) + carry  # wraps mod 2^64
+        key = np.uint64(counter.key_value(state)) + carry  # wraps mod 2^64
         low, high = key & np.uint64(0xFFFFFFFF), key >> np.uint64(32)
         return philox.philox4x32(*ctr, low, high).reshape(-1)[:n]
     return words
@@ -145,9 +142,7 @@ def _carries_into_key(n):
 
 def _state_carries_into_key(state, n):
     total = counter.counter_of(state) + counter.blocks_for(n)
-    k0, k1 = counter.key_of(state)
-    key = ((k0 | k1 << 32) + (total >> 128)) & MASK64
-    return counter.make_state(total, key)
+    return counter.make_state(total, (counter.key_value(state) + (total >> 128)) & counter.HALF_MASK)
 
 
 def _pyopencl_state(multiplier):
@@ -197,9 +192,8 @@ def _counter_64(n):
 def _key_as_counter_high(n):
     """XLA's two-word Philox state {key, counter}: the key doubles as the counter's high 64 bits."""
     def words(state):
-        k0, k1 = counter.key_of(state)
-        low = counter.counter_of(state) & ((1 << 64) - 1)
-        return reference.words(counter.make_state(((k0 | k1 << 32) << 64) | low, (k0, k1)), 0, n)
+        key, (low, _) = counter.key_value(state), counter.counter_halves(state)
+        return reference.words(counter.make_state(counter.counter_from_halves(low, key), key), 0, n)
     return words
 
 

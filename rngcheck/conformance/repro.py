@@ -20,7 +20,7 @@ Rows are Philox blocks: words first+4j .. first+4j+3 of a window; every word is 
 from __future__ import annotations
 
 from .comparison import Comparison, StateComparison, WordComparison
-from ..counter import STATE_WORDS
+from ..counter import COUNTER_WORDS, STATE_WORDS  # state words 0-3 are the counter, 4-5 the key
 from ..jsonfile import write_json
 from ..reference import LANES
 from ..results import document as D
@@ -30,7 +30,6 @@ SCHEMA_VERSION = 1
 TERMINAL_ROWS = 16    # rows of words printed at most (64 words)
 JSON_ROWS = 1 << 14   # rows of words written at most (65,536 words)
 MARK = "*"
-COUNTER_WORDS = 4     # state words 0-3 are the counter, 4-5 the key
 
 
 def _cell(word, differs: bool) -> str:

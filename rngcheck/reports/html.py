@@ -27,7 +27,7 @@ from collections import Counter, OrderedDict
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .. import __version__
+from .. import __version__, counter
 from ..errors import RngcheckError
 from ..results.sources import STATS_SCHEMA, Source, classify, read, sources_of  # noqa: F401  (reading API)
 from ..jsonfile import atomic_write
@@ -405,14 +405,15 @@ def _failure_view(column: dict, case_id: str, result: dict) -> dict:
 
 
 def _counter_text(state) -> str:
-    """The 128-bit counter of a state (words 0-3, word 0 least significant) as 0xw3'w2'w1'w0."""
+    """The 128-bit counter of a state as 0xw3'w2'w1'w0 (rngcheck.counter, rules 1 and 5); the
+    words may be hex text, as documents hold them. Not four words: nothing."""
     try:
-        words = [int(str(w), 0) for w in state[:4]]
+        words = [int(str(w), 0) & counter.WORD_MASK for w in state[:counter.COUNTER_WORDS]]
     except (TypeError, ValueError):
         return ""
-    if len(words) != 4:
+    if len(words) != counter.COUNTER_WORDS:
         return ""
-    return "0x" + "'".join(f"{w & 0xFFFFFFFF:08x}" for w in reversed(words))
+    return counter.counter_text(counter.counter_of(words), "'")
 
 
 def _case_view(case_id: str, case: dict) -> dict:

@@ -8,7 +8,7 @@ Device set-up (once per backend), following DirectML's documented flow:
   -> IDMLDevice::CheckFeatureSupport(DML_FEATURE_FEATURE_LEVELS) -> the highest feature level.
 One execution:
   1. DML_BUFFER_TENSOR_DESCs: InputStateTensor and OutputStateTensor sized by
-     DMLCalcBufferTensorSize; OutputTensor with the call's sizes, its strides (NULL when
+     DMLCalcBufferTensorSize (rngcheck.layout.required_bytes); OutputTensor with the call's sizes, its strides (NULL when
      packed row-major is meant) and TotalTensorSizeInBytes = the whole caller buffer (at
      least DMLCalcBufferTensorSize, which DirectML checks), so words DirectML must not touch
      (padding, guards) make the round trip and show whether it did.
@@ -33,6 +33,7 @@ from ctypes import addressof, c_uint32, c_uint64, c_void_p, sizeof
 
 import numpy as np
 
+from ... import layout
 from ...errors import BackendUnavailable
 from . import structs as S
 from .com import Com, HResultError, InvalidArgument, check
@@ -50,14 +51,13 @@ def data_type_name(dtype) -> str | None:
 
 
 def calc_buffer_tensor_size(data_type: str, sizes, strides) -> int:
-    """DMLCalcBufferTensorSize: (index of the last element + 1) * element size, rounded up to 4."""
-    if strides is None:
-        strides, step = [], 1
-        for size in reversed(sizes):
-            strides.insert(0, step)
-            step *= int(size)
-    last = sum((int(size) - 1) * int(stride) for size, stride in zip(sizes, strides))
-    return round_up((last + 1) * S.DATA_TYPE_BYTES[data_type], 4)
+    """DMLCalcBufferTensorSize of a tensor of ``data_type``: rngcheck.layout's rule 3 (its one home).
+
+    Not restated here as a cross-check: DirectML itself is that. It checks every tensor's
+    TotalTensorSizeInBytes against its own DMLCalcBufferTensorSize and refuses a short one
+    (E_INVALIDARG -> Rejected), so on real DirectML a wrong layout.required_bytes shows as a
+    refused state tensor, or in the buffer-size cases, whose buffers layout sizes."""
+    return layout.required_bytes(sizes, strides, S.DATA_TYPE_BYTES[data_type])
 
 
 class TensorDesc:
