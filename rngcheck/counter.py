@@ -63,7 +63,7 @@ def words_of_value(value: int, count: int) -> list[int]:
 
 def counter_of(state) -> int:
     """Rule 1: the 128-bit counter of a state, as an integer."""
-    return value_of_words(np.asarray(state).reshape(-1)[:COUNTER_WORDS])
+    return value_of_words(np.asarray(state).reshape(-1)[:COUNTER_WORDS].tolist())
 
 
 def key_of(state) -> tuple[int, int]:
@@ -102,7 +102,7 @@ def make_state(counter: int, key: tuple[int, int] | int) -> np.ndarray:
     """A state from a counter (taken mod 2^128) and a key, given as (k0, k1) or one 64-bit int."""
     if isinstance(key, (int, np.integer)):
         key = words_of_value(key, STATE_WORDS - COUNTER_WORDS)
-    return state_array(words_of_value(int(counter) % (1 << COUNTER_BITS), COUNTER_WORDS) + list(key))
+    return state_array(words_of_value(counter % (1 << COUNTER_BITS), COUNTER_WORDS) + list(key))
 
 
 def state_from_words(counter_words, key_words) -> np.ndarray:
@@ -164,7 +164,8 @@ def block_counters(state, first_block: int, block_count: int, *, counter_bits: i
         scratch = Scratch()
     start = add_to_counter(state, first_block, counter_bits=counter_bits)
     offsets = scratch.counting(block_count)
-    low64, high64 = (np.uint64(half) for half in counter_halves(start))
+    low, high = counter_halves(start)
+    low64, high64 = np.uint64(low), np.uint64(high)
     mask, shift = np.uint64(WORD_MASK), np.uint64(32)
     low = np.add(low64, offsets, out=scratch.array("low", block_count, np.uint64))  # wraps mod 2^64
     high = scratch.array("high", block_count, np.uint64)

@@ -44,6 +44,11 @@ def effective_strides(sizes, strides) -> tuple[int, ...]:
     return packed_strides(sizes) if strides is None else tuple(int(s) for s in strides)
 
 
+def is_packed(sizes, strides) -> bool:
+    """Rule 2: True when the strides in force are packed row-major (offset = logical index)."""
+    return strides is None or effective_strides(sizes, strides) == packed_strides(sizes)
+
+
 def required_elements(sizes, strides) -> int:
     """Rule 3: minimum buffer length in elements: index of the last element + 1 (DMLCalcBufferTensorSize)."""
     strides = effective_strides(sizes, strides)
@@ -65,9 +70,9 @@ def physical_offsets(sizes, strides, first: int = 0, count: int | None = None) -
     total = element_count(sizes)
     if count is None:
         count = total - first
-    strides = effective_strides(sizes, strides)
-    if strides == packed_strides(sizes):
+    if is_packed(sizes, strides):
         return np.arange(first, first + count, dtype=np.int64)
+    strides = effective_strides(sizes, strides)
     coords = coordinates(sizes, np.arange(first, first + count, dtype=np.int64))
     offsets = np.zeros(count, dtype=np.int64)
     for coord, stride in zip(coords, strides):
@@ -83,7 +88,7 @@ def write_elements(sizes, strides, buffer, pieces) -> None:
     (so ``words`` may be a scratch array the producer reuses). Packed strides store a slice
     (offset = index, rule 2); any other layout scatters through :func:`physical_offsets`.
     """
-    packed = effective_strides(sizes, strides) == packed_strides(sizes)
+    packed = is_packed(sizes, strides)
     for first, words in pieces:
         if packed:
             buffer[first:first + len(words)] = words

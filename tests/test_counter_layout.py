@@ -91,6 +91,15 @@ def test_word_accessors_refuse_a_state_that_is_not_six_words():
 
 # -- layout.write_elements -----------------------------------------------------------------------
 
+@pytest.mark.parametrize("sizes, strides, packed", [((2, 3), None, True), ((2, 3), (3, 1), True),
+                                                    ((2, 3), (4, 1), False), ((2, 3), (1, 2), False),
+                                                    ((5,), (1,), True), ((5,), (0,), False)])
+def test_is_packed_means_offset_equals_index(sizes, strides, packed):
+    assert layout.is_packed(sizes, strides) is packed
+    n = layout.element_count(sizes)
+    assert np.array_equal(layout.physical_offsets(sizes, strides), np.arange(n)) is packed
+
+
 @st.composite
 def layouts(draw):
     rank = draw(st.integers(1, 3))

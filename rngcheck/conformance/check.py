@@ -98,7 +98,7 @@ def prefilled_buffer(case: C.Case) -> tuple[np.ndarray, int]:
     extent = layout.required_elements(case.sizes, case.strides)
     full = np.full(GUARD_WORDS + extent + GUARD_WORDS, GUARD, dtype=np.uint32)
     tensor = full[GUARD_WORDS:GUARD_WORDS + extent]
-    if layout.effective_strides(case.sizes, case.strides) == layout.packed_strides(case.sizes):
+    if layout.is_packed(case.sizes, case.strides):
         tensor[:] = UNWRITTEN
     else:
         tensor[:] = PADDING
