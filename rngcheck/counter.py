@@ -102,7 +102,7 @@ def make_state(counter: int, key: tuple[int, int] | int) -> np.ndarray:
     """A state from a counter (taken mod 2^128) and a key, given as (k0, k1) or one 64-bit int."""
     if isinstance(key, (int, np.integer)):
         key = words_of_value(key, STATE_WORDS - COUNTER_WORDS)
-    return state_array(words_of_value(counter % (1 << COUNTER_BITS), COUNTER_WORDS) + list(key))
+    return state_array(words_of_value(int(counter) % (1 << COUNTER_BITS), COUNTER_WORDS) + list(key))
 
 
 def state_from_words(counter_words, key_words) -> np.ndarray:

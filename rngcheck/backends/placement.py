@@ -1,10 +1,11 @@
 """Shared plumbing of the library backends: reading the state, placing packed words.
 
 A library produces output words in logical (row-major) order; the operator writes
-element i at offset sum(coord_d * stride_d) (rngcheck.layout.write_elements, rule 4). These backends do not
-validate descriptions (the library decides what it computes), but they never write
-where no element maps: a description whose elements cannot be placed inside the buffer
-(stride count, negative strides, buffer too short) is refused with Rejected.
+element i at offset sum(coord_d * stride_d) (rngcheck.layout.write_elements, rule 4).
+These backends do not validate descriptions (the library decides what it computes), but
+they never write where no element maps: a description whose elements cannot be placed
+inside the buffer (stride count, negative strides, buffer too short) is refused with
+Rejected.
 """
 
 from __future__ import annotations

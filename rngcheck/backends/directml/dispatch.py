@@ -8,10 +8,11 @@ Device set-up (once per backend), following DirectML's documented flow:
   -> IDMLDevice::CheckFeatureSupport(DML_FEATURE_FEATURE_LEVELS) -> the highest feature level.
 One execution:
   1. DML_BUFFER_TENSOR_DESCs: InputStateTensor and OutputStateTensor sized by
-     DMLCalcBufferTensorSize (rngcheck.layout.required_bytes); OutputTensor with the call's sizes, its strides (NULL when
-     packed row-major is meant) and TotalTensorSizeInBytes = the whole caller buffer (at
-     least DMLCalcBufferTensorSize, which DirectML checks), so words DirectML must not touch
-     (padding, guards) make the round trip and show whether it did.
+     DMLCalcBufferTensorSize (rngcheck.layout.required_bytes); OutputTensor with the call's
+     sizes, its strides (NULL when packed row-major is meant) and TotalTensorSizeInBytes =
+     the whole caller buffer (at least DMLCalcBufferTensorSize, which DirectML checks), so
+     words DirectML must not touch (padding, guards) make the round trip and show whether
+     it did.
   2. IDMLDevice::CreateOperator (E_INVALIDARG -> rngcheck.Rejected), CompileOperator,
      CreateOperatorInitializer; GetBindingProperties of both.
   3. Shader-visible CBV/SRV/UAV descriptor heap; binding table for the initializer
