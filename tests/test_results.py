@@ -235,3 +235,20 @@ def test_a_document_and_its_journal_are_one_run_in_the_report(tmp_path, capsys):
     newer.update(created="2026-12-01T00:00:00+00:00", rngcheck_version="0.9.0")
     model = html.build(html.sources_of([out, newer]), figures=False)
     assert any("rngcheck 0.9.0" in note for run in model["runs"] for note in run["notes"])
+
+
+def test_a_run_refused_before_it_starts_leaves_no_journal_and_keeps_an_old_one(tmp_path, capsys):
+    """A backend that does not load ends the run before its journal's first line: a journal the
+    run created is removed (no empty file left beside --json), and a previous journal at that
+    path keeps its lines (it is emptied only when the new run starts)."""
+    fresh = tmp_path / "fresh.json"
+    assert cli.main(["run", "--backend", "no-such-backend", "--json", str(fresh), "--quiet"]) == 2
+    assert not J.journal_path_for(fresh).exists() and not fresh.exists()
+    kept = tmp_path / "kept.json"
+    old = J.journal_path_for(kept)
+    old.write_text('{"journal": "old"}\n')
+    assert cli.main(["run", "--backend", "no-such-backend", "--json", str(kept), "--quiet"]) == 2
+    assert old.read_text() == '{"journal": "old"}\n'
+    assert cli.main(["run", "--backend", "numpy", "--case", "vectors/*", "--json", str(kept), "--quiet"]) == 0
+    assert '"old"' not in old.read_text() and J.read(old)[0]["results"]
+    capsys.readouterr()

@@ -9,6 +9,7 @@ line cut by a kill is ignored when the journal is read.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import fcntl
 import json
@@ -36,6 +37,8 @@ def json_path_for(journal_path) -> Path:
 class Journal:
     def __init__(self, path, *, append: bool = False):
         self.path = Path(path)
+        self.append, self.started = append, False
+        self.existed = self.path.exists()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.file = open(self.path, "a", encoding="utf-8")
@@ -48,14 +51,12 @@ class Journal:
             self.file.close()
             raise RngcheckError(f"{self.path}: another rngcheck run is writing this journal (it is locked); "
                                 f"give this run another --json or --journal") from None
-        try:
-            if append:
+        if append:
+            try:
                 drop_cut_line(self.path)
-            else:
-                self.file.truncate(0)
-        except OSError as error:
-            self.file.close()
-            raise RngcheckError(f"cannot write the journal {self.path}: {error.strerror or error}") from None
+            except OSError as error:
+                self.file.close()
+                raise RngcheckError(f"cannot write the journal {self.path}: {error.strerror or error}") from None
 
     def write(self, record: dict) -> None:
         self.file.write(json.dumps(record, separators=(",", ":")) + "\n")
@@ -63,11 +64,21 @@ class Journal:
         os.fsync(self.file.fileno())
 
     def start(self, document: dict, run: dict) -> None:
+        """The header line. A previous journal at this path is emptied only now, once the run
+        has its backends: a run that ends before (a backend that does not load) loses nothing."""
         header = copy.deepcopy(document)
         header["results"], header["backends"] = [], []
+        self.file.truncate(0)
+        self.started = True
         self.write({"journal": JOURNAL, "version": JOURNAL_VERSION, "document": header, "run": run})
 
     def close(self) -> None:
+        """Close; a journal this run created and never started (it ended before its first line)
+        is removed, so a refused run leaves no empty file behind."""
+        if not (self.started or self.append or self.existed):
+            with contextlib.suppress(OSError):
+                if self.path.stat().st_size == 0:
+                    self.path.unlink()
         self.file.close()
 
 
