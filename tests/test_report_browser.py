@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-import panel  # tests/ is on sys.path (conftest.py)
+import panel
 from test_report_html import EVIL_NAME, EvilName, history_documents, result_document, stats_document
 
 from rngcheck.reports import html

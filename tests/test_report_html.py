@@ -28,7 +28,7 @@ for _module in ("jinja2", "matplotlib"):  # the report extra: required in CI, sk
     else:
         pytest.importorskip(_module)
 
-import panel  # tests/ is on sys.path (conftest.py)
+import panel
 from rngcheck.conformance.runner import NamedBackend, RunOptions, run
 from rngcheck.errors import RngcheckError
 from rngcheck.reports import command, html, junit, summary
