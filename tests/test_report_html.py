@@ -538,16 +538,16 @@ class Documents(dict):
 
 
 @pytest.fixture(scope="module")
-def documents(typical, biased_stats):
+def intact_documents(typical, biased_stats):
     return Documents(typical=typical, biased_stats=biased_stats)
 
 
 @settings(max_examples=120, **DAMAGE_SETTINGS)
 @given(data=st.data(), which=st.sampled_from([("typical",), ("biased_stats",), ("typical", "biased_stats")]),
        figures=st.sampled_from([False] * 9 + [True]))   # figures in one example of ten, as matplotlib is slow
-def test_damaged_fields_never_crash(documents, data, which, figures):
+def test_damaged_fields_never_crash(intact_documents, data, which, figures):
     """Any field missing, of the wrong type or hostile: a report (possibly incomplete), never a traceback."""
-    assert_damaged_report_is_safe([damaged(documents[name], data) for name in which], figures)
+    assert_damaged_report_is_safe([damaged(intact_documents[name], data) for name in which], figures)
 
 
 # ---------------------------------------------------------------------------------------
