@@ -51,7 +51,7 @@ def placed(words, sizes, strides, length):
 
 def isolated_or_unavailable(spec: str, **options):
     """``spec`` in its own worker, as `rngcheck run` hosts it; unavailable: skip locally, fail in CI."""
-    from conftest import unavailable
+    from helpers import unavailable
     from rngcheck.backends.exec_backend import isolated
     from rngcheck.errors import BackendUnavailable
 

@@ -18,7 +18,7 @@ from rngcheck.conformance import cases as C
 from rngcheck.conformance.runner import NamedBackend, RunOptions, run
 from rngcheck.errors import BackendUnavailable, Rejected
 
-from conftest import require, unavailable  # tests/ is on sys.path (conftest.py)
+from helpers import require, unavailable
 from library_cases import KEY, SENTINEL, layouts, run_one
 
 SPEC = "rngcheck.backends.curand_backend:CurandBackend"

@@ -1,6 +1,6 @@
 """The DirectML backend's whole call sequence, run against the fake DirectML/D3D12 layer.
 
-rngcheck.backends.directml.fake stands where DirectML.dll, d3d12.dll and dxgi.dll stand
+tests/directml_fake.py stands where DirectML.dll, d3d12.dll and dxgi.dll stand
 (entry points and COM vtables of ctypes callbacks), so everything the backend does except
 reaching real DirectML runs here: the structures it builds, the pointers and slots it
 calls, both ABIs' by-value structure returns, resource states, copies, bindings, fences.
@@ -21,10 +21,11 @@ from rngcheck.results.document import BROKEN
 from rngcheck.backends.directml import dispatch, loader
 from rngcheck.backends.directml.backend import DirectMLBackend
 from rngcheck.backends.directml.com import HResultError, InvalidArgument
-from rngcheck.backends.directml.fake import FakeDirectML
 from rngcheck.conformance.runner import NamedBackend, RunOptions, run
 from rngcheck.description import FEATURE_LEVEL_3_0
 from rngcheck.errors import BackendSpecError, BackendUnavailable
+
+from directml_fake import FakeDirectML  # tests/directml_fake.py
 
 STATE = counter.make_state(0x0123456789ABCDEF_FEDCBA9876543210, (0xDEADBEEF, 0x0BADF00D))
 

@@ -1,6 +1,6 @@
 """The fake DirectML/D3D12 layer against real DirectML: the same calls, the same results.
 
-rngcheck.backends.directml.fake stands in for DirectML in tests/test_directml_fake.py. Here
+tests/directml_fake.py stands in for DirectML in tests/test_directml_fake.py. Here
 the backend runs the same script (SCRIPT: device set-up, a few executions, descriptions
 DirectML must refuse, close) over the fake and over real DirectML (Microsoft's Linux build
 on vkd3d and lavapipe, both pinned builds), recording every COM method and export it calls
@@ -36,14 +36,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import unavailable
 from rngcheck import Rejected, counter, layout, reference
 from rngcheck.backends.directml.backend import DirectMLBackend
 from rngcheck.backends.directml.bridge import chain
 from rngcheck.backends.directml.com import Com, InvalidArgument
-from rngcheck.backends.directml.fake import FakeDirectML
 from rngcheck.description import FEATURE_LEVEL_3_0, FEATURE_LEVEL_4_0
 from rngcheck.errors import BackendUnavailable
+
+from directml_fake import FakeDirectML  # tests/directml_fake.py
+from helpers import unavailable
 
 REPO = Path(__file__).resolve().parent.parent
 STATE = counter.make_state(0x0123456789ABCDEF_FEDCBA9876543210, (0xDEADBEEF, 0x0BADF00D))

@@ -12,7 +12,7 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import unavailable
+from helpers import unavailable
 from library_cases import isolated_or_unavailable, quick_profile
 from rngcheck import reference
 from rngcheck.backends.directml.bridge import chain

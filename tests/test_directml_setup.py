@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import unavailable
+from helpers import unavailable
 from rngcheck.backends.directml.bridge import build, chain
 
 LAYOUT = chain.Layout.default()

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import unavailable
+from helpers import unavailable
 from rngcheck.backends.directml.bridge.chain import Layout
 from rngcheck.backends.directml.bridge.windows import DIRECTML_DLL, WindowsLayout, is_set_up
 from rngcheck.backends.exec_backend import ExecBackend

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import sigint_as_a_terminal_sends_it
+from helpers import sigint_as_a_terminal_sends_it
 
 from rngcheck.backends.exec_backend import STDERR_KEPT, ExecBackend, isolated
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import sigint_as_a_terminal_sends_it
+from helpers import sigint_as_a_terminal_sends_it
 
 from rngcheck.results import journal as J
 from rngcheck.results import document as D

@@ -5,7 +5,7 @@ where it differs (docs/library-findings.md) the test demands exactly the documen
 difference, so that a change in the library fails here.
 
 Locally a missing library skips its tests; with CI=true (CI installs all three) a missing
-one fails instead of skipping (conftest.require).
+one fails instead of skipping (helpers.require).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from rngcheck.backends import load, placement
 from rngcheck.backends.exec_backend import isolated
 from rngcheck.errors import BackendUnavailable, Rejected
 
-from conftest import require  # tests/ is on sys.path (conftest.py)
+from helpers import require
 
 SENTINEL = 0xA5A5A5A5
 KEY = (0xDEADBEEF, 0xCAFEBABE)

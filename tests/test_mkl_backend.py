@@ -4,7 +4,7 @@ MKL agrees with DML_RANDOM_GENERATOR bit for bit (docs/library-findings.md), so 
 demands exact agreement, words and output state (read back from MKL's own stream).
 
 MKL runs in worker processes, as `rngcheck run` runs it: its OpenMP/TBB runtimes never enter
-the test process. Locally a missing mkl_random skips; with CI=true it fails (conftest).
+the test process. Locally a missing mkl_random skips; with CI=true it fails (helpers.unavailable).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import pytest
 from rngcheck import counter, layout, reference
 from rngcheck.errors import BackendUnavailable, Rejected
 
-from conftest import require  # tests/ is on sys.path (conftest.py)
+from helpers import require
 from library_cases import KEY, SENTINEL, STATES, isolated_or_unavailable, layouts, quick_profile
 
 SPEC = "rngcheck.backends.mkl_backend:MklBackend"

@@ -3,7 +3,7 @@ rngcheck's C++ helper compiled with g++ and no SYCL compiler.
 
 oneDPL conforms: words and output state, for every state (both key paths: seed() + set_counter
 when k1 = 0, the extractor otherwise), layout and chunking. Locally a missing onedpl-devel (or
-g++) skips; with CI=true it fails (conftest.unavailable).
+g++) skips; with CI=true it fails (helpers.unavailable).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from rngcheck.errors import BackendUnavailable
 
 from library_cases import isolated_or_unavailable, quick_profile
 
-from conftest import unavailable  # tests/ is on sys.path (conftest.py)
+from helpers import unavailable
 
 SPEC = "rngcheck.backends.onedpl_backend:OneDPLBackend"
 BROKEN = ("failed", "error", "crashed", "timeout")

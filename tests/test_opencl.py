@@ -22,7 +22,7 @@ from rngcheck.backends import opencl   # imports pyopencl only when a backend is
 from rngcheck.description import FEATURE_LEVEL_3_0
 from rngcheck.errors import BackendSpecError, BackendUnavailable
 
-from conftest import unavailable  # tests/ is on sys.path (conftest.py)
+from helpers import unavailable
 
 GUARD = 16
 FILL = 0xA5A5A5A5

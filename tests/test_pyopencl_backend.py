@@ -20,7 +20,7 @@ from rngcheck.backends import load, placement
 from rngcheck.conformance.runner import NamedBackend, RunOptions, run
 from rngcheck.errors import BackendUnavailable, Rejected
 
-from conftest import require, unavailable  # tests/ is on sys.path (conftest.py)
+from helpers import require, unavailable
 from library_cases import KEY, SENTINEL, STATES, layouts, run_one
 
 MASK96 = (1 << 96) - 1

@@ -5,7 +5,7 @@
 lane 3 - i % 4 of block counter + 1 + floor(i/4) (lanes reversed, one block late), and its
 counter after n words is the operator's output state.
 
-Locally a missing g++ or librandom123-dev skips; with CI=true it fails (conftest).
+Locally a missing g++ or librandom123-dev skips; with CI=true it fails (helpers.unavailable).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from rngcheck.backends import random123_backend as r123
 from rngcheck.conformance.runner import NamedBackend, RunOptions, run
 from rngcheck.errors import BackendSpecError, BackendUnavailable, Rejected
 
-from conftest import unavailable  # tests/ is on sys.path (conftest.py)
+from helpers import unavailable
 from library_cases import KEY, SENTINEL, STATES, WorkerPool, layouts, quick_profile
 
 RAW = "rngcheck.backends.random123_backend:Random123Backend"

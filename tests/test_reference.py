@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from rngcheck import counter, layout, philox, reference
 from rngcheck.vectors import kat_vectors
 
-from conftest import require, unavailable  # tests/ is on sys.path (conftest.py)
+from helpers import require, unavailable
 
 SHARED_KAT = Path(__file__).resolve().parents[2] / "shared" / "reference" / "random123_kat_vectors.txt"
 

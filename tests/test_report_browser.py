@@ -3,8 +3,9 @@ Playwright for Python, with every network request blocked and recorded.
 
 Asserts: no request left the page (only the file:// page itself and data: URIs), no console
 error, no dialog (a backend named ``<script>alert(1)</script>`` stays text), the verdict and
-the failing case's diagnosis are visible, the figures rendered. Keeps a screenshot as a CI
-artifact at ``ci-artifacts/report.png``.
+the failing case's diagnosis are visible, the figures rendered. Takes a screenshot: under the
+test's temporary directory, or, when RNGCHECK_TEST_ARTIFACTS names a directory (.ci/run sets
+it to ci-artifacts/), there as report.png, for CI to keep.
 
 In CI (CI=true) a missing Chromium or Playwright fails; elsewhere the test is skipped.
 """
@@ -18,13 +19,12 @@ from pathlib import Path
 
 import pytest
 
-import panel  # tests/ is on sys.path (conftest.py)
+import panel
 from test_report_html import EVIL_NAME, EvilName, history_documents, result_document, stats_document
 
 from rngcheck.reports import html
 
-ROOT = Path(__file__).resolve().parents[1]
-ARTIFACT = ROOT / "ci-artifacts" / "report.png"
+ARTIFACTS = "RNGCHECK_TEST_ARTIFACTS"   # a directory for what CI keeps of the tests (.ci/run)
 CHROMIUM = os.environ.get("RNGCHECK_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
@@ -110,8 +110,9 @@ def comparison(tmp_path_factory):
     return path, document
 
 
-def test_report_in_chromium_offline(browser, comparison):
+def test_report_in_chromium_offline(browser, comparison, tmp_path):
     path, document = comparison
+    screenshot = Path(os.environ.get(ARTIFACTS) or tmp_path) / "report.png"
     visit = Visit(browser, path)
     page = visit.page
     try:
@@ -140,9 +141,9 @@ def test_report_in_chromium_offline(browser, comparison):
             assert figure.locator("text").count() > 0  # axis labels drawn as text
         page.goto(visit.url, wait_until="load")
         page.wait_for_timeout(100)
-        ARTIFACT.parent.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(ARTIFACT), full_page=False)
-        assert ARTIFACT.stat().st_size > 10_000
+        screenshot.parent.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(screenshot), full_page=False)
+        assert screenshot.stat().st_size > 10_000
         visit.check_clean()
     finally:
         visit.close()

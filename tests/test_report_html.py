@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import functools
 import json
 import re
 import xml.etree.ElementTree as ET
@@ -17,6 +18,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, note, settings
+from hypothesis import strategies as st
 
 from rngcheck import cli
 
@@ -28,7 +31,7 @@ for _module in ("jinja2", "matplotlib"):  # the report extra: required in CI, sk
     else:
         pytest.importorskip(_module)
 
-import panel  # tests/ is on sys.path (conftest.py)
+import panel
 from rngcheck.conformance.runner import NamedBackend, RunOptions, run
 from rngcheck.errors import RngcheckError
 from rngcheck.reports import command, html, junit, summary
@@ -454,33 +457,97 @@ def test_not_a_document(tmp_path, path):
         html.read(file)
 
 
-def test_damaged_fields_never_crash(typical, biased_stats):
-    """Any field missing or of the wrong type: a report (possibly incomplete), never a traceback."""
-    rng = np.random.default_rng(0)
-    bad_values = [None, 0, -1, "", "x", [], {}, [None], {"a": None}, 1.5, True]
-    for trial in range(120):
-        doc = copy.deepcopy(typical if trial % 3 else biased_stats)
-        containers = [doc]
-        for _ in range(5):  # damage a few nested places
-            target = containers[rng.integers(len(containers))]
-            if isinstance(target, dict) and target:
-                key = list(target)[rng.integers(len(target))]
-                if key in ("schema", "schema_version"):
-                    continue
-                if rng.random() < 0.3:
-                    del target[key]
-                else:
-                    target[key] = copy.deepcopy(bad_values[rng.integers(len(bad_values))])
-            elif isinstance(target, list) and target:
-                target[rng.integers(len(target))] = copy.deepcopy(bad_values[rng.integers(len(bad_values))])
-            children = list(target.values()) if isinstance(target, dict) else list(target)
-            for value in children[:50]:
-                if isinstance(value, (dict, list)) and value:
-                    containers.append(value)
-        try:
-            html.build(html.sources_of([doc]), figures=trial % 10 == 0)
-        except RngcheckError:
-            pass
+# What a damaged field may become: wrong types, and text a hostile backend could have put there
+# (markup, an attribute break-out, terminal escapes and NUL, a bidi override, a string past
+# TEXT_LIMIT), so a damaged document also tests escaping in every field, not only the ones
+# the evil backends above fill.
+BAD_VALUES = [None, 0, -1, "", "x", [], {}, [None], {"a": None}, 1.5, True, float("nan"),
+              EVIL_NAME, EVIL_ERROR, "\" onmouseover=\"alert(5)", "' onfocus='alert(6)",
+              "\x1b[31mred\x00nul\x7f\u202e", ["<b>list", "\x07"], {"<i>key</i>": "<u>value</u>"},
+              "<s>" * 2000]
+HOSTILE_KEYS = ["<script>alert(7)</script>", "\x1b]0;t\x07", "k"]
+RAW_HOSTILE = ["<script", "<img", 'onmouseover="alert(5)', "' onfocus='alert(6)", "<b>list", "<i>key", "<u>value", "<s><s>"]
+NEVER_DAMAGED = ("schema", "schema_version")   # damaged, they make a one-line refusal, tested above
+DAMAGE_SETTINGS = dict(deadline=None, database=None, derandomize=True,   # the same examples every run
+                       suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+def damaged(document: dict, data) -> dict:
+    """``document`` with 1 to 5 nested places damaged (a field deleted, replaced by a value of
+    BAD_VALUES or a hostile key added; a list element replaced), each noted for the
+    falsifying example. Only the containers on a damaged path are copied: the module's
+    fixtures stay intact. Shrinks towards one damage at the top level."""
+    document = dict(document)
+    for _ in range(data.draw(st.integers(1, 5), label="damages")):
+        target, path = document, []
+        while True:  # walk down into a nested container, or stop here
+            keys = list(target) if isinstance(target, dict) else list(range(len(target)))
+            if target is document:
+                keys = [k for k in keys if k not in NEVER_DAMAGED]
+            nested = [k for k in keys if isinstance(target[k], (dict, list)) and target[k]]
+            if not nested or not data.draw(st.booleans(), label="deeper"):
+                break
+            key = data.draw(st.sampled_from(nested), label="into")
+            target[key] = copy.copy(target[key])
+            target = target[key]
+            path.append(key)
+        value = copy.deepcopy(data.draw(st.sampled_from(BAD_VALUES), label="value"))
+        action = data.draw(st.sampled_from(["replace", "delete", "add"]), label="action")
+        if isinstance(target, list):
+            if not target:
+                continue
+            key, action = data.draw(st.integers(0, len(target) - 1), label="index"), "replace"
+        elif action == "add" or not keys:
+            key, action = data.draw(st.sampled_from(HOSTILE_KEYS), label="key"), "add"
+        else:
+            key = data.draw(st.sampled_from(keys), label="key")
+        note(f"{document.get('schema')}{''.join(f'[{k!r}]' for k in path + [key])}: {action}"
+             + ("" if action == "delete" else f" {value!r:.60}"))
+        if action == "delete":
+            del target[key]
+        else:
+            target[key] = value
+    return document
+
+
+@functools.cache
+def report_template():
+    """html.render_model's template, compiled once (render_model compiles it on every call)."""
+    return html._environment().get_template(html.TEMPLATE)
+
+
+def assert_damaged_report_is_safe(documents: list[dict], figures: bool) -> None:
+    """A damaged document gives a report (possibly incomplete) or a one-line RngcheckError,
+    never another exception; the report shows every string as text (the intact report's
+    structure is held by assert_self_contained in the tests above)."""
+    try:
+        text = report_template().render(**html.build(html.sources_of(documents), figures=figures))
+    except RngcheckError as error:
+        assert "\n" not in str(error).strip(), str(error)
+        return
+    for raw in RAW_HOSTILE:                 # every hostile string arrives escaped, wherever it was put
+        assert raw not in text, raw
+    assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202e]", text)   # control characters shown as escapes
+
+
+class Documents(dict):
+    """The fixtures' documents by name, shown by name in a falsifying example (not in full)."""
+
+    def __repr__(self):
+        return f"Documents({', '.join(self)})"
+
+
+@pytest.fixture(scope="module")
+def intact_documents(typical, biased_stats):
+    return Documents(typical=typical, biased_stats=biased_stats)
+
+
+@settings(max_examples=120, **DAMAGE_SETTINGS)
+@given(data=st.data(), which=st.sampled_from([("typical",), ("biased_stats",), ("typical", "biased_stats")]),
+       figures=st.sampled_from([False] * 9 + [True]))   # figures in one example of ten, as matplotlib is slow
+def test_damaged_fields_never_crash(intact_documents, data, which, figures):
+    """Any field missing, of the wrong type or hostile: a report (possibly incomplete), never a traceback."""
+    assert_damaged_report_is_safe([damaged(intact_documents[name], data) for name in which], figures)
 
 
 # ---------------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-import panel  # tests/ is on sys.path (conftest.py)
+import panel
 from test_report_html import result_document
 
 from rngcheck import cli

@@ -140,7 +140,7 @@ def test_parallel_split_and_retest_on_the_next_range(monkeypatch):
 
 # -- the optional real peer: dieharder ---------------------------------------------------
 
-from conftest import unavailable  # noqa: E402
+from helpers import unavailable  # noqa: E402
 from rngcheck.stats import peers  # noqa: E402
 
 

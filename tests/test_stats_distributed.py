@@ -2,7 +2,7 @@
 `dask scheduler` + `dask worker` pair: the same document as one process, lost workers
 survived and counted, a range that keeps killing its worker ends the run in one line, the
 refusals (stdin, other versions, bad addresses), and the local pool no longer hangs when a
-worker dies. Dask is required in CI (conftest.require), skipped without it locally."""
+worker dies. Dask is required in CI (helpers.require), skipped without it locally."""
 
 import argparse
 import io
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import require
+from helpers import require
 
 from rngcheck import cli
 from rngcheck.errors import RngcheckError

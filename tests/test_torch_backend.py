@@ -7,7 +7,7 @@ seed, subsequence (words 2-3, as given) and get_offset() (words 0-1), drops the 
 word 1, so exactly the cases whose counter crosses 2^64 fail, each with the diagnosis
 state-carry-64-bit and no wrong word.
 
-Locally a missing torch (or g++) skips; with CI=true it fails (conftest.require/unavailable).
+Locally a missing torch (or g++) skips; with CI=true it fails (helpers.require/unavailable).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from rngcheck.errors import BackendUnavailable
 
 from library_cases import WorkerPool, quick_profile
 
-from conftest import require, unavailable  # tests/ is on sys.path (conftest.py)
+from helpers import require, unavailable
 
 SPEC = "rngcheck.backends.torch_backend:TorchBackend"
 SPEC_STATE = "rngcheck.backends.torch_backend:torch_spec_state"

@@ -9,7 +9,7 @@ from rngcheck import counter, vectors
 from rngcheck.errors import VectorFileError
 from rngcheck.vectors import generate
 
-from conftest import require  # tests/ is on sys.path (conftest.py)
+from helpers import require
 
 
 def test_committed_vector_files_equal_the_generator_output(tmp_path):

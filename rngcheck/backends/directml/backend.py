@@ -17,8 +17,9 @@ with E_INVALIDARG, which becomes rngcheck.Rejected):
     is 4-D and the states {1,1,1,6}. DirectML validates against the device's own (higher)
     level, so a 3.0 request on a newer DirectML is enforced here.
 The layer that makes the native calls is injectable: ``DirectMLBackend(exports=..., abi=...)``
-runs the same code over any provider of entry-point addresses, such as
-rngcheck.backends.directml.fake.
+runs the same code over any provider of entry-point addresses, such as the tests' fake
+layer (tests/directml_fake.py). Only Python code can pass one: the ``directml:`` spec's
+options are text and load nothing but the real libraries.
 """
 
 from __future__ import annotations

@@ -11,8 +11,8 @@ Structures returned by value need the C++ ABI's rules, which differ between the 
   * sysv (Itanium C++ ABI, libd3d12.so / libdirectml.so on WSL): a trivially copyable
     structure of at most 8 bytes of integers comes back in RAX; one larger than 16 bytes
     goes through a hidden pointer passed *before* ``this``. (9-16 bytes are not needed here.)
-``lower`` turns a signature into the plain C prototype actually called; the fake layer
-(rngcheck.backends.directml.fake) implements its vtables from the same lowered prototypes.
+``lower`` turns a signature into the plain C prototype actually called; the tests' fake
+layer (tests/directml_fake.py) implements its vtables from the same lowered prototypes.
 
 HRESULTs: S_OK and other success codes pass; E_INVALIDARG raises :class:`InvalidArgument`
 (an :class:`rngcheck.Rejected`); anything else raises :class:`HResultError`, whose message

@@ -1,7 +1,7 @@
 """What a platform layer hands the backend: the loaded libraries and what was loaded from where.
 
-Made by rngcheck.backends.directml.loader (Windows, WSL) and .vkd3d (Linux on vkd3d), and by
-the fake layer (rngcheck.backends.directml.fake) in tests.
+Made by rngcheck.backends.directml.loader (Windows, WSL) and .vkd3d (Linux on vkd3d); the
+tests' fake layer (tests/directml_fake.py) provides the same surface.
 """
 
 from __future__ import annotations

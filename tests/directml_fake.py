@@ -1,5 +1,9 @@
 """A fake DirectML + Direct3D 12 + DXGI, at the level of entry points and COM vtables.
 
+Test support code (tests/, not shipped in the rngcheck package): tests/test_directml_fake.py
+runs the DirectML backend over it, tests/test_directml_fake_vs_real.py holds it to real
+DirectML.
+
 It stands where DirectML.dll, d3d12.dll and dxgi.dll stand: ``FakeDirectML`` provides the
 addresses of ``CreateDXGIFactory1``, ``D3D12CreateDevice`` and ``DMLCreateDevice1`` (ctypes
 callbacks), and every object they hand out is real memory whose first word points to a
@@ -33,12 +37,12 @@ from ctypes import addressof, c_int32, c_uint32, c_uint64, c_void_p, sizeof
 
 import numpy as np
 
-from ... import layout, reference
-from ...description import Description, validate
-from ...errors import Rejected
-from . import interfaces as I
-from . import structs as S
-from .com import NAMED, as_signed, lower
+from rngcheck import layout, reference
+from rngcheck.backends.directml import interfaces as I
+from rngcheck.backends.directml import structs as S
+from rngcheck.backends.directml.com import NAMED, as_signed, lower
+from rngcheck.description import Description, validate
+from rngcheck.errors import Rejected
 
 E_INVALIDARG = as_signed(NAMED["E_INVALIDARG"])
 E_NOINTERFACE = as_signed(NAMED["E_NOINTERFACE"])
