@@ -348,3 +348,12 @@ def test_an_in_place_kernel_is_caught_as_input_state_modified():
     fake, honest = make()
     assert check.run_case(honest, case).status == "passed"
     assert fake.violations == []
+
+
+@pytest.mark.parametrize("spec", ["directml:exports=fake", "directml:abi=arm64"])
+def test_a_spec_cannot_name_the_python_only_options(spec):
+    """exports= (the native layer, a Python object) and abi= outside msvc/sysv are refused as spec
+    text in one line, before anything is loaded."""
+    from rngcheck.errors import BackendSpecError
+    with pytest.raises(BackendSpecError, match="the options are adapter, lib and d3d12"):
+        load(spec)

@@ -31,7 +31,7 @@ from ...description import FEATURE_LEVEL_3_0, FEATURE_LEVEL_4_0, RULES, Descript
 from ...errors import BackendSpecError, Rejected
 from .. import Backend
 from . import dispatch, loader
-from .com import Com
+from .com import ABIS, Com
 
 UINT_MAX = 0xFFFFFFFF
 
@@ -59,6 +59,10 @@ class DirectMLBackend(Backend):
         adapter = str(adapter).strip().lower()
         if adapter not in ("default", "warp") and not adapter.isdigit():
             raise BackendSpecError(f"directml: adapter must be default, warp or an index, got {adapter!r}")
+        if isinstance(exports, str) or isinstance(abi, str) and abi not in ABIS:
+            # keyword-only, for Python callers (tests hand in a fake layer); a spec's text cannot name one
+            raise BackendSpecError(f"directml: the options are adapter, lib and d3d12 (abi= is one of {', '.join(ABIS)}; "
+                                   "exports= takes a Python object, not spec text)")
         self.exports = exports if exports is not None else loader.load(lib, d3d12)
         if lib:                 # one run may hold several builds: name each after its library
             self.name = f"directml:lib={lib}"

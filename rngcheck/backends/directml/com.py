@@ -98,6 +98,9 @@ def check(hresult: int, what: str) -> int:
     return hresult
 
 
+ABIS = ("msvc", "sysv")  # how a COM method returns a structure: MSVC x64 or System V (Wine, WSL)
+
+
 def default_abi() -> str:
     return "msvc" if sys.platform == "win32" else "sysv"
 
