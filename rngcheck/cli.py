@@ -324,8 +324,10 @@ def cmd_repro(args) -> int:
     except (ValueError, AssertionError):
         raise RngcheckError(f"--feature-level {args.feature_level!r} is not like 4.0") from None
     strides = tuple(_words(args.strides, None, "--strides")) if args.strides else None
+    from .counter import as_state_words
+
     state = tuple(_words(args.state, 6, "--state"))
-    if not all(0 <= w <= 0xFFFFFFFF for w in state):
+    if as_state_words(state) is None:
         raise RngcheckError(f"--state: every word must be in 0..0xffffffff, got {args.state!r}")
     case = C.Case(id="repro/command-line", category="repro", description="from the command line",
                   rule=C.RULE_MAPPING, source=C.DML_PAGE, state=state,
