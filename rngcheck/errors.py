@@ -44,28 +44,25 @@ class VectorFileError(RngcheckError):
     """A malformed known-answer vector file."""
 
 
-class BackendCrashed(Exception):
+class BackendProcessFailed(Exception):
+    """A call failed in the backend's own process, which was ended; ``stderr_tail`` is the end of
+    what that process wrote to stderr (bounded; see :mod:`rngcheck.backends.exec_backend`)."""
+
+    def __init__(self, message: str, stderr_tail: str = ""):
+        super().__init__(message)
+        self.stderr_tail = stderr_tail
+
+
+class BackendCrashed(BackendProcessFailed):
     """The backend's process died during a call (signal or exit code, and its stderr's tail)."""
 
-    def __init__(self, message: str, stderr_tail: str = ""):
-        super().__init__(message)
-        self.stderr_tail = stderr_tail
 
-
-class BackendTimeout(Exception):
+class BackendTimeout(BackendProcessFailed):
     """A call did not finish within the per-call time limit; the process was ended."""
 
-    def __init__(self, message: str, stderr_tail: str = ""):
-        super().__init__(message)
-        self.stderr_tail = stderr_tail
 
-
-class BackendProtocolError(Exception):
+class BackendProtocolError(BackendProcessFailed):
     """The backend's process broke the exec protocol (noise on stdout, a short message)."""
-
-    def __init__(self, message: str, stderr_tail: str = ""):
-        super().__init__(message)
-        self.stderr_tail = stderr_tail
 
 
 class RemoteError(RuntimeError):

@@ -7,7 +7,8 @@ deaf (closes its stdout on the trigger case and keeps running), grandchild (star
 that is not JSON), no-hello (never says HELO), bad-version (says protocol 99), hello-list
 (a HELO that is JSON but not an object), setsid (on the trigger case starts a grandchild that
 leaves the session with setsid() and keeps stdout, then exits), huge-done (announces a DONE of
-4 GiB - 1 bytes on the trigger case and hangs).
+4 GiB - 1 bytes on the trigger case and hangs). Every mode first writes one line to stderr
+("exec-child MODE: started"), which a failure's stderr tail carries.
 """
 
 import json
@@ -27,6 +28,7 @@ TRIGGER = (7,)
 def main(mode: str) -> int:
     out = os.fdopen(1, "wb")
     inp = os.fdopen(0, "rb")
+    print(f"exec-child {mode}: started", file=sys.stderr, flush=True)
 
     def send(tag, payload=b""):
         out.write(P.frame(tag, payload))

@@ -51,6 +51,20 @@ def wait_until(predicate, limit=120.0, what="the condition"):
     raise AssertionError(f"{what} did not happen within {limit} s")
 
 
+def living_in_group(group: int) -> list[int]:
+    """The processes of a process group that are not zombies (one reparented to an init that
+    has not reaped it yet is dead all the same)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[2]) == group and fields[0] != "Z":
+            found.append(int(entry))
+    return found
+
+
 def call(backend, sizes=(8,)):
     state = np.array([0, 0, 0, 0, 1, 2], dtype=np.uint32)
     buffer = np.zeros(int(np.prod(sizes)) + 4, dtype=np.uint32)
@@ -88,6 +102,34 @@ def test_a_done_larger_than_the_call_needs_is_refused_from_its_header():
         assert time.monotonic() - start < 60  # at once, not after the call's time limit
         state, returned = call(backend, (8,))  # a fresh child answers the next call
         assert returned is not None
+    finally:
+        backend.close()
+
+
+@pytest.mark.parametrize("mode, error_name, words", [
+    ("noise", "BackendProtocolError", "where a protocol message should start (noise on stdout?)"),
+    ("bad-reject", "BackendProtocolError", ": the RJCT payload is not a JSON object"),
+    ("huge-done", "BackendProtocolError", "announced a DONE of 4294967295 bytes"),
+    ("exit-mid", "BackendCrashed", "exited mid-protocol: exit code 0"),
+    ("deaf", "BackendCrashed", "closed its output and was ended"),
+    ("grandchild", "BackendTimeout", "did not answer within 2 s"),
+])
+def test_every_failed_call_ends_the_child_and_carries_its_stderr_tail(mode, error_name, words):
+    """Whichever way a call fails in the child, the error names it, carries the tail of the child's
+    stderr, and the child and its process group are gone; the next call gets a fresh child."""
+    from rngcheck import errors
+    backend = ExecBackend(EXEC_CHILD + [mode], timeout=2)
+    try:
+        call(backend, (8,))  # a good call first: the child's stderr line has been drained
+        child = backend.process.pid
+        with pytest.raises(errors.BackendProcessFailed) as caught:
+            call(backend, (7,))
+        assert type(caught.value).__name__ == error_name and words in str(caught.value)
+        assert f"exec-child {mode}: started" in caught.value.stderr_tail
+        assert backend.process is None  # the leader was reaped; the group, grandchildren included, ends:
+        wait_until(lambda: not living_in_group(child), limit=30, what=f"the end of process group {child}")
+        state, returned = call(backend, (8,))
+        assert returned is not None and backend.process.pid != child
     finally:
         backend.close()
 

@@ -97,6 +97,35 @@ def test_a_child_that_cannot_shake_hands_is_one_line_exit_2(mode, words):
     assert words in result.stderr and "Traceback" not in result.stderr
 
 
+def test_a_worker_whose_backend_cannot_run_says_so_in_its_handshake(tmp_path):
+    """The worker's HELO for a backend that cannot run is the documented one (docs/exec-protocol.md,
+    the form examples/exec-directml/dml_exec.c writes), byte for byte; the runner raises it as
+    BackendUnavailable, and a spec that names nothing loadable as BackendSpecError."""
+    import struct
+    from rngcheck.backends.exec_backend import isolated
+    from rngcheck.errors import BackendSpecError, BackendUnavailable
+    (tmp_path / "absent.py").write_text(
+        "from rngcheck.errors import BackendUnavailable\n"
+        "class Absent:\n"
+        "    def __init__(self):\n"
+        "        raise BackendUnavailable('no such device here')\n"
+        "    def random_generator(self, *args, **options):\n"
+        "        pass\n")
+    spec = f"{tmp_path / 'absent.py'}:Absent"
+    worker = subprocess.run([sys.executable, "-m", "rngcheck.backends.worker", spec], stdin=subprocess.DEVNULL,
+                            capture_output=True, timeout=120)
+    assert worker.returncode == 2
+    tag, length = struct.unpack("<4sI", worker.stdout[:8])
+    assert tag == b"HELO" and length == len(worker.stdout) - 8
+    assert worker.stdout[8:] == b'{"protocol": 1, "error": "no such device here", "unavailable": true}'
+    with pytest.raises(BackendUnavailable) as caught:
+        isolated(spec, timeout=60)
+    assert str(caught.value) == "no such device here"
+    with pytest.raises(BackendSpecError) as caught:
+        isolated(f"{tmp_path / 'absent.py'}:Nothing", timeout=60)
+    assert "Nothing" in str(caught.value) and not isinstance(caught.value, BackendUnavailable)
+
+
 def test_exec_runs_no_shell():
     result = rngcheck("run", "--backend", "exec:echo hi; touch /tmp/rngcheck-shell-was-used", "--case", "kat",
                       "--timeout", "3")

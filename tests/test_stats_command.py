@@ -138,6 +138,70 @@ def test_parallel_split_and_retest_on_the_next_range(monkeypatch):
         assert e["retest"]["p_value"] == fresh_p[(e["test"], e["level"])]
 
 
+# -- fork safety is the backend's to declare (Backend.fork_safe) ---------------------------
+
+class CallerPids:
+    """The numpy reference under another name, noting which process made each call."""
+
+    name = "numpy"  # the name alone used to make a stream fork-safe; it no longer does
+
+    def __init__(self, log, fork_safe=None):
+        from rngcheck.backends import load
+        self.reference, self.log = load("numpy"), log
+        if fork_safe is not None:
+            self.fork_safe = fork_safe
+
+    def random_generator(self, state, sizes, strides, buffer, **options):
+        with open(self.log, "a") as log:
+            log.write(f"{__import__('os').getpid()}\n")
+        return self.reference.random_generator(state, sizes, strides, buffer, **options)
+
+
+@pytest.mark.parametrize("declared", [True, False, None])
+def test_the_backend_contract_decides_whether_a_stream_is_read_in_forked_processes(tmp_path, monkeypatch,
+                                                                                    declared):
+    """A backend that declares fork_safe = True is read by forked workers; one that declares
+    False, or nothing (a backend need not subclass Backend), is read in this process only.
+    The words, and so the results, are the same either way."""
+    import os
+    from rngcheck.stats.streams import BackendSource, XorSource
+    monkeypatch.setattr(battery, "PARALLEL_MIN_WORDS", 1 << 16)
+    log = tmp_path / "pids"
+    source = BackendSource(CallerPids(log, declared), key=17, tensor_words=1 << 14)
+    assert source.fork_safe is (declared is True)
+    assert source.at(5).fork_safe is source.fork_safe  # a copy at an offset, as the workers open it
+    assert XorSource(source.at(0), source.neighbour("key+1"), "key+1").fork_safe is source.fork_safe
+    factories = battery.interstream_tests()
+    words = 1 << 18
+    accs, read = battery.feed_parallel(source, factories, words, workers=2)
+    assert read == words
+    callers = set(map(int, log.read_text().split()))
+    if declared is True:
+        assert callers - {os.getpid()}, "a fork-safe backend was read in this process only"
+    else:
+        assert callers == {os.getpid()}, "a backend that did not declare itself fork-safe was called after a fork"
+    serial, _ = battery.feed(philox_source(17), factories, words)
+    key = lambda accs: json.dumps([acc.result() for acc in accs], sort_keys=True, default=float)
+    assert key(accs) == key(serial)
+
+
+def test_which_backends_declare_themselves_fork_safe():
+    """The CPU reference does; the base class and the exec layer do not, even for an isolated
+    worker hosting the reference, whose handshake names it "numpy" (its forked copies would
+    share one child's pipes)."""
+    from rngcheck.backends import Backend, load
+    from rngcheck.backends.exec_backend import ExecBackend, isolated
+    from rngcheck.stats.streams import BackendSource
+    assert Backend.fork_safe is False and ExecBackend.fork_safe is False
+    assert BackendSource(load("numpy"), key=1).fork_safe is True
+    hosted = isolated("numpy", timeout=60)
+    try:
+        assert hosted.name == "numpy"
+        assert BackendSource(hosted, key=1).fork_safe is False
+    finally:
+        hosted.close()
+
+
 # -- the optional real peer: dieharder ---------------------------------------------------
 
 from helpers import unavailable  # noqa: E402

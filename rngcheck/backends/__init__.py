@@ -5,6 +5,7 @@ A backend only computes. It never sees an expected answer and never decides a ve
     class Backend:
         name: str
         validates: bool = False
+        fork_safe: bool = False
         def describe(self) -> dict[str, str]
         def random_generator(self, state, sizes, strides, buffer, *,
                              output_state=True, feature_level=(4, 0)) -> numpy.ndarray | None
@@ -17,7 +18,10 @@ prefilled by the suite; write element i at its physical offset and touch nothing
 sizes for one described differently, False for none. Return the new state (6 uint32) when
 an output state was asked for, else None. Raise :class:`rngcheck.Rejected` for a
 description the backend refuses. ``validates``: True if it refuses invalid descriptions
-itself, as DirectML does (the suite then requires it to).
+itself, as DirectML does (the suite then requires it to). ``fork_safe``: True if a forked
+copy of the process may go on calling it (the statistical batteries then read a backend
+stream in several forked processes, ``--workers``); leave it False for anything that holds
+a device context, threads, or a child process (all of which a fork breaks or shares).
 
 A backend is named on the command line by:
   * a registered name, optionally with options: ``numpy``, ``opencl:platform=0,device=1``
@@ -49,6 +53,7 @@ class Backend:
 
     name: str = "unnamed"
     validates: bool = False
+    fork_safe: bool = False
 
     def describe(self) -> dict[str, str]:
         """Device, driver and versions: recorded in every result document."""

@@ -32,8 +32,8 @@ import time
 import numpy as np
 
 from ..description import FEATURE_LEVEL_4_0
-from ..errors import (BackendCrashed, BackendProtocolError, BackendSpecError, BackendStopped, BackendTimeout,
-                      BackendUnavailable, NotApplicable, Rejected, RemoteError)
+from ..errors import (BackendCrashed, BackendProcessFailed, BackendProtocolError, BackendSpecError, BackendStopped,
+                      BackendTimeout, BackendUnavailable, NotApplicable, Rejected, RemoteError)
 from . import Backend
 from . import exec_protocol as P
 from . import lifetime
@@ -94,6 +94,7 @@ class ExecBackend(Backend):
     """A backend process spoken to over the exec protocol."""
 
     usage = "give the command: --backend 'exec:./my_impl --flag' (docs/exec-protocol.md)"
+    fork_safe = False  # whatever the child is: a forked copy would share its pipes
 
     def __init__(self, command: list[str] | None = None, *, timeout: float = DEFAULT_TIMEOUT, label: str | None = None,
                  env: dict | None = None, max_restarts: int = DEFAULT_MAX_RESTARTS):
@@ -144,35 +145,45 @@ class ExecBackend(Backend):
         try:
             # a slow start (a kernel build) counts against the time limit
             tag, payload = self._receive(time.monotonic() + self.timeout, HELLO_LIMIT)
-        except (BackendCrashed, BackendTimeout, BackendProtocolError) as error:
-            self._kill()
+        except BackendProcessFailed as error:
             self.start_failure = error
-            raise BackendUnavailable(f"{self.label}: no handshake: {error}"
-                                     + (f" (stderr: {error.stderr_tail.strip().splitlines()[-1]})"
-                                        if error.stderr_tail.strip() else "")) from None
+            said = error.stderr_tail.strip()
+            raise self._refused(f"{self.label}: no handshake: {error}"
+                                + (f" (stderr: {said.splitlines()[-1]})" if said else "")) from None
         except BaseException:  # SIGTERM or Ctrl-C while the child starts: it goes with us
             self._kill()
             raise
         self.start_failure = None
         if tag != P.HELLO:
-            self._kill()
-            raise BackendUnavailable(f"{self.label}: handshake expected HELO, got {tag!r}")
+            raise self._refused(f"{self.label}: handshake expected HELO, got {tag!r}")
         try:
             hello = json.loads(payload)
         except ValueError:
             hello = None
         if not isinstance(hello, dict):
-            self._kill()
-            raise BackendUnavailable(f"{self.label}: handshake is not a JSON object")
+            raise self._refused(f"{self.label}: handshake is not a JSON object")
         if hello.get("protocol") != P.PROTOCOL_VERSION:
-            self._kill()
-            raise BackendUnavailable(f"{self.label}: speaks protocol {hello.get('protocol')!r}, "
-                                     f"rngcheck speaks {P.PROTOCOL_VERSION}")
-        if hello.get("error"):
-            self._kill()
-            error_class = BackendUnavailable if hello.get("unavailable") else BackendSpecError
-            raise error_class(str(hello["error"]))
+            raise self._refused(f"{self.label}: speaks protocol {hello.get('protocol')!r}, "
+                                f"rngcheck speaks {P.PROTOCOL_VERSION}")
+        if hello.get("error"):  # the child's own one line, as it wrote it
+            unavailable = hello.get("unavailable")
+            raise self._refused(str(hello["error"]), BackendUnavailable if unavailable else BackendSpecError)
         return hello
+
+    def _refused(self, message: str, error_class=BackendUnavailable) -> Exception:
+        """The child cannot serve as a backend (no usable handshake): end it, and return the
+        one-line error to raise (BackendUnavailable, or BackendSpecError for a child that says
+        its spec is wrong)."""
+        self._kill()
+        return error_class(message)
+
+    def _ended(self, error_class, message: str) -> Exception:
+        """The call failed in the child: take its stderr's tail (before the kill, so a child that
+        just died has written it all), end it and its group, and return the error to raise
+        (BackendCrashed, BackendTimeout or BackendProtocolError, carrying the tail)."""
+        tail = self._stderr_tail()
+        self._kill()
+        return error_class(message, tail)
 
     def _stderr_tail(self) -> str:
         if self.stderr is None:
@@ -208,10 +219,8 @@ class ExecBackend(Backend):
                 returncode = self.process.wait(timeout=2)
             except subprocess.TimeoutExpired:
                 pass  # alive but deaf: closed stdout and kept running
-        tail = self._stderr_tail()
-        self._kill()
         how = signal_name(returncode) if returncode is not None else "closed its output and was ended"
-        return BackendCrashed(f"{self.label} {what}: {how}", tail)
+        return self._ended(BackendCrashed, f"{self.label} {what}: {how}")
 
     def _send(self, data: bytes, deadline: float) -> None:
         fd = self.process.stdin.fileno()
@@ -220,9 +229,7 @@ class ExecBackend(Backend):
         while view:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                tail = self._stderr_tail()
-                self._kill()
-                raise BackendTimeout(f"{self.label} did not read its input within {self.timeout:g} s", tail)
+                raise self._ended(BackendTimeout, f"{self.label} did not read its input within {self.timeout:g} s")
             _, writable, _ = select.select([], [fd], [], min(remaining, 1.0))
             if not writable:
                 if self.process.poll() is not None:
@@ -240,9 +247,7 @@ class ExecBackend(Backend):
         while got < count:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                tail = self._stderr_tail()
-                self._kill()
-                raise BackendTimeout(f"{self.label} did not answer within {self.timeout:g} s", tail)
+                raise self._ended(BackendTimeout, f"{self.label} did not answer within {self.timeout:g} s")
             readable, _, _ = select.select([fd], [], [], min(remaining, 1.0))
             if not readable:
                 continue
@@ -258,16 +263,12 @@ class ExecBackend(Backend):
         the tag), checked on its header: a child cannot make the runner buffer what no answer needs."""
         tag, length = P.HEADER.unpack(self._read_exact(P.HEADER.size, deadline))
         if tag not in P.TAGS:
-            tail = self._stderr_tail()
-            self._kill()
-            raise BackendProtocolError(f"{self.label} wrote {tag!r} where a protocol message should start "
-                                       f"(noise on stdout?)", tail)
+            raise self._ended(BackendProtocolError, f"{self.label} wrote {tag!r} where a protocol message should "
+                                                    f"start (noise on stdout?)")
         most = limit(tag) if callable(limit) else limit
         if length > most:
-            tail = self._stderr_tail()
-            self._kill()
-            raise BackendProtocolError(f"{self.label} announced a {tag.decode(errors='replace')} of {length} bytes "
-                                       f"where this call's answer is at most {most} bytes", tail)
+            raise self._ended(BackendProtocolError, f"{self.label} announced a {tag.decode(errors='replace')} of "
+                                                    f"{length} bytes where this call's answer is at most {most} bytes")
         return tag, self._read_exact(length, deadline)
 
     def _json_object(self, tag: bytes, payload: bytes) -> dict:
@@ -276,9 +277,7 @@ class ExecBackend(Backend):
         except ValueError:
             body = None
         if not isinstance(body, dict):
-            tail = self._stderr_tail()
-            self._kill()
-            raise BackendProtocolError(f"{self.label}: the {tag.decode()} payload is not a JSON object", tail)
+            raise self._ended(BackendProtocolError, f"{self.label}: the {tag.decode()} payload is not a JSON object")
         return body
 
     # -- the backend contract ----------------------------------------------------------------
@@ -300,7 +299,7 @@ class ExecBackend(Backend):
         except BackendUnavailable as error:
             self._count_failed_start()
             cause = self.start_failure
-            if isinstance(cause, (BackendTimeout, BackendCrashed, BackendProtocolError)):
+            if isinstance(cause, BackendProcessFailed):
                 raise type(cause)(f"{self.label} (a fresh worker, before its handshake): {cause}",
                                   cause.stderr_tail) from None
             raise BackendCrashed(f"{error}") from None
@@ -340,15 +339,11 @@ class ExecBackend(Backend):
                 raise NotApplicable(str(body.get("error", "not applicable")))
             raise RemoteError(str(body.get("error", "the backend failed")))
         if tag != P.DONE:
-            tail = self._stderr_tail()
-            self._kill()
-            raise BackendProtocolError(f"{self.label} answered a CALL with {tag!r}", tail)
+            raise self._ended(BackendProtocolError, f"{self.label} answered a CALL with {tag!r}")
         try:
             returned, words, input_after = P.decode_done(payload)
         except P.ProtocolError as error:
-            tail = self._stderr_tail()
-            self._kill()
-            raise BackendProtocolError(f"{self.label}: {error}", tail) from None
+            raise self._ended(BackendProtocolError, f"{self.label}: {error}") from None
         target = np.asarray(buffer).view("<u4")
         if words.size != target.size:
             raise RemoteError(f"returned a buffer of {words.size} words for one of {target.size}")

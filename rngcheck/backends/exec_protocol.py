@@ -50,10 +50,16 @@ def dtype_code(array: np.ndarray, what: str) -> int:
     return code
 
 
-def hello_payload(name: str, validates: bool, describe: dict, error: str | None = None) -> bytes:
+def hello_payload(name: str, validates: bool, describe: dict, error: str | None = None,
+                  unavailable: bool = False) -> bytes:
+    """A HELO payload: the backend's name, whether it validates, its describe(); or, for a child
+    that cannot serve, its one-line ``error`` (``unavailable``: it cannot run on this machine, as
+    opposed to a spec that names nothing loadable)."""
     body = {"protocol": PROTOCOL_VERSION, "name": name, "validates": validates, "describe": describe}
     if error:
         body = {"protocol": PROTOCOL_VERSION, "error": error}
+        if unavailable:
+            body["unavailable"] = True
     return json.dumps(body).encode()
 
 

@@ -16,6 +16,7 @@ class NumpyBackend(Backend):
 
     name = "numpy"
     validates = True
+    fork_safe = True  # numpy on the CPU: no device, no threads, nothing a fork breaks
 
     def describe(self) -> dict[str, str]:
         return {

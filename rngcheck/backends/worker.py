@@ -92,9 +92,7 @@ def main(argv=None) -> int:
         hello = P.hello_payload(str(getattr(backend, "name", argv[0])), bool(getattr(backend, "validates", False)),
                                 {str(k): str(v) for k, v in dict(backend.describe() or {}).items()})
     except BackendUnavailable as error:
-        body = json.loads(P.hello_payload("", False, {}, error=str(error)))
-        body["unavailable"] = True
-        channel.send(P.HELLO, json.dumps(body).encode())
+        channel.send(P.HELLO, P.hello_payload("", False, {}, error=str(error), unavailable=True))
         return 2
     except RngcheckError as error:
         channel.send(P.HELLO, P.hello_payload("", False, {}, error=str(error)))

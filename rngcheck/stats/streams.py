@@ -32,7 +32,8 @@ class Source:
     """Base class: ``read(count)`` returns up to ``count`` uint32 words (fewer only at the end).
 
     ``seekable``: ``at(word)`` works. ``fork_safe``: copies may run in forked worker
-    processes (false for device backends: a GPU context does not survive a fork).
+    processes (a backend's stream is when the backend says so, ``Backend.fork_safe``: not a
+    device backend, whose GPU context does not survive a fork, nor one in another process).
     """
 
     seekable = False
@@ -120,7 +121,7 @@ class BackendSource(Source):
         self.state = counter.make_state(counter_start + position // 4, key)
         self.position = position - position % 4
         self._pending = np.empty(0, dtype=np.uint32)
-        self.fork_safe = getattr(backend, "name", "") == "numpy"  # the CPU reference only
+        self.fork_safe = getattr(backend, "fork_safe", False) is True  # the backend contract says
         if position % 4:
             self.read(position % 4)  # inside a block: generate it, drop the words before `position`
 
