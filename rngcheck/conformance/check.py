@@ -17,8 +17,8 @@ import numpy as np
 
 from .. import counter, layout, reference
 from ..description import FEATURE_LEVEL_4_0
-from ..errors import (BackendCrashed, BackendProtocolError, BackendStopped, BackendTimeout, NotApplicable, Rejected,
-                      one_line)
+from ..errors import (BackendCrashed, BackendProcessFailed, BackendProtocolError, BackendStopped, BackendTimeout,
+                      NotApplicable, Rejected, one_line)
 from ..results.records import Verdict
 from ..results.statuses import BROKEN, CRASHED, ERROR, FAILED, INFO, NOT_RUN, PASSED, SKIPPED, TIMEOUT  # noqa: F401
 from ..vectors import sha256_of_words
@@ -123,8 +123,7 @@ def execute(backend, case: C.Case, state=None, sizes=None) -> Execution:
     try:
         returned = backend.random_generator(state_array, tuple(case.sizes), case.strides, buffer,
                                             output_state=case.output_state, feature_level=case.feature_level)
-    except (Rejected, NotApplicable, KeyboardInterrupt, SystemExit, BackendCrashed, BackendTimeout,
-            BackendProtocolError, BackendStopped):
+    except (Rejected, NotApplicable, KeyboardInterrupt, SystemExit, BackendProcessFailed, BackendStopped):
         raise
     except Exception as error:
         raise BackendRaised(error) from error

@@ -99,12 +99,10 @@ def philox_source(key: int, rounds: int = 10, counter_start: int = 0) -> Functio
 
 
 def _bump_key(key: int, word: int) -> int:
-    k0, k1 = key & 0xFFFFFFFF, key >> 32
-    if word == 0:
-        k0 = (k0 + 1) & 0xFFFFFFFF
-    else:
-        k1 = (k1 + 1) & 0xFFFFFFFF
-    return k0 | (k1 << 32)
+    """The 64-bit key with its word ``word`` (0: k0, 1: k1) plus one, mod 2^32."""
+    words = counter.words_of_value(key, 2)
+    words[word] = (words[word] + 1) & counter.WORD_MASK
+    return counter.value_of_words(words)
 
 
 class BackendSource(Source):
