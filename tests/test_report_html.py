@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import functools
 import json
 import re
 import xml.etree.ElementTree as ET
@@ -510,18 +509,12 @@ def damaged(document: dict, data) -> dict:
     return document
 
 
-@functools.cache
-def report_template():
-    """html.render_model's template, compiled once (render_model compiles it on every call)."""
-    return html._environment().get_template(html.TEMPLATE)
-
-
 def assert_damaged_report_is_safe(documents: list[dict], figures: bool) -> None:
     """A damaged document gives a report (possibly incomplete) or a one-line RngcheckError,
     never another exception; the report shows every string as text (the intact report's
     structure is held by assert_self_contained in the tests above)."""
     try:
-        text = report_template().render(**html.build(html.sources_of(documents), figures=figures))
+        text = html.template().render(**html.build(html.sources_of(documents), figures=figures))
     except RngcheckError as error:
         assert "\n" not in str(error).strip(), str(error)
         return

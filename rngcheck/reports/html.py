@@ -20,6 +20,7 @@ interrupted run (``complete`` false) or missing fields give a report marked inco
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import shlex
@@ -713,9 +714,16 @@ def render(documents, stats=None) -> str:
     return render_model(build(sources))
 
 
+@functools.cache
+def template():
+    """The report's template, compiled once per process (a report of many documents, or a test
+    rendering hundreds, compiles it once)."""
+    return _environment().get_template(TEMPLATE)
+
+
 def render_model(model: dict) -> str:
     """The HTML text of a model from ``build``."""
-    return _environment().get_template(TEMPLATE).render(**model)
+    return template().render(**model)
 
 
 def write(documents, path, stats=None) -> None:
