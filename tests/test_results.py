@@ -252,3 +252,28 @@ def test_a_run_refused_before_it_starts_leaves_no_journal_and_keeps_an_old_one(t
     assert cli.main(["run", "--backend", "numpy", "--case", "vectors/*", "--json", str(kept), "--quiet"]) == 0
     assert '"old"' not in old.read_text() and J.read(old)[0]["results"]
     capsys.readouterr()
+
+
+def test_agreement_is_one_rule_for_the_document_and_the_report():
+    """results.document.agreement: a case counts when two or more columns have its digest; it
+    agrees when they are all equal; rows without a digest take no part. The HTML view of one
+    document gives the same counts as the document's own agreement list."""
+    rows = [("a", "x", "d1"), ("a", "y", "d1"), ("b", "x", "d1"), ("b", "y", "d2"),
+            ("c", "x", "d3"), ("c", "y", ""), ("d", "x", "d4")]
+    assert D.agreement(rows) == [{"case": "a", "agree": True, "outputs": {"x": "d1", "y": "d1"}},
+                                 {"case": "b", "agree": False, "outputs": {"x": "d1", "y": "d2"}}]
+    from rngcheck.reports import html
+    document = cli_document_with_two_backends()
+    listed = document["agreement"]
+    view = html.build(html.sources_of([document]))["agreement"]
+    assert view["compared"] == len(listed) and view["agree"] == sum(a["agree"] for a in listed)
+    assert [d["case"] for d in view["differ"]] == [a["case"] for a in listed if not a["agree"]]
+    assert view["differ"], "the document must have a case on which the backends differ"
+
+
+def cli_document_with_two_backends():
+    import panel
+    from rngcheck.backends import load
+    from rngcheck.conformance.runner import NamedBackend, RunOptions, run
+    backends = [NamedBackend("numpy", load("numpy")), NamedBackend("flips", panel.FlipsTwoWords())]
+    return run(backends, RunOptions(profile="quick", seed=0))

@@ -30,6 +30,7 @@ from pathlib import Path
 
 from .. import __version__, counter
 from ..errors import RngcheckError
+from ..results.document import agreement
 from ..results.sources import STATS_SCHEMA, Source, classify, read, sources_of  # noqa: F401  (reading API)
 from ..jsonfile import atomic_write
 from ..results.statuses import BROKEN, STATUSES, effective
@@ -478,24 +479,18 @@ def _matrix(data, columns, categories) -> list[dict]:
 
 
 def _agreement(data, columns, case_by_id) -> dict:
-    """Cases with output on two or more columns: do their output digests agree? From the results table."""
+    """Cases with output on two or more columns: do their output digests agree? The rule is
+    results.document.agreement, fed from the results table (a column is a run and a backend)."""
     if len(columns) < 2:
         return {"shown": False}
     keys = [c["key"] for c in columns]
-    outputs = data[data["output_sha256"] != ""].set_index(["run", "backend"])
-    outputs = outputs[outputs.index.isin(keys)].reset_index()
-    compared, differ = 0, []
-    by_case = {case: group for case, group in outputs.groupby("case", sort=False)}
-    for case_id in case_by_id:
-        group = by_case.get(case_id)
-        if group is None or len(group) < 2:
-            continue
-        compared += 1
-        if group["output_sha256"].nunique() > 1:
-            digests = {(r.run, r.backend): r.output_sha256 for r in group.itertuples()}
-            differ.append({"case": case_id, "link": f"#case-{_anchor_part(case_id)}",
-                           "cells": [_short(digests.get(k)) or "-" for k in keys]})
-    return {"shown": True, "compared": compared, "agree": compared - len(differ), "differ": differ}
+    shown = set(keys)
+    found = {a["case"]: a for a in agreement(
+        (r.case, (r.run, r.backend), r.output_sha256) for r in data.itertuples() if (r.run, r.backend) in shown)}
+    compared = [found[case_id] for case_id in case_by_id if case_id in found]
+    differ = [{"case": a["case"], "link": f"#case-{_anchor_part(a['case'])}",
+               "cells": [_short(a["outputs"].get(k)) or "-" for k in keys]} for a in compared if not a["agree"]]
+    return {"shown": True, "compared": len(compared), "agree": len(compared) - len(differ), "differ": differ}
 
 
 def _trend(data) -> list[dict]:

@@ -105,6 +105,20 @@ def is_failure(result: dict) -> bool:
     return statuses.is_failure(result["status"], result["required"])
 
 
+def agreement(outputs) -> list[dict]:
+    """Cross-backend agreement, the one rule: ``outputs`` are (case, column, output digest) rows;
+    a case with a digest in two or more columns agrees when all its digests are equal. Returns
+    [{case, agree, outputs{column: digest}}] in first-seen case order (rows without a digest
+    take no part). The document's ``agreement`` (columns: backends) and the HTML report's
+    agreement view (columns: run and backend) both come from here."""
+    by_case: dict = {}
+    for case, column, digest in outputs:
+        if digest:
+            by_case.setdefault(case, {})[column] = digest
+    return [{"case": case, "agree": len(set(digests.values())) == 1, "outputs": digests}
+            for case, digests in by_case.items() if len(digests) > 1]
+
+
 def finish(document: dict) -> dict:
     """Fill in per-backend summaries, cross-backend agreement and the overall summary."""
     by_backend = {}
@@ -115,13 +129,7 @@ def finish(document: dict) -> dict:
         entry["summary"] = {s: sum(r["status"] == s for r in results) for s in STATUSES}
         entry["verdict"] = "fail" if any(is_failure(r) for r in results) else "pass"
     if len(document["backends"]) > 1:
-        outputs = {}
-        for result in document["results"]:
-            if result["output_sha256"]:
-                outputs.setdefault(result["case"], {})[result["backend"]] = result["output_sha256"]
-        document["agreement"] = [
-            {"case": case, "agree": len(set(hashes.values())) == 1, "outputs": hashes}
-            for case, hashes in outputs.items() if len(hashes) > 1]
+        document["agreement"] = agreement((r["case"], r["backend"], r["output_sha256"]) for r in document["results"])
     counts = {s: sum(r["status"] == s for r in document["results"]) for s in STATUSES}
     failed = sum(is_failure(r) for r in document["results"])
     if not document.get("complete", True):
