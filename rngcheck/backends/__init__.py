@@ -35,6 +35,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import inspect
+import os
 import sys
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
@@ -176,26 +177,35 @@ def known_backends(specs=None) -> list[KnownBackend]:
 
     (A worker per backend: TensorFlow and OpenCL, for one, cannot share a process.)
     """
-    known = []
     registered = _registered()
     if specs:
-        for spec in specs:
-            name = spec.partition(":")[0]
-            target = registered[name].value if name in registered else spec
-            known.append(_probe(spec, target))
-        return known
+        probes = [(spec, registered[spec.partition(":")[0]].value if spec.partition(":")[0] in registered else spec)
+                  for spec in specs]
+        return _probe_all(probes)
+    known, probes = {}, []
     for name, ep in sorted(registered.items()):
         try:
             target = ep.load()
         except Exception as error:
-            known.append(KnownBackend(name, ep.value, False, f"cannot import {ep.value}: {error}"))
+            known[name] = KnownBackend(name, ep.value, False, f"cannot import {ep.value}: {error}")
             continue
         usage = getattr(target, "usage", None)
         if usage:  # needs options to exist at all (exec:COMMAND)
-            known.append(KnownBackend(name, ep.value, True, usage))
+            known[name] = KnownBackend(name, ep.value, True, usage)
             continue
-        known.append(_probe(name, ep.value))
-    return known
+        probes.append((name, ep.value))
+    known.update(zip([name for name, _ in probes], _probe_all(probes)))
+    return [known[name] for name in sorted(known)]
+
+
+def _probe_all(probes: list[tuple[str, str]]) -> list[KnownBackend]:
+    """_probe on each (spec, target), as many workers at once as there are CPUs; results in order.
+    Each probe starts and closes its worker in one pool thread (a child's PR_SET_PDEATHSIG
+    follows the thread that started it, and the thread outlives the child)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=max(1, min(len(probes), os.cpu_count() or 1))) as pool:
+        return list(pool.map(lambda probe: _probe(*probe), probes))
 
 
 def _probe(spec: str, target: str) -> KnownBackend:
