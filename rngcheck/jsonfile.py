@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import tempfile
 from pathlib import Path
 
@@ -31,7 +32,11 @@ def read_bytes_limited(path, error: type[RngcheckError] = RngcheckError, what: s
     path = Path(path)
     try:
         with open(path, "rb") as file:
-            size = os.fstat(file.fileno()).st_size
+            status = os.fstat(file.fileno())
+            if stat.S_ISCHR(status.st_mode) or stat.S_ISBLK(status.st_mode):
+                # /dev/zero, /dev/urandom, a disk: endless or huge, and never a document
+                raise error(f"{path}: a device, not a file: an rngcheck {what} is a file (or a pipe)")
+            size = status.st_size
             if size > limit:
                 raise error(f"{path}: {size} bytes, larger than an rngcheck {what} can be ({limit} bytes)")
             raw = file.read(limit + 1)
