@@ -2,8 +2,9 @@
 
 This is the one JSON reader of files a user hands rngcheck (result and stats documents, journals,
 vector files): a file that is not what it claims is refused here, with one line, before anything
-reads it. Limits: at most ``MAX_BYTES`` read (``/dev/zero`` given as a document is refused after
-that many bytes, not read until memory runs out) and containers nested at most ``MAX_DEPTH`` deep
+reads it. Limits: a device (``/dev/zero``) is refused from its file type before any read, and at
+most ``MAX_BYTES`` are read from anything else (a pipe that never ends is refused after that many
+bytes, not read until memory runs out); containers nested at most ``MAX_DEPTH`` deep
 (rngcheck's own documents nest about six; JSON nested 100,000 deep is refused, not a RecursionError;
 the parser's own recursion guard stops it, and the depth of what parsed is checked without recursion).
 
