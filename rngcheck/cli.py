@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from . import __version__
-from .errors import RngcheckError
+from .errors import BackendProcessFailed, BackendStopped, RngcheckError, one_line
 
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 REPRO_MAX_EXTENT = 1 << 28  # words (1 GiB): a reproduction is a small case
@@ -239,7 +239,7 @@ def _gate(document: dict, args) -> int:
         comparison = compare.load(args.baseline, [document], args.expected_failures, same_run_check=False)
         print(compare.text(comparison, quiet=args.quiet))
         return EXIT_FAIL if comparison.regressions else EXIT_PASS
-    from .reports.terminal import printable
+    from .results.text import printable
     from .results.baseline import gate, read_expected
     from .results.tables import table
 
@@ -271,7 +271,7 @@ def cmd_export(args) -> int:
 
 def cmd_backends(args) -> int:
     from .backends import known_backends
-    from .reports.terminal import printable
+    from .results.text import printable
 
     known = known_backends(args.specs)
     if args.json:
@@ -540,6 +540,13 @@ def _main(argv=None) -> int:
     except RngcheckError as error:
         print(f"rngcheck: error: {error}", file=sys.stderr)
         return EXIT_USAGE
+    except (BackendProcessFailed, BackendStopped) as error:
+        # a backend that crashed, hung or broke the protocol outside a conformance case (stats,
+        # nist): the command's verdict is a failure of the backend, said in one line
+        tail = (getattr(error, "stderr_tail", "") or "").strip().splitlines()[-1:]
+        print(f"rngcheck: error: the backend failed: {one_line(error)}"
+              + (f" (its stderr ends: {' '.join(tail[0].split())[:200]})" if tail else ""), file=sys.stderr)
+        return EXIT_FAIL
     except OSError as error:  # an output file or directory that cannot be written
         where = f" {error.filename}" if error.filename else ""
         print(f"rngcheck: error: cannot write{where}: {error.strerror or error}", file=sys.stderr)

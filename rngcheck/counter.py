@@ -62,8 +62,11 @@ def words_of_value(value: int, count: int) -> list[int]:
 
 
 def counter_of(state) -> int:
-    """Rule 1: the 128-bit counter of a state, as an integer."""
-    return value_of_words(np.asarray(state).reshape(-1)[:COUNTER_WORDS].tolist())
+    """Rule 1: the 128-bit counter of a state (or of its four counter words), as an integer."""
+    words = np.asarray(state).reshape(-1)
+    if words.size < COUNTER_WORDS:
+        raise ValueError(f"a counter is {COUNTER_WORDS} words, got {words.tolist()}")
+    return value_of_words(words[:COUNTER_WORDS].tolist())
 
 
 def key_of(state) -> tuple[int, int]:

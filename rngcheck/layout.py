@@ -87,13 +87,23 @@ def write_elements(sizes, strides, buffer, pieces) -> None:
     order, consecutive and increasing. Each piece is stored before the next one is asked for
     (so ``words`` may be a scratch array the producer reuses). Packed strides store a slice
     (offset = index, rule 2); any other layout scatters through :func:`physical_offsets`.
+    Strides must not be negative (callers validate the description first).
     """
     packed = is_packed(sizes, strides)
+    if not packed and any(int(stride) < 0 for stride in effective_strides(sizes, strides)):
+        raise ValueError(f"strides {tuple(strides)} are negative: an offset would wrap to the buffer's end")
+    aliased = not packed and aliases(sizes, strides)
     for first, words in pieces:
         if packed:
             buffer[first:first + len(words)] = words
-        else:
-            buffer[physical_offsets(sizes, strides, first, len(words))] = words
+            continue
+        offsets = physical_offsets(sizes, strides, first, len(words))
+        if aliased:
+            # numpy does not promise which of several writes to one offset stays: keep the last
+            # in row-major order (rule 4) explicitly. (Later pieces overwrite earlier ones anyway.)
+            last = len(offsets) - 1 - np.unique(offsets[::-1], return_index=True)[1]
+            offsets, words = offsets[last], np.asarray(words)[last]
+        buffer[offsets] = words
 
 
 EXACT_ALIAS_LIMIT = 1 << 22

@@ -189,3 +189,23 @@ class FloodsStderr(Correct):
                 os.write(2, line)
             os.write(2, b"the last line of the flood\n")
         return super().random_generator(state, sizes, strides, buffer, **kw)
+
+
+class ExitsAfterCalls(Correct):
+    """Answers its first CALLS calls, then exits: a backend that dies in the middle of a stream."""
+    name = "exits-after-calls"
+    CALLS = 3
+
+    def __init__(self):
+        self.calls = 0
+
+    def random_generator(self, state, sizes, strides, buffer, **kw):
+        self.calls += 1
+        if self.calls > self.CALLS:
+            os._exit(9)
+        return super().random_generator(state, sizes, strides, buffer, **kw)
+
+
+class ExitsAtOnce(ExitsAfterCalls):
+    name = "exits-at-once"
+    CALLS = 0

@@ -181,3 +181,18 @@ def test_the_html_report_shows_a_case_counter_as_words_most_significant_first():
     page = html.render([json.loads(json.dumps(document))])
     # the "input counter" column of the counter-vectors table (Jinja2 escapes the apostrophes)
     assert '<td class="mono nowrap">0x48656c6c&#39;6f46726f&#39;6d536561&#39;74746c65</td>' in page
+
+
+def test_write_elements_refuses_negative_strides_and_keeps_the_last_aliased_element():
+    buffer = np.zeros(4, dtype=np.uint32)
+    with pytest.raises(ValueError, match="negative"):
+        layout.write_elements((2,), (-1,), buffer, [(0, np.array([1, 2], dtype=np.uint32))])
+    assert not buffer.any()
+    # stride 0 on the rows: rows 0, 1, 2 all land on offsets 0-1; row 2 (the last) stays (rule 4)
+    layout.write_elements((3, 2), (0, 1), buffer, [(0, np.arange(1, 7, dtype=np.uint32))])
+    assert buffer.tolist() == [5, 6, 0, 0]
+
+
+def test_counter_of_refuses_fewer_than_four_words():
+    with pytest.raises(ValueError, match="4 words"):
+        counter.counter_of([1, 2, 3])

@@ -168,3 +168,18 @@ def test_the_html_report_shows_a_nist_document(tmp_path):
     page = html.read_text()
     assert "nist.sts.Frequency" in page and "nist.sts.Universal" in page  # a row, and a test that did not apply
     assert "sts-2.1.2" in page
+
+
+def test_a_backend_that_crashes_is_hosted_in_a_worker_and_said_in_one_line(tmp_path):
+    """``nist --backend`` hosts a backend in a worker (as run and stats do): one that exits at its
+    first call does not take rngcheck down; the command says so in one line and exits 1."""
+    import subprocess
+    import sys
+    from pathlib import Path
+    spec = f"{Path(__file__).parent / 'faults.py'}:ExitsAtOnce"
+    done = subprocess.run([sys.executable, "-m", "rngcheck", "nist", "--backend", spec, "--sequences", "2",
+                           "--length", "100000"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1, (done.returncode, done.stderr)
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
+    assert lines[0].startswith("rngcheck: error: the backend failed: BackendCrashed") and "exit code 9" in lines[0]

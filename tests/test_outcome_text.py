@@ -58,6 +58,31 @@ def test_the_failure_text_is_message_diagnosis_mismatches_rule_reproduce_in_that
     assert bare == []
 
 
+def test_null_fields_of_a_damaged_result_are_question_marks_not_none():
+    row = dict(ROW, coordinates=[0, None, 2])
+    assert text.mismatch_fields(row)["coordinates"] == "(0, ?, 2)"
+    damaged = _result(diagnosis={"id": None, "summary": None}, mismatch_count=None)
+    assert text.diagnosis_line(damaged["diagnosis"]) == "diagnosis: ?:"
+    said = dict(text.properties(damaged))
+    assert said["rngcheck.diagnosis"] == "?" and said["rngcheck.mismatch_count"] == "3"
+    assert "None" not in " ".join(text.failure_lines(damaged) + [v for _, v in text.properties(damaged)])
+
+
+def test_the_terminal_tags_a_failure_with_its_diagnosis_and_does_not_repeat_it():
+    """The terminal's failure line carries the id as a tag; its detail lines are the mismatches
+    and the reproduce command, with no separate diagnosis line."""
+    import panel
+    from rngcheck.conformance.runner import NamedBackend, RunOptions, run
+    from rngcheck.reports import terminal
+    document = run([NamedBackend("lanes", panel.LanesReversed())],
+                   RunOptions(profile="quick", seed=0, select=["layout/column-major"]))
+    failed = [r for r in document["results"] if r["status"] == "failed"]
+    assert failed and failed[0]["diagnosis"]["id"] == "lanes-reversed"
+    shown = terminal.summary(document)
+    assert "[lanes-reversed]" in shown and "diagnosis:" not in shown
+    assert text.mismatch_line(failed[0]["mismatches"][0]) in shown and "reproduce: rngcheck repro" in shown
+
+
 def test_properties_say_status_diagnosis_first_mismatch_and_reproduce_and_nothing_for_a_pass():
     said = dict(text.properties(_result()))
     assert said == {"rngcheck.status": "failed", "rngcheck.diagnosis": "lanes-reversed",

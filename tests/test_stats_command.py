@@ -275,3 +275,24 @@ def test_with_dieharder_on_a_short_file_reports_the_end_of_the_stream(tmp_path):
                       "--quiet"))
     (peer,) = json.loads(out.read_text())["peers"]
     assert peer["results"] == [] and "the stream ended" in peer["errors"][0]["error"]
+
+
+def test_a_backend_that_dies_mid_stream_gives_an_incomplete_document_not_a_traceback(tmp_path):
+    """The worker exits after three calls, while the inter-stream pairs are read: the streams read
+    before keep their tests, the document is written (complete false, backend_failed true, the
+    message names the stream and the exit), the verdict line says why, exit 2, no traceback."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+    spec = f"{Path(__file__).parent / 'faults.py'}:ExitsAfterCalls"
+    out = tmp_path / "stats.json"
+    done = subprocess.run([sys.executable, "-m", "rngcheck", "stats", "--backend", spec, "--tier", "smoke",
+                           "--json", str(out), "--quiet"], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr + done.stdout
+    doc = json.loads(out.read_text())
+    assert doc["complete"] is False and doc["backend_failed"] is True and doc["verdict"] == "INCOMPLETE"
+    assert "the backend failed while reading the" in doc["message"] and "exit code 9" in doc["message"]
+    assert doc["results"], "the tests of the streams read before the failure are kept"
+    assert "(the backend failed)" in done.stdout

@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 
 from .. import __version__
 from ..errors import RngcheckError
-from .terminal import printable
+from ..results.text import printable
 
 SHOWN = 40   # changes of one kind printed on the terminal
 TITLES = {

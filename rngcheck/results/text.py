@@ -26,6 +26,10 @@ def printable(text) -> str:
                    if ord(c) < 0x10000 else f"\\U{ord(c):08x}" for c in str(text))
 
 
+def _or_unknown(value) -> str:
+    return UNKNOWN if value is None else str(value)
+
+
 def _dict(value) -> dict:
     return value if isinstance(value, dict) else {}
 
@@ -36,7 +40,7 @@ def mismatch_fields(mismatch) -> dict[str, str]:
     fields = {key: UNKNOWN if row.get(key) is None else str(row[key]) for key in MISMATCH_FIELDS}
     coordinates = row.get("coordinates")
     if isinstance(coordinates, (list, tuple)):
-        fields["coordinates"] = "(" + ", ".join(map(str, coordinates)) + ")"
+        fields["coordinates"] = "(" + ", ".join(UNKNOWN if c is None else str(c) for c in coordinates) + ")"
     return fields
 
 
@@ -52,7 +56,7 @@ def diagnosis_line(diagnosis) -> str:
     """``diagnosis: ID: SUMMARY``, or "" when there is no diagnosis."""
     if not isinstance(diagnosis, dict):
         return ""
-    return f"diagnosis: {diagnosis.get('id', UNKNOWN)}: {diagnosis.get('summary', '')}".rstrip()
+    return f"diagnosis: {_or_unknown(diagnosis.get('id'))}: {diagnosis.get('summary') or ''}".rstrip()
 
 
 def rule_line(case) -> str:
@@ -66,15 +70,16 @@ def reproduce_line(result) -> str:
     return f"reproduce: {command}" if command else ""
 
 
-def detail_lines(result, case=None, mismatches: int | None = None) -> list[str]:
-    """What follows a result's message: its diagnosis, its mismatch lines (the first ``mismatches``
-    of them, or all the document lists), the case's rule (when ``case`` is given), the command
-    that reproduces it."""
+def detail_lines(result, case=None, mismatches: int | None = None, diagnosis: bool = True) -> list[str]:
+    """What follows a result's message: its diagnosis (unless ``diagnosis`` is False: the terminal
+    tags its header line with the id instead), its mismatch lines (the first ``mismatches`` of
+    them, or all the document lists), the case's rule (when ``case`` is given), the command that
+    reproduces it."""
     result = _dict(result)
     rows = result.get("mismatches")
     rows = rows if isinstance(rows, list) else []
     return [line for line in [
-        diagnosis_line(result.get("diagnosis")),
+        diagnosis_line(result.get("diagnosis")) if diagnosis else "",
         *(mismatch_line(m) for m in rows[:mismatches]),
         rule_line(case),
         reproduce_line(result),
@@ -90,7 +95,7 @@ def failure_lines(result, case=None, mismatches: int | None = None) -> list[str]
 def properties(result) -> list[tuple[str, str]]:
     """Name and value pairs that say a result to a machine (JUnit ``<property>`` of a test case,
     pytest's ``record_property``): the effective status, the diagnosis, the first mismatch line,
-    the mismatch count and the command that reproduces it. None for a result that passed."""
+    the mismatch count and the command that reproduces it. Empty for a result that passed."""
     result = _dict(result)
     status = effective(result.get("status"), result.get("required"))
     if status == PASSED:
@@ -98,12 +103,12 @@ def properties(result) -> list[tuple[str, str]]:
     found = [("rngcheck.status", status)]
     diagnosis = result.get("diagnosis")
     if isinstance(diagnosis, dict):
-        found += [("rngcheck.diagnosis", str(diagnosis.get("id", UNKNOWN))),
-                  ("rngcheck.diagnosis.summary", str(diagnosis.get("summary", "")))]
+        found += [("rngcheck.diagnosis", _or_unknown(diagnosis.get("id"))),
+                  ("rngcheck.diagnosis.summary", str(diagnosis.get("summary") or ""))]
     rows = result.get("mismatches")
     if isinstance(rows, list) and rows:
         found += [("rngcheck.mismatch", mismatch_line(rows[0])),
-                  ("rngcheck.mismatch_count", str(result.get("mismatch_count", len(rows))))]
+                  ("rngcheck.mismatch_count", str(result.get("mismatch_count") or len(rows)))]
     if result.get("reproduce_command"):
         found.append(("rngcheck.reproduce", str(result["reproduce_command"])))
     return found

@@ -11,8 +11,10 @@ Result document (JSON; schema "rngcheck-stats", schema_version 1), flat on purpo
   bytes_tested                bytes of the main stream actually read (retests and
                               inter-stream streams not included)
   complete                    false when the stream ended before the tier's size, or the run
-                              was interrupted
+                              was interrupted, or the backend failed
   interrupted                 true when Ctrl-C or SIGTERM stopped it (absent otherwise)
+  backend_failed              true when the backend crashed, hung or broke its protocol while
+                              a stream was read (absent otherwise); message says which
   message                     why not complete ("" otherwise)
   thresholds                  {"suspect", "fail", "tests", "family_false_suspect", "family_false_fail"}
   verdict                     "PASS" | "FAIL" | "SUSPECT" (SUSPECT only when no fresh data was
@@ -84,7 +86,7 @@ from concurrent.futures.process import BrokenProcessPool
 import numpy as np
 
 from ..backends.lifetime import die_with_parent
-from ..errors import RngcheckError
+from ..errors import BackendProcessFailed, BackendStopped, RngcheckError, one_line
 from . import knuth, lanes, linear, nist, nist_stream, practrand_kinds, testu01
 from .accumulators import shared_chunk
 from .streams import NEIGHBOURS, XorSource
@@ -376,7 +378,7 @@ def run(source, *, tier: str = "smoke", nbytes: int | None = None, seed=None, re
             groups.append((f"xor {kind}", XorSource(source.at(0), other.at(0), kind), interstream_tests(), share))
 
     results, not_run, accs_by_stream = [], [], {}
-    bytes_tested, complete, message, interrupted = 0, True, "", False
+    bytes_tested, complete, message, interrupted, backend_failed = 0, True, "", False, False
     begin, tick = getattr(progress, "begin", None), getattr(progress, "advance", None)  # a progress bar
     for stream, src, factories, want in groups:
         say(f"{stream}: reading {want * 4 / MiB:.0f} MiB")
@@ -391,6 +393,11 @@ def run(source, *, tier: str = "smoke", nbytes: int | None = None, seed=None, re
         except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the streams read so far make a partial document
             interrupted, complete = True, False
             message = f"interrupted while reading the {stream} stream; the tests of the streams read before are kept"
+            break
+        except (BackendProcessFailed, BackendStopped) as failure:  # the backend crashed or hung mid-stream
+            complete, backend_failed = False, True
+            message = (f"the backend failed while reading the {stream} stream ({one_line(failure)}); "
+                       "the tests of the streams read before are kept")
             break
         if stream == "main":
             bytes_tested = got * 4
@@ -485,6 +492,8 @@ def run(source, *, tier: str = "smoke", nbytes: int | None = None, seed=None, re
     }
     if interrupted:
         document["interrupted"] = True
+    if backend_failed:
+        document["backend_failed"] = True
     if executor is not None and hasattr(executor, "execution"):
         document["execution"] = executor.execution()
     return document

@@ -144,6 +144,7 @@ def render(doc: dict, stream=None, quiet: bool = False) -> None:
             render_peer(peer, out)
     c = doc["counts"]
     short = "" if doc["complete"] else (" (interrupted)" if doc.get("interrupted") else
+                                        " (the backend failed)" if doc.get("backend_failed") else
                                         " (stream too short for the tier)")
     print(f"{doc['verdict']}{short}: {len(doc['results'])} p-values ({c['PASS']} pass, {c['SUSPECT']} suspect, "
           f"{c['FAIL']} fail) on {doc['bytes_tested'] / (1 << 20):.1f} MiB, tier {doc['tier']}, "

@@ -255,18 +255,22 @@ def read_bits(path: str, fmt: str = "auto") -> tuple[np.ndarray, str]:
 
 
 def backend_bits(spec: str, seed: int, total_bits: int) -> tuple[np.ndarray, dict]:
-    """``total_bits`` bits of a backend's stream (the battery's bit order: rngcheck.stats.bits)."""
-    from ..backends import load
+    """``total_bits`` bits of a backend's stream (the battery's bit order: rngcheck.stats.bits).
+    The backend is hosted as ``rngcheck run`` and ``rngcheck stats`` host it (the reference
+    in-process, any other backend in a worker), so one that crashes cannot take rngcheck down."""
+    from ..backends.hosting import close, hosted
     from .streams import BackendSource
 
     if not 0 <= seed < 1 << 64:
         raise RngcheckError("--seed must be a 64-bit unsigned integer")
-    source = BackendSource(load(spec), key=seed)
+    backend = hosted(spec)
+    source = BackendSource(backend, key=seed)
     try:
         words = source.read((total_bits + 31) // 32)
         return to_bits(words)[:total_bits], source.describe()
     finally:
         source.close()
+        close(backend)
 
 
 # ------------------------------------------------------------------------------------------
