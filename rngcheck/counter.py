@@ -55,6 +55,17 @@ def value_of_words(words) -> int:
     return sum(int(w) << (32 * i) for i, w in enumerate(words))
 
 
+def word_of(value) -> int:
+    """A 32-bit state word from any integer with its bits: value mod 2^32 (an int32 -1 is 0xffffffff)."""
+    return int(value) & WORD_MASK
+
+
+def signed_word(word) -> int:
+    """The int32 with a word's bits (for libraries that take or keep state words as int32)."""
+    word = word_of(word)
+    return word - (1 << 32) if word >= 1 << 31 else word
+
+
 def words_of_value(value: int, count: int) -> list[int]:
     """Rules 1-2 the other way: ``count`` 32-bit words of ``value`` (mod 2^(32 count)),
     least significant first."""

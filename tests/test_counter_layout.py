@@ -196,3 +196,12 @@ def test_write_elements_refuses_negative_strides_and_keeps_the_last_aliased_elem
 def test_counter_of_refuses_fewer_than_four_words():
     with pytest.raises(ValueError, match="4 words"):
         counter.counter_of([1, 2, 3])
+
+
+@given(st.integers(min_value=-(1 << 40), max_value=1 << 40))
+def test_word_of_and_signed_word_keep_the_bits(value):
+    word = counter.word_of(value)
+    assert 0 <= word <= counter.WORD_MASK and (word - value) % (1 << 32) == 0
+    signed = counter.signed_word(value)
+    assert -(1 << 31) <= signed < 1 << 31 and counter.word_of(signed) == word
+    assert counter.signed_word(0xFFFFFFFF) == -1 and counter.word_of(-1) == 0xFFFFFFFF

@@ -78,12 +78,6 @@ __kernel void rngcheck_philox_header(__global uint *out, ulong ctr_lo, ulong ctr
 """
 
 
-def _int32(word: int) -> int:
-    """The int32 with the bits of a uint32 word (pyopencl's kernel arguments are int32)."""
-    word = int(word) & 0xFFFFFFFF
-    return word - (1 << 32) if word >= 1 << 31 else word
-
-
 def recover_words(values: np.ndarray) -> np.ndarray:
     """uint32 words A from float64 x = fl(2^-32 A + 2^-64 B): floor(x * 2^32), exact when the
     fraction left is not 0 (a round-up to A + 1 always leaves 0). An ambiguous one makes the
@@ -184,16 +178,17 @@ class PyopenclBackend(Backend):
         from pyopencl.clrandom import PhiloxGenerator
         n = placement.checked_element_count(sizes, strides, buffer)
         k0, k1 = counter.key_of(state)
-        generator = PhiloxGenerator(self.context, key=[_int32(k1)],
-                                    counter=[_int32(w) for w in counter.counter_words(state)])
+        # pyopencl's generator takes its key and counter as int32 kernel arguments
+        generator = PhiloxGenerator(self.context, key=[counter.signed_word(k1)],
+                                    counter=[counter.signed_word(w) for w in counter.counter_words(state)])
         values = cl_array.empty(self.queue, n, dtype=np.float64)
         generator.fill_uniform(values, a=0, b=1, queue=self.queue)
         recovered = recover_words(values.get(queue=self.queue))
         placement.place(sizes, strides, buffer, lambda first, count: recovered[first:first + count])
         if not output_state:
             return None
-        return counter.state_from_words([int(w) & 0xFFFFFFFF for w in generator.counter],
-                                        [k0, int(generator.key[0]) & 0xFFFFFFFF])
+        return counter.state_from_words([counter.word_of(w) for w in generator.counter],
+                                        [k0, counter.word_of(generator.key[0])])
 
 
 class PyopenclGeneratorBackend(PyopenclBackend):

@@ -151,13 +151,13 @@ def _pyopencl_state(multiplier):
     top = (1 << 31) - 1
 
     def advance(state, n):
-        words = [int(w) - (1 << 32) if int(w) >= 1 << 31 else int(w) for w in np.asarray(state).reshape(-1)]
+        words = [counter.signed_word(w) for w in np.asarray(state).reshape(-1)]
         carry, words[0] = divmod(words[0] + multiplier * n, top)
         if carry:
             words[1] += carry
             carry, words[1] = divmod(words[1], top)
             words[2] += carry
-        return np.array([w & 0xFFFFFFFF for w in words], dtype=np.uint32)
+        return np.array([counter.word_of(w) for w in words], dtype=np.uint32)
     return advance
 
 
