@@ -183,3 +183,19 @@ def test_a_backend_that_crashes_is_hosted_in_a_worker_and_said_in_one_line(tmp_p
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
     assert lines[0].startswith("rngcheck: error: the backend failed: BackendCrashed") and "exit code 9" in lines[0]
+
+
+def test_a_binary_file_is_kept_packed_and_sliced_like_the_unpacked_bits(tmp_path):
+    """Binary input stays a byte per 8 bits in memory; every slice equals the unpacked array's."""
+    rng = np.random.default_rng(3)
+    raw = rng.integers(0, 256, 1000, dtype=np.uint8)
+    path = tmp_path / "b.bin"
+    path.write_bytes(raw.tobytes())
+    bits, fmt = nist_sts.read_bits(str(path), "binary")
+    assert fmt == "binary" and isinstance(bits, nist_sts.PackedBits) and bits.data.nbytes == 1000
+    full = np.unpackbits(raw)
+    assert bits.size == full.size == 8000
+    for start, stop in [(0, 8000), (0, 1), (3, 11), (7, 8), (8, 16), (5, 5), (7993, 8000), (123, 4567), (10, 3)]:
+        assert np.array_equal(bits[start:stop], full[start:stop]), (start, stop)
+    with pytest.raises(TypeError):
+        bits[::2]

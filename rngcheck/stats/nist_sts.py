@@ -225,7 +225,28 @@ def _judge(row: Row) -> Row:
 # Input: NIST's ASCII format, bytes, or a backend's stream.
 # ------------------------------------------------------------------------------------------
 
-def read_bits(path: str, fmt: str = "auto") -> tuple[np.ndarray, str]:
+class PackedBits:
+    """The bits of a binary input kept packed (a byte per 8 bits, most significant first). A
+    slice is unpacked when a sequence is read, so a large file costs its own size in memory, not
+    eight times it. ``size`` and ``bits[a:b]`` (a uint8 0/1 array) are all ``run`` needs."""
+
+    def __init__(self, data: np.ndarray):
+        self.data = data
+        self.size = int(data.size) * 8
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __getitem__(self, key) -> np.ndarray:
+        if not isinstance(key, slice) or key.step not in (None, 1):
+            raise TypeError("PackedBits takes a contiguous slice")
+        start, stop, _ = key.indices(self.size)
+        stop = max(start, stop)
+        first = start // 8
+        return np.unpackbits(self.data[first:(stop + 7) // 8])[start - 8 * first:stop - 8 * first]
+
+
+def read_bits(path: str, fmt: str = "auto") -> tuple[np.ndarray | PackedBits, str]:
     """The bits of a file ('-': stdin) as a uint8 0/1 array, and the format read.
 
     ascii: '0' and '1' characters; spaces, tabs and line ends are skipped (NIST's data files
@@ -245,7 +266,7 @@ def read_bits(path: str, fmt: str = "auto") -> tuple[np.ndarray, str]:
         head = raw[:1 << 16]
         fmt = "ascii" if head and np.isin(np.frombuffer(head, np.uint8), ASCII_BYTES).mean() >= 0.9 else "binary"
     if fmt == "binary":
-        return np.unpackbits(data), fmt
+        return PackedBits(data), fmt
     bad = np.flatnonzero(~np.isin(data, ASCII_BYTES))
     if bad.size:
         at = int(bad[0])
