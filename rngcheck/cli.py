@@ -543,9 +543,9 @@ def _main(argv=None) -> int:
     except (BackendProcessFailed, BackendStopped) as error:
         # a backend that crashed, hung or broke the protocol outside a conformance case (stats,
         # nist): the command's verdict is a failure of the backend, said in one line
-        tail = (getattr(error, "stderr_tail", "") or "").strip().splitlines()[-1:]
+        said = error.last_stderr_line() if isinstance(error, BackendProcessFailed) else ""
         print(f"rngcheck: error: the backend failed: {one_line(error)}"
-              + (f" (its stderr ends: {' '.join(tail[0].split())[:200]})" if tail else ""), file=sys.stderr)
+              + (f" (its stderr ends: {' '.join(said.split())[:200]})" if said else ""), file=sys.stderr)
         return EXIT_FAIL
     except OSError as error:  # an output file or directory that cannot be written
         where = f" {error.filename}" if error.filename else ""

@@ -52,6 +52,11 @@ class BackendProcessFailed(Exception):
         super().__init__(message)
         self.stderr_tail = stderr_tail
 
+    def last_stderr_line(self) -> str:
+        """The last non-empty line the process wrote to stderr ("" when it wrote nothing)."""
+        lines = (self.stderr_tail or "").strip().splitlines()
+        return lines[-1].strip() if lines else ""
+
 
 class BackendCrashed(BackendProcessFailed):
     """The backend's process died during a call (signal or exit code, and its stderr's tail)."""

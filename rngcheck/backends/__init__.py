@@ -179,9 +179,9 @@ def known_backends(specs=None) -> list[KnownBackend]:
     """
     registered = _registered()
     if specs:
-        probes = [(spec, registered[spec.partition(":")[0]].value if spec.partition(":")[0] in registered else spec)
-                  for spec in specs]
-        return _probe_all(probes)
+        names = [spec.partition(":")[0] for spec in specs]
+        return _probe_all([(spec, registered[name].value if name in registered else spec)
+                           for spec, name in zip(specs, names)])
     known, probes = {}, []
     for name, ep in sorted(registered.items()):
         try:

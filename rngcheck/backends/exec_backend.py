@@ -147,30 +147,30 @@ class ExecBackend(Backend):
             tag, payload = self._receive(time.monotonic() + self.timeout, HELLO_LIMIT)
         except BackendProcessFailed as error:
             self.start_failure = error
-            said = error.stderr_tail.strip()
-            raise self._refused(f"{self.label}: no handshake: {error}"
-                                + (f" (stderr: {said.splitlines()[-1]})" if said else "")) from None
+            said = error.last_stderr_line()
+            raise self._refused(BackendUnavailable, f"{self.label}: no handshake: {error}"
+                                + (f" (stderr: {said})" if said else "")) from None
         except BaseException:  # SIGTERM or Ctrl-C while the child starts: it goes with us
             self._kill()
             raise
         self.start_failure = None
         if tag != P.HELLO:
-            raise self._refused(f"{self.label}: handshake expected HELO, got {tag!r}")
+            raise self._refused(BackendUnavailable, f"{self.label}: handshake expected HELO, got {tag!r}")
         try:
             hello = json.loads(payload)
         except ValueError:
             hello = None
         if not isinstance(hello, dict):
-            raise self._refused(f"{self.label}: handshake is not a JSON object")
+            raise self._refused(BackendUnavailable, f"{self.label}: handshake is not a JSON object")
         if hello.get("protocol") != P.PROTOCOL_VERSION:
-            raise self._refused(f"{self.label}: speaks protocol {hello.get('protocol')!r}, "
-                                f"rngcheck speaks {P.PROTOCOL_VERSION}")
+            raise self._refused(BackendUnavailable, f"{self.label}: speaks protocol {hello.get('protocol')!r}, "
+                                                    f"rngcheck speaks {P.PROTOCOL_VERSION}")
         if hello.get("error"):  # the child's own one line, as it wrote it
             unavailable = hello.get("unavailable")
-            raise self._refused(str(hello["error"]), BackendUnavailable if unavailable else BackendSpecError)
+            raise self._refused(BackendUnavailable if unavailable else BackendSpecError, str(hello["error"]))
         return hello
 
-    def _refused(self, message: str, error_class=BackendUnavailable) -> Exception:
+    def _refused(self, error_class, message: str) -> Exception:
         """The child cannot serve as a backend (no usable handshake): end it, and return the
         one-line error to raise (BackendUnavailable, or BackendSpecError for a child that says
         its spec is wrong)."""
