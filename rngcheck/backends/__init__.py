@@ -9,6 +9,9 @@ A backend only computes. It never sees an expected answer and never decides a ve
         def describe(self) -> dict[str, str]
         def random_generator(self, state, sizes, strides, buffer, *,
                              output_state=True, feature_level=(4, 0)) -> numpy.ndarray | None
+        # optional, the numbers layer (rngcheck.numbers):
+        conventions: tuple[str, ...] = ()
+        def random_numbers(self, request: dict, state) -> numpy.ndarray
 
 ``state``: numpy uint32 array of 6 words whose shape is the InputStateTensor's sizes
 ((6,) at feature level 4.0 by default; (1, 1, 1, 6) at 3.0). ``sizes``: tuple of int.
@@ -22,6 +25,15 @@ itself, as DirectML does (the suite then requires it to). ``fork_safe``: True if
 copy of the process may go on calling it (the statistical batteries then read a backend
 stream in several forked processes, ``--workers``); leave it False for anything that holds
 a device context, threads, or a child process (all of which a fork breaks or shares).
+
+``conventions`` names the numbers conventions (rngcheck.numbers.CONVENTIONS) the backend can
+draw under; ``random_numbers`` answers one ``request`` (rngcheck.numbers.Request.to_dict(): convention,
+kind, dtype, count, and low/high/seed when set) for the 6-word uint32 ``state`` (ignored when the
+request has a seed) with ``count`` numbers: numpy float16/float32/float64 or the integer dtype asked
+for, bfloat16 as its bits in uint16 (or float32 values that are bfloat16 values). It raises
+:class:`rngcheck.errors.NotApplicable` for a request it cannot express; a backend without the
+method, or whose ``conventions`` lack the request's, is "not applicable" for every numbers case
+(never a pass).
 
 A backend is named on the command line by:
   * a registered name, optionally with options: ``numpy``, ``opencl:platform=0,device=1``
@@ -42,7 +54,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 
 from ..description import FEATURE_LEVEL_4_0
-from ..errors import BackendSpecError, BackendUnavailable, Rejected, RngcheckError, one_line
+from ..errors import BackendSpecError, BackendUnavailable, NotApplicable, Rejected, RngcheckError, one_line
 
 ENTRY_POINT_GROUP = "rngcheck.backends"
 
@@ -63,6 +75,12 @@ class Backend:
     def random_generator(self, state, sizes, strides, buffer, *, output_state=True,
                          feature_level=FEATURE_LEVEL_4_0):
         raise NotImplementedError
+
+    conventions: tuple[str, ...] = ()
+
+    def random_numbers(self, request: dict, state):
+        """The numbers layer (optional): ``request['count']`` numbers for ``state``; see the module doc."""
+        raise NotApplicable(f"backend {self.name!r} draws no numbers")
 
     def close(self) -> None:
         """Release devices and contexts (optional)."""

@@ -26,6 +26,19 @@ class NumpyBackend(Backend):
             "numpy": np.__version__,
         }
 
+    @property
+    def conventions(self) -> tuple[str, ...]:
+        """Every convention: the reference implements them all (rngcheck.numbers)."""
+        from .. import numbers
+
+        numbers.convention_of("tensorflow")  # loads the registry
+        return tuple(sorted(numbers.CONVENTIONS))
+
+    def random_numbers(self, request: dict, state):
+        from .. import numbers
+
+        return numbers.draw(numbers.Request.from_dict(request), state)
+
     def random_generator(self, state, sizes, strides, buffer, *, output_state=True,
                          feature_level=FEATURE_LEVEL_4_0):
         return reference.random_generator(state, sizes, strides, buffer,

@@ -1,0 +1,219 @@
+"""The numbers layer: from the operator's 32-bit words to the numbers users draw.
+
+A *convention* is one library's rule for turning Philox words into floats, normals and integers
+(TensorFlow's, JAX's, PyTorch's, cuRAND's, MKL's, ONNX Runtime's DirectML execution provider's).
+Each is a spec module here, written rule by rule with its source, and every one reads the same
+word stream: element ``i`` of the stream is word ``i`` of the operator's output for the state
+(rngcheck.reference.words: lane i mod 4 of Philox4x32-10(counter + floor(i/4), key)).
+
+The modules:
+  floats       the four float formats as bits; rounding to bfloat16; ULP distance
+  tolerance    the tolerance model: exact, or a bound in ULPs with its derivation
+  tensorflow   TensorFlow's conversions and its stream semantics (Generator, split, stateless seeds)
+  jax, pytorch, curand, mkl, onnxruntime
+               the other conventions (each registers itself in CONVENTIONS)
+
+A *request* names what is drawn: convention, kind, dtype, count and the range. A backend that
+implements a convention answers a request for a state with the numbers (the backend contract's
+optional ``random_numbers``); the suite compares them with :func:`draw`, the reference.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from . import floats
+from .tolerance import Bound
+
+# What can be drawn. ``integers``: uniform in [low, high); ``bits``: the integer type's whole range.
+UNIFORM, NORMAL, TRUNCATED_NORMAL, INTEGERS, BITS = "uniform", "normal", "truncated_normal", "integers", "bits"
+KINDS = (UNIFORM, NORMAL, TRUNCATED_NORMAL, INTEGERS, BITS)
+FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
+INT_DTYPES = ("int32", "int64", "uint32", "uint64")
+INT_RANGES = {"int32": (-(1 << 31), (1 << 31) - 1), "int64": (-(1 << 63), (1 << 63) - 1),
+              "uint32": (0, (1 << 32) - 1), "uint64": (0, (1 << 64) - 1)}
+MAX_COUNT = 1 << 28
+
+
+class NumbersError(ValueError):
+    """A request that cannot be drawn: one line naming what is wrong."""
+
+
+@dataclass(frozen=True)
+class Request:
+    """One draw: ``count`` numbers of ``kind`` in ``dtype`` under ``convention``.
+
+    ``low``/``high``: the range [low, high) of ``uniform`` (floats; default [0, 1)) and of
+    ``integers`` (required). ``seed``: a stateless seed pair (TensorFlow's ``seed=[a, b]``): the
+    implementation derives key and counter from it by the convention's seed rule, and the state
+    passed with the request is ignored.
+    """
+
+    convention: str
+    kind: str
+    dtype: str
+    count: int
+    low: float | int | None = None
+    high: float | int | None = None
+    seed: tuple[int, int] | None = None
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise NumbersError(f"unknown kind {self.kind!r} (known: {', '.join(KINDS)})")
+        if not isinstance(self.count, int) or isinstance(self.count, bool) or not 0 <= self.count <= MAX_COUNT:
+            raise NumbersError(f"count must be an integer in 0..{MAX_COUNT}, got {self.count!r}")
+        floating = self.kind in (UNIFORM, NORMAL, TRUNCATED_NORMAL)
+        allowed = FLOAT_DTYPES if floating else INT_DTYPES
+        if self.dtype not in allowed:
+            raise NumbersError(f"{self.kind} is drawn as {', '.join(allowed)}, not {self.dtype!r}")
+        if self.kind == INTEGERS:
+            self._check_integer_range()
+        elif self.kind == UNIFORM and (self.low is not None or self.high is not None):
+            self._check_float_range()
+        elif self.low is not None or self.high is not None:
+            raise NumbersError(f"{self.kind} takes no range")
+        if self.seed is not None:
+            if len(self.seed) != 2 or not all(isinstance(s, int) and -(1 << 63) <= s < (1 << 64) for s in self.seed):
+                raise NumbersError(f"a stateless seed is two 64-bit integers, got {self.seed!r}")
+            object.__setattr__(self, "seed", tuple(int(s) for s in self.seed))
+
+    def _check_integer_range(self):
+        lowest, highest = INT_RANGES[self.dtype]
+        for name, value in (("low", self.low), ("high", self.high)):
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise NumbersError(f"integers need an integer {name}, got {value!r}")
+            if not lowest <= value <= highest:
+                raise NumbersError(f"{name} = {value} is outside {self.dtype} ({lowest}..{highest})")
+        if not self.low < self.high:
+            raise NumbersError(f"the range needs low < high, got [{self.low}, {self.high})")
+
+    def _check_float_range(self):
+        for name, value in (("low", self.low), ("high", self.high)):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value):
+                raise NumbersError(f"uniform needs a finite number for {name}, got {value!r}")
+        if not self.low < self.high:
+            raise NumbersError(f"the range needs low < high, got [{self.low}, {self.high})")
+
+    @property
+    def floating(self) -> bool:
+        return self.dtype in FLOAT_DTYPES
+
+    @property
+    def format(self) -> floats.Format | None:
+        return floats.FORMATS.get(self.dtype)
+
+    @property
+    def range(self) -> tuple[float | int, float | int] | None:
+        if self.kind == UNIFORM:
+            return (0.0 if self.low is None else self.low, 1.0 if self.high is None else self.high)
+        if self.kind == INTEGERS:
+            return (self.low, self.high)
+        return None
+
+    def text(self) -> str:
+        """The request as one short line: ``tensorflow normal float32 x6`` (range and seed when set)."""
+        parts = [self.convention, self.kind, self.dtype, f"x{self.count}"]
+        if self.low is not None:
+            parts.append(f"[{self.low}, {self.high})")
+        if self.seed is not None:
+            parts.append(f"seed={list(self.seed)}")
+        return " ".join(parts)
+
+    def to_dict(self) -> dict:
+        data = {k: v for k, v in asdict(self).items() if v is not None}
+        if self.seed is not None:
+            data["seed"] = list(self.seed)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Request":
+        if not isinstance(data, dict):
+            raise NumbersError(f"a request is an object, got {type(data).__name__}")
+        known = {"convention", "kind", "dtype", "count", "low", "high", "seed"}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise NumbersError(f"unknown request field(s): {', '.join(map(str, unknown))}")
+        missing = sorted({"convention", "kind", "dtype", "count"} - set(data))
+        if missing:
+            raise NumbersError(f"a request needs {', '.join(missing)}")
+        seed = data.get("seed")
+        if seed is not None:
+            if not isinstance(seed, (list, tuple)):
+                raise NumbersError(f"a stateless seed is two 64-bit integers, got {seed!r}")
+            seed = tuple(seed)
+        return cls(str(data["convention"]), str(data["kind"]), str(data["dtype"]), data["count"],
+                   data.get("low"), data.get("high"), seed)
+
+
+class Convention:
+    """One library's conversion rules (a spec module defines one and registers it).
+
+    ``kinds``: kind -> the dtypes it is defined for. ``sources``: kind -> the file it is read from.
+    ``seeded``: whether the convention has a stateless seed rule (Request.seed).
+    """
+
+    name = ""
+    title = ""
+    kinds: dict[str, tuple[str, ...]] = {}
+    sources: dict[str, str] = {}
+    seeded = False
+
+    def supports(self, request: Request) -> bool:
+        return request.dtype in self.kinds.get(request.kind, ()) and (request.seed is None or self.seeded)
+
+    def draw(self, request: Request, state) -> np.ndarray:
+        """The numbers, held per rngcheck.numbers.floats rule 1 (bfloat16 as uint16 bits)."""
+        raise NotImplementedError
+
+    def bound(self, request: Request) -> Bound:
+        """How far an implementation may be from :meth:`draw` (rngcheck.numbers.tolerance)."""
+        raise NotImplementedError
+
+
+CONVENTIONS: dict[str, Convention] = {}
+
+
+def register(convention: Convention) -> Convention:
+    assert convention.name and convention.name not in CONVENTIONS, convention.name
+    CONVENTIONS[convention.name] = convention
+    return convention
+
+
+def convention_of(name: str) -> Convention:
+    _load()
+    try:
+        return CONVENTIONS[name]
+    except KeyError:
+        raise NumbersError(f"unknown convention {name!r} (known: {', '.join(sorted(CONVENTIONS))})") from None
+
+
+def check(request: Request) -> Convention:
+    """The request's convention, which must define it (NumbersError otherwise)."""
+    convention = convention_of(request.convention)
+    if request.seed is not None and not convention.seeded:
+        raise NumbersError(f"convention {request.convention!r} has no stateless seed rule")
+    if request.dtype not in convention.kinds.get(request.kind, ()):
+        defined = convention.kinds.get(request.kind)
+        if not defined:
+            raise NumbersError(f"convention {request.convention!r} defines no {request.kind}")
+        raise NumbersError(f"convention {request.convention!r} draws {request.kind} as "
+                           f"{', '.join(defined)}, not {request.dtype}")
+    return convention
+
+
+def draw(request: Request, state=None) -> np.ndarray:
+    """The reference numbers of ``request`` for the 6-word ``state``."""
+    return check(request).draw(request, state)
+
+
+def bound(request: Request) -> Bound:
+    return check(request).bound(request)
+
+
+def _load() -> None:
+    """Import every convention module once (each registers itself)."""
+    if CONVENTIONS:
+        return
+    from . import conventions  # noqa: F401  (the list of convention modules)

@@ -1,0 +1,128 @@
+"""Floating-point formats as bits: the four widths the numbers layer produces, and ULPs.
+
+Sources: IEEE 754-2008 (binary16, binary32, binary64); Google's bfloat16 (the high half of a
+binary32: 1 sign, 8 exponent, 7 mantissa bits), as TensorFlow's and Eigen's ``bfloat16``.
+
+Rules:
+  1. A value of a format is held as numpy's own dtype (float16, float32, float64); a bfloat16
+     value is held as its 16 bits in a uint16 array (numpy has no bfloat16). ``as_values``
+     turns any of them into float64 for arithmetic and display (every format widens exactly).
+  2. Rounding to bfloat16 is round-to-nearest-even on the binary32 bits (Eigen's
+     ``float_to_bfloat16_rtne``); a NaN stays a NaN (quiet).
+  3. A format's ``ordinal`` of a value maps its bits onto integers so that consecutive
+     representable values are consecutive integers, +0 and -0 both 0 (the sign-magnitude
+     bits folded onto a two's complement line).
+  4. The ULP distance of two values of one format is the difference of their ordinals: the
+     number of representable values one would step over to get from one to the other. A NaN
+     is infinitely far from everything but a NaN.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+INFINITE_ULPS = np.iinfo(np.int64).max
+
+
+@dataclass(frozen=True)
+class Format:
+    name: str
+    bits: int            # storage width
+    mantissa: int        # explicit mantissa bits
+    exponent: int        # exponent bits
+    storage: str         # the numpy dtype a value is held in (rule 1)
+    unsigned: str        # the unsigned integer dtype of its bits
+
+    @property
+    def exponent_bias(self) -> int:
+        return (1 << (self.exponent - 1)) - 1
+
+    @property
+    def one_bits(self) -> int:
+        """The bits of 1.0: the bias in the exponent field, a zero mantissa."""
+        return self.exponent_bias << self.mantissa
+
+    def bits_of(self, values) -> np.ndarray:
+        """The bits of values held in this format's storage (rule 1)."""
+        array = np.asarray(values, dtype=self.storage)
+        return array.view(self.unsigned) if self.storage != self.unsigned else array
+
+    def from_bits(self, bits) -> np.ndarray:
+        """Values from their bits, held in this format's storage."""
+        array = np.asarray(bits).astype(self.unsigned)
+        return array.view(self.storage) if self.storage != self.unsigned else array
+
+    def ordinal(self, values) -> np.ndarray:
+        """Rule 3: consecutive representable values map to consecutive int64s."""
+        bits = self.bits_of(values).astype(np.int64) if self.bits < 64 else \
+            self.bits_of(values).view(np.int64).copy()
+        sign = np.int64(1) << np.int64(self.bits - 1)
+        if self.bits < 64:
+            negative = bits >= sign
+            magnitude = np.where(negative, bits - sign, bits)
+        else:
+            negative = bits < 0
+            magnitude = bits & np.int64(0x7FFFFFFFFFFFFFFF)
+        return np.where(negative, -magnitude, magnitude)
+
+    def is_nan(self, values) -> np.ndarray:
+        return np.isnan(as_values(self, values))
+
+
+FLOAT16 = Format("float16", 16, 10, 5, "float16", "uint16")
+BFLOAT16 = Format("bfloat16", 16, 7, 8, "uint16", "uint16")
+FLOAT32 = Format("float32", 32, 23, 8, "float32", "uint32")
+FLOAT64 = Format("float64", 64, 52, 11, "float64", "uint64")
+FORMATS = {f.name: f for f in (FLOAT16, BFLOAT16, FLOAT32, FLOAT64)}
+
+
+def format_of(name: str) -> Format:
+    try:
+        return FORMATS[name]
+    except KeyError:
+        raise ValueError(f"unknown floating-point format {name!r} (known: {', '.join(FORMATS)})") from None
+
+
+def bfloat16_from_float32(values) -> np.ndarray:
+    """Rule 2: binary32 values rounded to the nearest bfloat16, ties to even; bits as uint16."""
+    bits = np.asarray(values, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    rounding = np.uint64(0x7FFF) + ((bits >> np.uint64(16)) & np.uint64(1))
+    rounded = ((bits + rounding) >> np.uint64(16)).astype(np.uint16)
+    nan = np.isnan(np.asarray(values, dtype=np.float32))
+    return np.where(nan, ((bits >> np.uint64(16)).astype(np.uint16) | np.uint16(0x0040)), rounded).astype(np.uint16)
+
+
+def bfloat16_to_float32(bits) -> np.ndarray:
+    """bfloat16 bits widened to binary32 (exact: the low 16 bits are zero)."""
+    return (np.asarray(bits, dtype=np.uint16).astype(np.uint32) << np.uint32(16)).view(np.float32)
+
+
+def as_values(fmt: Format, held) -> np.ndarray:
+    """Rule 1: values held in ``fmt``'s storage as float64 (exact)."""
+    if fmt is BFLOAT16:
+        return bfloat16_to_float32(held).astype(np.float64)
+    return np.asarray(held, dtype=fmt.storage).astype(np.float64)
+
+
+def round_to(fmt: Format, values) -> np.ndarray:
+    """float64 (or any float) values rounded to ``fmt`` (nearest, ties to even), held per rule 1."""
+    if fmt is BFLOAT16:
+        return bfloat16_from_float32(np.asarray(values, dtype=np.float64).astype(np.float32))
+    return np.asarray(values, dtype=np.float64).astype(fmt.storage)
+
+
+def ulp_distance(fmt: Format, expected, actual) -> np.ndarray:
+    """Rule 4: |ordinal(expected) - ordinal(actual)| per element, int64; NaN rules as documented."""
+    expected = np.asarray(expected, dtype=fmt.storage)
+    actual = np.asarray(actual, dtype=fmt.storage)
+    distance = np.abs(fmt.ordinal(expected) - fmt.ordinal(actual))
+    nan_e, nan_a = fmt.is_nan(expected), fmt.is_nan(actual)
+    distance = np.where(nan_e | nan_a, INFINITE_ULPS, distance)
+    return np.where(nan_e & nan_a, 0, distance).astype(np.int64)
+
+
+def hex_bits(fmt: Format, value) -> str:
+    """One value's bits in hex, as wide as the format."""
+    return f"0x{int(fmt.bits_of(np.asarray([value], dtype=fmt.storage))[0]):0{fmt.bits // 4}x}"

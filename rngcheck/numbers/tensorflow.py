@@ -1,0 +1,391 @@
+"""TensorFlow's numbers from Philox words, and its stream semantics, rule by rule.
+
+Sources (TensorFlow's tree; facts read there, written here):
+  R  tensorflow/core/lib/random/random_distributions.h (UniformDistribution, NormalDistribution,
+     TruncatedNormalDistribution, BoxMullerFloat/Double, Uint16ToHalf, Uint16ToBfloat16,
+     UniformFullIntDistribution32/64, SignedAdd)
+  U  tensorflow/core/lib/random/random_distributions_utils.h (Uint32ToFloat, Uint64ToDouble)
+  F  tensorflow/core/kernels/random_op_cpu.h (FillPhiloxRandom: output groups and their skips;
+     kReservedSamplesPerOutput = 256)
+  S  tensorflow/core/kernels/stateless_random_ops.cc (GenerateKey: the stateless seed scrambling)
+  G  tensorflow/python/ops/stateful_random_ops.py (Generator: state, from_seed, skip, split,
+     _preprocess_key) and tensorflow/core/kernels/stateful_random_ops_cpu_gpu.h
+     (UpdateMemWithPhiloxRandom: the counter advances by 256 per output element)
+  D  ../shared/seeds/004_a9f6993c0c6e48da.digest.md (the guide's printed numbers: the vectors in
+     rngcheck/vectors/tensorflow_guide.json, reproduced by this module in tests/test_numbers.py)
+
+The word stream. A kernel fills its output in *groups*; group g is made from block counter + g
+(F), which puts element i of a one-word-per-element distribution on word i of the operator's
+stream, and element i of a two-words-per-element one on words 2i and 2i+1 (low word first).
+
+Conversions:
+  1. float32 uniform: the low 23 bits of word i are the mantissa of a float in [1, 2) (exponent
+     127); minus 1.0 gives [0, 1) exactly (U, Uint32ToFloat).
+  2. float64 uniform: the low 20 bits of word 2i and all of word 2i+1 are the mantissa (word 2i
+     high) of a double in [1, 2), minus 1.0 (U, Uint64ToDouble).
+  3. float16 uniform: the low 10 bits of word i as the mantissa of a half in [1, 2), minus 1
+     (R, Uint16ToHalf). bfloat16: the low 7 bits, exponent 127, minus 1 (R, Uint16ToBfloat16).
+  4. uniform in [low, high): u * (high - low) + low, each operation in the dtype
+     (stateful_random_ops.py / stateless_random_ops.py: ``rnd * (maxval - minval) + minval``).
+  5. normal float32: words (2k, 2k+1) make elements 2k and 2k+1 by Box-Muller (R, BoxMullerFloat):
+        u1 = max(rule-1(word 2k), 1e-7)              the epsilon clamp: log never sees 0
+        v1 = float(2 * pi * rule-1(word 2k+1))       2.0f * M_PI is a double product, then rounded
+        r  = sqrt(-2 * log(u1))                      in float
+        element 2k = r * sin(v1), element 2k+1 = r * cos(v1)   (sin first)
+     float16 and bfloat16: the float32 result rounded (R).
+  6. normal float64: words 4k..4k+3 make elements 2k, 2k+1: u1 = max(rule-2(words 4k, 4k+1),
+     1e-7), v1 = 2 * pi * rule-2(words 4k+2, 4k+3), then as rule 5 in double (R, BoxMullerDouble).
+  7. truncated normal: output group g (4 elements; 2 for float64) starts at block
+     counter + 256 g (128 g for float64: kReservedSamplesPerOutput * group size / 4 lanes) and
+     reads words one at a time from there: each pair (each four for float64) gives two
+     Box-Muller values, kept in order (sin first) when |x| < 2, until the group is full (R, F).
+  8. integers in [low, high), int32: low + (word i mod (high - low)) with high - low computed in
+     uint32 and the sum without overflow (SignedAdd); int64: the same on
+     word 2i | word 2i+1 << 32 in uint64 (R, UniformDistribution<int32/int64>).
+  9. bits (full range): uint32/int32 = word i; uint64/int64 = word 2i | word 2i+1 << 32 (R).
+
+Stream semantics (G, S) are the Generator model below (rules 10-15).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import counter as state_words
+from .. import philox, reference
+from . import (BITS, INTEGERS, NORMAL, TRUNCATED_NORMAL, UNIFORM, Convention, Request, floats, register)
+from .tolerance import EXACT, ONE_ROUNDING, Bound
+
+SOURCE_R = "tensorflow/core/lib/random/random_distributions.h"
+SOURCE_U = "tensorflow/core/lib/random/random_distributions_utils.h"
+SOURCE_F = "tensorflow/core/kernels/random_op_cpu.h"
+SOURCE_S = "tensorflow/core/kernels/stateless_random_ops.cc"
+SOURCE_G = "tensorflow/python/ops/stateful_random_ops.py"
+
+EPSILON = 1.0e-7
+TRUNCATE = 2.0
+RESERVED_SAMPLES_PER_OUTPUT = 256     # F: kReservedSamplesPerOutput; also G's skip multiplier
+LANES = 4
+MASK64 = (1 << 64) - 1
+SEED_KEY = (0x3EC8F720, 0x02461E29)   # S: the key that scrambles a stateless seed
+
+
+# ---------------------------------------------------------------------------------- words -> [0, 1)
+def uint32_to_float(words) -> np.ndarray:
+    """Rule 1: low 23 bits in a [1, 2) mantissa, minus 1 (float32, exact)."""
+    bits = (np.asarray(words, dtype=np.uint32) & np.uint32(0x7FFFFF)) | np.uint32(127 << 23)
+    return bits.view(np.float32) - np.float32(1.0)
+
+
+def uint64_to_double(high_words, low_words) -> np.ndarray:
+    """Rule 2: the low 20 bits of ``high_words`` over all of ``low_words``, in [1, 2), minus 1."""
+    mantissa = ((np.asarray(high_words, dtype=np.uint64) & np.uint64(0xFFFFF)) << np.uint64(32)) \
+        | np.asarray(low_words, dtype=np.uint64)
+    return (mantissa | np.uint64(1023 << 52)).view(np.float64) - 1.0
+
+
+def uint16_to_half(words) -> np.ndarray:
+    """Rule 3: the low 10 bits in a [1, 2) half mantissa, minus 1 (float16)."""
+    bits = (np.asarray(words, dtype=np.uint32) & np.uint32(0x3FF)).astype(np.uint16) | np.uint16(15 << 10)
+    return bits.view(np.float16) - np.float16(1.0)
+
+
+def uint16_to_bfloat16(words) -> np.ndarray:
+    """Rule 3: the low 7 bits in a [1, 2) bfloat16 mantissa, minus 1 (exact; bits as uint16)."""
+    bits = (np.asarray(words, dtype=np.uint32) & np.uint32(0x7F)) | np.uint32(127 << 7)
+    one_to_two = floats.bfloat16_to_float32(bits.astype(np.uint16))
+    return floats.bfloat16_from_float32(one_to_two - np.float32(1.0))
+
+
+def unit_uniform(dtype: str, words: np.ndarray) -> np.ndarray:
+    """[0, 1) in ``dtype`` from the stream's words (rules 1-3), one element per word or pair."""
+    if dtype == "float64":
+        return uint64_to_double(words[0::2], words[1::2])
+    return {"float32": uint32_to_float, "float16": uint16_to_half, "bfloat16": uint16_to_bfloat16}[dtype](words)
+
+
+# ---------------------------------------------------------------------------------- Box-Muller
+def box_muller_float(x0, x1) -> tuple[np.ndarray, np.ndarray]:
+    """Rule 5 in float32: (r sin v1, r cos v1). Each transcendental step is evaluated in binary64
+    and rounded once to binary32 (the exact model; rngcheck.numbers.tolerance rule 3)."""
+    u1 = np.maximum(uint32_to_float(x0), np.float32(EPSILON))          # the epsilon clamp
+    v1 = (2.0 * math.pi * uint32_to_float(x1).astype(np.float64)).astype(np.float32)
+    log_u1 = np.log(u1.astype(np.float64)).astype(np.float32)
+    r = np.sqrt((np.float32(-2.0) * log_u1).astype(np.float64)).astype(np.float32)
+    sin = np.sin(v1.astype(np.float64)).astype(np.float32)
+    cos = np.cos(v1.astype(np.float64)).astype(np.float32)
+    return sin * r, cos * r
+
+
+def box_muller_double(x0, x1, x2, x3) -> tuple[np.ndarray, np.ndarray]:
+    """Rule 6: Box-Muller in binary64 on two doubles of rule 2."""
+    u1 = np.maximum(uint64_to_double(x0, x1), EPSILON)
+    v1 = 2.0 * math.pi * uint64_to_double(x2, x3)
+    r = np.sqrt(-2.0 * np.log(u1))
+    return np.sin(v1) * r, np.cos(v1) * r
+
+
+def interleave(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    out = np.empty(first.size + second.size, dtype=np.result_type(first, second))
+    out[0::2], out[1::2] = first, second
+    return out
+
+
+def normal_from_words(dtype: str, words: np.ndarray) -> np.ndarray:
+    """Rules 5-6: normals in ``dtype`` from a whole number of Box-Muller pairs of words."""
+    if dtype == "float64":
+        return interleave(*box_muller_double(words[0::4], words[1::4], words[2::4], words[3::4]))
+    values = interleave(*box_muller_float(words[0::2], words[1::2]))
+    return round_float32(dtype, values)
+
+
+def round_float32(dtype: str, values: np.ndarray) -> np.ndarray:
+    """float32 values in ``dtype`` (rule 5's last step for float16 and bfloat16)."""
+    if dtype == "float32":
+        return values
+    return floats.round_to(floats.format_of(dtype), values.astype(np.float64))
+
+
+# ---------------------------------------------------------------------------------- the stream
+def stream(state, first: int, count: int) -> np.ndarray:
+    """Words first .. first+count-1 of the operator's stream for ``state``."""
+    return reference.words(state_words.state_array(state), first, count)
+
+
+def words_per_element(request: Request) -> int:
+    return 2 if request.dtype in ("float64", "int64", "uint64") else 1
+
+
+def truncated_normal(dtype: str, state, count: int) -> np.ndarray:
+    """Rule 7: group by group, each from its own reserved stretch of the stream."""
+    group = 2 if dtype == "float64" else LANES
+    skip_words = RESERVED_SAMPLES_PER_OUTPUT * group     # blocks (256 * group / 4) times 4 words
+    per_trial = 4 if dtype == "float64" else 2
+    values = []
+    for g in range(-(-count // group)):
+        kept: list[float] = []
+        start = g * skip_words
+        taken = 0
+        while len(kept) < group:
+            batch = stream(state, start + taken, 64 * per_trial)   # 32 trials at a time
+            taken += batch.size
+            pairs = normal_from_words("float64" if dtype == "float64" else "float32", batch)
+            for value in pairs:
+                if abs(float(value)) < TRUNCATE:
+                    kept.append(value)
+                    if len(kept) == group:
+                        break
+        values.extend(kept)
+    out = np.array(values[:count], dtype=np.float64 if dtype == "float64" else np.float32)
+    return out if dtype in ("float32", "float64") else round_float32(dtype, out)
+
+
+def integers(dtype: str, words: np.ndarray, low: int, high: int) -> np.ndarray:
+    """Rule 8: low + bits mod (high - low), the range in unsigned arithmetic, no overflow."""
+    wide = dtype in ("int64", "uint64")
+    bits = combine64(words) if wide else np.asarray(words, dtype=np.uint64)
+    span = (high - low) & (MASK64 if wide else 0xFFFFFFFF)     # uint32/uint64(hi) - uint32/uint64(lo)
+    offsets = bits % np.uint64(span) if span else bits
+    values = [low + int(v) for v in offsets]                   # exact: SignedAdd cannot overflow here
+    return np.array(values, dtype=dtype)
+
+
+def combine64(words: np.ndarray) -> np.ndarray:
+    """Rule 9: word 2i | word 2i+1 << 32 as uint64."""
+    words = np.asarray(words, dtype=np.uint64)
+    return words[0::2] | (words[1::2] << np.uint64(32))
+
+
+def full_range(dtype: str, words: np.ndarray) -> np.ndarray:
+    """Rule 9: the words themselves, or pairs of them, reinterpreted in ``dtype``."""
+    if dtype in ("int64", "uint64"):
+        return combine64(words).view(dtype)
+    return np.asarray(words, dtype=np.uint32).view(dtype)
+
+
+def scaled(dtype: str, unit: np.ndarray, low: float, high: float) -> np.ndarray:
+    """Rule 4: unit * (high - low) + low, each step rounded to ``dtype``."""
+    if dtype == "bfloat16":
+        fmt = floats.BFLOAT16
+        lo, hi = (floats.round_to(fmt, np.array([x])) for x in (low, high))
+        lo32, hi32 = floats.bfloat16_to_float32(lo), floats.bfloat16_to_float32(hi)
+        span = floats.bfloat16_to_float32(floats.bfloat16_from_float32(hi32 - lo32))
+        product = floats.bfloat16_to_float32(floats.bfloat16_from_float32(floats.bfloat16_to_float32(unit) * span))
+        return floats.bfloat16_from_float32(product + lo32)
+    kind = np.dtype(dtype).type
+    lo, hi = kind(low), kind(high)
+    return (unit * (hi - lo) + lo).astype(dtype)
+
+
+# ---------------------------------------------------------------------------------- the convention
+class TensorFlow(Convention):
+    name = "tensorflow"
+    title = "TensorFlow (CPU and GPU kernels; stateless_random_*_v2, tf.random.Generator)"
+    kinds = {
+        UNIFORM: ("float16", "bfloat16", "float32", "float64"),
+        NORMAL: ("float16", "bfloat16", "float32", "float64"),
+        TRUNCATED_NORMAL: ("float16", "bfloat16", "float32", "float64"),
+        INTEGERS: ("int32", "int64"),
+        BITS: ("int32", "int64", "uint32", "uint64"),
+    }
+    sources = {UNIFORM: f"{SOURCE_U} (Uint32ToFloat, Uint64ToDouble); {SOURCE_R} (Uint16ToHalf, Uint16ToBfloat16)",
+               NORMAL: f"{SOURCE_R} (BoxMullerFloat, BoxMullerDouble)",
+               TRUNCATED_NORMAL: f"{SOURCE_R} (TruncatedNormalDistribution); {SOURCE_F} (256 per output)",
+               INTEGERS: f"{SOURCE_R} (UniformDistribution<int32/int64>, SignedAdd)",
+               BITS: f"{SOURCE_R} (UniformFullIntDistribution32/64)"}
+    seeded = True
+
+    def draw(self, request: Request, state=None) -> np.ndarray:
+        if request.seed is not None:
+            state = stateless_state(request.seed)
+        n = request.count
+        if request.kind == TRUNCATED_NORMAL:
+            return truncated_normal(request.dtype, state, n)
+        per = words_per_element(request)
+        if request.kind == NORMAL:
+            pair = 4 if request.dtype == "float64" else 2          # words per two elements
+            whole = -(-n * per // pair) * pair
+            return normal_from_words(request.dtype, stream(state, 0, whole))[:n]
+        words = stream(state, 0, n * per)
+        if request.kind == UNIFORM:
+            unit = unit_uniform(request.dtype, words)
+            if request.low is None:
+                return unit
+            return scaled(request.dtype, unit, *request.range)
+        if request.kind == INTEGERS:
+            return integers(request.dtype, words, request.low, request.high)
+        return full_range(request.dtype, words)
+
+    def bound(self, request: Request) -> Bound:
+        if request.kind in (INTEGERS, BITS):
+            return EXACT
+        if request.kind == UNIFORM:
+            return EXACT if request.low is None else ONE_ROUNDING
+        if request.dtype in ("float16", "bfloat16"):
+            return Bound(1, "Box-Muller in float32 (within 4 ULP of float32) then rounded to a format with 13-16 "
+                            "fewer bits: at most one step of the narrow format either way")
+        return Bound(4, "Box-Muller: log and sin/cos within 1 ULP each (libm), sqrt halves log's relative "
+                        "error, two products round 0.5 ULP each; the reference rounds each step once: "
+                        "at most 4 ULP of the output format")
+
+
+TENSORFLOW = register(TensorFlow())
+
+
+# ---------------------------------------------------------------------------------- stream semantics
+def stateless_key_counter(seed: tuple[int, int]) -> tuple[tuple[int, int], tuple[int, int, int, int]]:
+    """Rule 10 (S, GenerateKey): seed [a, b] (64 bits each) is scrambled by one Philox4x32-10 block:
+    counter (lo32 a, hi32 a, lo32 b, hi32 b) under key (0x3ec8f720, 0x02461e29) gives words
+    m0..m3; the op's key is (m0, m1) and its counter (0, 0, m2, m3)."""
+    a, b = (int(s) & MASK64 for s in seed)
+    words = [a & 0xFFFFFFFF, a >> 32, b & 0xFFFFFFFF, b >> 32]
+    m = [int(x) for x in philox.philox4x32(*[np.array([w], dtype=np.uint64) for w in words], *SEED_KEY)[0]]
+    return (m[0], m[1]), (0, 0, m[2], m[3])
+
+
+def stateless_state(seed: tuple[int, int]) -> np.ndarray:
+    """The 6-word state a stateless op with ``seed`` draws from (rule 10)."""
+    key, counter_words = stateless_key_counter(seed)
+    return state_words.state_from_words(counter_words, key)
+
+
+def replica_key(key: int, replica: int) -> int:
+    """Rule 13 (G, _preprocess_key): inside a strategy, replica r draws with key
+    uniform_full_int(uint64) of counter (r, 0) under the generator's key: words 0 | 1 << 32 of
+    Philox4x32-10(counter = (lo32 r, hi32 r, 0, 0), key)."""
+    state = state_words.make_state(int(replica) & MASK64, key & MASK64)
+    words = reference.words(state, 0, 2)
+    return int(words[0]) | int(words[1]) << 32
+
+
+def as_int64(value: int) -> int:
+    """A 64-bit state word as TensorFlow shows it (int64)."""
+    value &= MASK64
+    return value - (1 << 64) if value >> 63 else value
+
+
+@dataclass
+class Generator:
+    """tf.random.Generator with the Philox algorithm, as a model (G).
+
+    Rule 11: the state is three int64 values [counter low 64, counter high 64, key];
+    from_seed(s) and reset_from_seed(s) chop a Python integer into 64-bit pieces, least
+    significant first, padded with zeros on the left to three (create_rng_state(1234) is
+    [1234, 0, 0]).
+    Rule 12: a draw of shape S reads the state and skips it (rng_read_and_skip): the counter
+    advances by 256 * prod(S) (UpdateMemWithPhiloxRandom), 128-bit; the draw itself is the
+    stateless op on the state it read (rules 1-9 on that key and counter).
+    Rule 13: inside a distribution strategy, the key is first hashed with the replica id.
+    Rule 14: split(n) draws n uint64 keys (bits, int64, shape [n], hence rule 12's skip of 256 n)
+    and makes n generators with state [0, 0, key_i].
+    Rule 15: a checkpoint saves the state and restore puts it back: the stream continues
+    exactly from the saving point.
+    """
+
+    counter: int = 0
+    key: int = 0
+
+    @classmethod
+    def from_seed(cls, seed: int) -> "Generator":
+        generator = cls()
+        generator.reset_from_seed(seed)
+        return generator
+
+    @classmethod
+    def from_state(cls, state) -> "Generator":
+        low, high, key = (int(v) & MASK64 for v in state)
+        return cls(counter=low | high << 64, key=key)
+
+    def reset_from_seed(self, seed: int) -> None:
+        seed = int(seed)
+        pieces = []
+        for _ in range(3):
+            pieces.append(seed & MASK64)
+            seed >>= 64
+        self.counter, self.key = pieces[0] | pieces[1] << 64, pieces[2]
+
+    @property
+    def state(self) -> list[int]:
+        """Rule 11, as TensorFlow prints it (int64)."""
+        return [as_int64(self.counter), as_int64(self.counter >> 64), as_int64(self.key)]
+
+    def skip(self, delta: int) -> tuple[int, int]:
+        """Rule 12: (counter, key) before, then the counter moves 256 * delta on."""
+        read = (self.counter, self.key)
+        self.counter = (self.counter + RESERVED_SAMPLES_PER_OUTPUT * int(delta)) % (1 << 128)
+        return read
+
+    def draw(self, kind: str, dtype: str, shape=(), *, low=None, high=None):
+        """Rule 12: the numbers of one Generator call (flat, row-major), state advanced."""
+        count = math.prod(shape)
+        counter_value, key = self.skip(count)
+        request = Request(TensorFlow.name, kind, dtype, count, low, high)
+        return TENSORFLOW.draw(request, state_words.make_state(counter_value, key))
+
+    def normal(self, shape=(), dtype: str = "float32") -> np.ndarray:
+        return self.draw(NORMAL, dtype, shape)
+
+    def replicated(self, kind: str, dtype: str, shape, replicas: int) -> list[np.ndarray]:
+        """Rule 13: one call under a strategy of ``replicas`` (a generator created in its scope):
+        every replica's copy of the state is read and skipped alike, each replica hashes the key
+        with its id, so replica r gets the stateless draw on (counter, replica_key(key, r))."""
+        count = math.prod(shape)
+        counter_value, key = self.skip(count)
+        request = Request(TensorFlow.name, kind, dtype, count)
+        return [TENSORFLOW.draw(request, state_words.make_state(counter_value, replica_key(key, r)))
+                for r in range(replicas)]
+
+    def split(self, count: int) -> list["Generator"]:
+        """Rule 14."""
+        keys = self.draw(BITS, "int64", (count,))
+        return [Generator(counter=0, key=int(k) & MASK64) for k in keys]
+
+    def save(self) -> tuple[int, int]:
+        """Rule 15."""
+        return (self.counter, self.key)
+
+    def restore(self, saved: tuple[int, int]) -> None:
+        self.counter, self.key = saved
