@@ -1,7 +1,8 @@
 """The conformance cases: data, not code. Each has a stable id, a description and its rule.
 
 Families: kat, mapping, counter, key, layout, state, validation, property, scale
-(see README, "What the suite checks"). A case's expectation is explicit (from a vector
+(see README, "What the suite checks"); and the numbers layer's uniform, normal,
+truncated-normal, integers, bits, seed and guide (rngcheck.conformance.numbers). A case's expectation is explicit (from a vector
 file) or, by default, the reference model's answer, computed when the case is checked.
 """
 
@@ -11,6 +12,7 @@ from dataclasses import dataclass
 
 from .. import counter, layout
 from ..description import FEATURE_LEVEL_3_0, FEATURE_LEVEL_4_0, RULES
+from ..numbers import Request
 from ..vectors import kat_vectors, operator_vectors
 
 DML_PAGE = "DirectML DML_RANDOM_GENERATOR_OPERATOR_DESC"
@@ -61,6 +63,8 @@ class Case:
     profiles: frozenset = ALL
     note: str = ""
     only_if_validating: str = ""                      # REJECT: why it is not run on other backends
+    request: Request | None = None                    # NUMBERS: what is drawn (rngcheck.numbers)
+    expected_values: tuple | None = None              # NUMBERS: printed numbers (None where not printed)
 
     @property
     def element_count(self) -> int:
@@ -306,8 +310,10 @@ def scale_cases() -> list[Case]:
 
 
 def all_cases() -> list[Case]:
+    from .numbers import numbers_cases
+
     cases = (kat_cases() + vector_cases() + mapping_cases() + counter_cases() + key_cases() + layout_cases()
-             + state_cases() + validation_cases() + property_cases() + scale_cases())
+             + state_cases() + validation_cases() + property_cases() + scale_cases() + numbers_cases())
     ids = [c.id for c in cases]
     duplicates = {i for i in ids if ids.count(i) > 1}
     assert not duplicates, f"duplicate case ids: {duplicates}"

@@ -499,9 +499,15 @@ def reproduction(case: C.Case) -> dict:
     }
 
 
+def check_numbers(backend, case: C.Case, strict: bool) -> Outcome:
+    from .numbers import check_numbers as check
+
+    return check(backend, case, strict, raised=BackendRaised)
+
+
 PROCEDURES = {
     C.EXECUTE: check_execute, C.REPEAT: check_repeat, C.CHAIN: check_chain,
-    C.REJECT: check_reject, C.ALIAS: check_alias,
+    C.REJECT: check_reject, C.ALIAS: check_alias, "numbers": check_numbers,
 }
 
 
@@ -538,6 +544,6 @@ def run_case(backend, case: C.Case, *, strict: bool = False, seed: int = 0) -> O
         outcome = Outcome(ERROR, f"internal error in rngcheck (not the backend's fault): {one_line(error)}",
                           diagnosis=named("rngcheck-internal-error"),
                           detail="".join(traceback.format_exception(error)[-8:]))
-    if outcome.status in BROKEN and outcome.reproduce is None and case.procedure != C.PROPERTY:
+    if outcome.status in BROKEN and outcome.reproduce is None and case.procedure not in (C.PROPERTY, "numbers"):
         outcome.reproduce = reproduction(case)
     return outcome

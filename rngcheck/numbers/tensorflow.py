@@ -389,3 +389,98 @@ class Generator:
 
     def restore(self, saved: tuple[int, int]) -> None:
         self.counter, self.key = saved
+
+
+# ---------------------------------------------------------------------------------- programs
+# A program is what a guide example does, step by step (rngcheck/vectors/tensorflow_guide.json):
+#   from_seed seed / reset_from_seed seed       (generator, default "g")
+#   normal shape [expect]                       one Generator call (rule 12)
+#   replicated replicas shape [expect per replica]   one call under a strategy (rule 13)
+#   split count into                            rule 14: new generators named by ``into``
+#   save name / restore name                    rule 15
+#   state expect                                the generator's state as three int64 (rule 11)
+#   stateless kind shape seed [expect]          a stateless op with seed [a, b] (rule 10)
+STEP_OPS = ("from_seed", "reset_from_seed", "normal", "replicated", "split", "save", "restore", "state",
+            "stateless")
+
+
+@dataclass(frozen=True)
+class Step:
+    op: str
+    generator: str = "g"
+    seed: int | tuple[int, int] | None = None
+    shape: tuple[int, ...] = ()
+    count: int = 0
+    into: tuple[str, ...] = ()
+    replicas: int = 0
+    kind: str = NORMAL
+    name: str = ""
+    expect: tuple | None = None     # floats (None where not printed), per replica for ``replicated``
+
+
+@dataclass(frozen=True)
+class Draw:
+    """One draw of a program: the stateless request and state it comes down to, what the model
+    gives, and what the source printed (None where it printed nothing)."""
+
+    step: int
+    label: str
+    request: Request
+    state: np.ndarray | None
+    model: np.ndarray
+    expected: tuple | None
+
+
+def run_program(steps) -> tuple[list[Draw], list[tuple[int, list[int], list[int]]]]:
+    """Run a program on the Generator model: its draws, and its state checks (step, expected, model)."""
+    generators: dict[str, Generator] = {}
+    saved: dict[str, tuple[int, int]] = {}
+    draws: list[Draw] = []
+    states = []
+
+    def generator(name: str) -> Generator:
+        if name not in generators:
+            raise ValueError(f"generator {name!r} is used before it is created")
+        return generators[name]
+
+    for index, step in enumerate(steps):
+        if step.op == "from_seed":
+            generators[step.generator] = Generator.from_seed(step.seed)
+        elif step.op == "reset_from_seed":
+            generator(step.generator).reset_from_seed(step.seed)
+        elif step.op == "normal":
+            g = generator(step.generator)
+            count = math.prod(step.shape)
+            counter_value, key = g.counter, g.key
+            values = g.normal(step.shape)
+            request = Request(TensorFlow.name, NORMAL, "float32", count)
+            draws.append(Draw(index, f"{step.generator}.normal({list(step.shape)})", request,
+                              state_words.make_state(counter_value, key), values, step.expect))
+        elif step.op == "replicated":
+            g = generator(step.generator)
+            counter_value, key = g.counter, g.key
+            values = g.replicated(step.kind, "float32", step.shape, step.replicas)
+            request = Request(TensorFlow.name, step.kind, "float32", math.prod(step.shape))
+            for replica, replica_values in enumerate(values):
+                expected = None if step.expect is None else step.expect[replica]
+                draws.append(Draw(index, f"replica {replica}: {step.generator}.{step.kind}({list(step.shape)})",
+                                  request, state_words.make_state(counter_value, replica_key(key, replica)),
+                                  replica_values, expected))
+        elif step.op == "split":
+            for name, new in zip(step.into, generator(step.generator).split(step.count)):
+                generators[name] = new
+        elif step.op == "save":
+            saved[step.name] = generator(step.generator).save()
+        elif step.op == "restore":
+            if step.name not in saved:
+                raise ValueError(f"checkpoint {step.name!r} is restored before it is saved")
+            generator(step.generator).restore(saved[step.name])
+        elif step.op == "state":
+            states.append((index, list(step.expect or ()), generator(step.generator).state))
+        elif step.op == "stateless":
+            request = Request(TensorFlow.name, step.kind, "float32", math.prod(step.shape), seed=tuple(step.seed))
+            draws.append(Draw(index, f"stateless_{step.kind}({list(step.shape)}, seed={list(step.seed)})",
+                              request, None, TENSORFLOW.draw(request), step.expect))
+        else:
+            raise ValueError(f"unknown step {step.op!r}")
+    return draws, states

@@ -61,10 +61,14 @@ class CaseRecord:
     def of(cls, case) -> "CaseRecord":
         """The record of a conformance case (rngcheck.conformance.cases.Case)."""
         output_state = case.output_state if isinstance(case.output_state, bool) else list(case.output_state)
+        inputs = {"state": [f"0x{int(w):08x}" for w in case.state], "sizes": list(case.sizes),
+                  "strides": None if case.strides is None else list(case.strides),
+                  "feature_level": ".".join(map(str, case.feature_level)), "output_state": output_state}
+        request = getattr(case, "request", None)
+        if request is not None:
+            inputs["request"] = request.to_dict()
         return cls(case.id, case.category, case.description, case.rule, case.source, case.procedure, case.note,
-                   {"state": [f"0x{int(w):08x}" for w in case.state], "sizes": list(case.sizes),
-                    "strides": None if case.strides is None else list(case.strides),
-                    "feature_level": ".".join(map(str, case.feature_level)), "output_state": output_state})
+                   inputs)
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -90,11 +94,14 @@ class Verdict:
     returned_state: list | None = None
     detail: str = ""
     reproduce: dict | None = None
+    # A numbers case (rngcheck.conformance.numbers): the request, the bound and its why, the ULP
+    # histogram, the worst element and the first numbers past the bound.
+    numbers: dict | None = None
 
 
 RESULT_ORDER = ("backend", "case", "status", "required", "seconds", "message", "diagnosis", "mismatches",
                 "mismatch_count", "observations", "output_sha256", "returned_state", "reproduce",
-                "reproduce_command", "detail")
+                "reproduce_command", "detail", "numbers")
 
 
 @dataclass
@@ -136,4 +143,5 @@ class ResultRecord(Verdict):
             output_sha256=_optional_str(value.get("output_sha256")),
             returned_state=list(returned) if isinstance(returned, list) else None,
             reproduce=dict(reproduce) if isinstance(reproduce, dict) else None,
-            reproduce_command=_optional_str(value.get("reproduce_command")), detail=_str(value.get("detail")))
+            reproduce_command=_optional_str(value.get("reproduce_command")), detail=_str(value.get("detail")),
+            numbers=dict(value["numbers"]) if isinstance(value.get("numbers"), dict) else None)

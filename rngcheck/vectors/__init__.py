@@ -6,6 +6,9 @@ committed files equal its output):
   operator.json       DML_RANDOM_GENERATOR vectors: state in, sizes, strides, expected
                       words (explicit, or the sha256 of the little-endian words for large
                       tensors), expected state out.
+  tensorflow_guide.json  the numbers TensorFlow's guide prints, as programs of the Generator
+                      model (rngcheck.numbers.tensorflow): hand-written from the source, each
+                      with its provenance (format rngcheck-numbers-vectors).
 Words are written as 8-digit hex strings ("0x0000abcd"); a state is 6 of them, word 0 first.
 """
 
@@ -23,6 +26,8 @@ FORMAT_VERSION = 1
 KAT_FILE = "random123_kat.json"
 OPERATOR_FILE = "operator.json"
 FILES = (KAT_FILE, OPERATOR_FILE)
+NUMBERS_FORMAT = "rngcheck-numbers-vectors"
+GUIDE_FILE = "tensorflow_guide.json"
 
 
 @dataclass(frozen=True)
@@ -79,12 +84,12 @@ def _ints(values, where: str, allow_none=False):
     return tuple(values)
 
 
-def read_document(path) -> dict:
+def read_document(path, file_format: str = FORMAT) -> dict:
     """A vectors file, parsed and its header checked (raises VectorFileError, one line)."""
     path = Path(path)
     document = read_json(path, VectorFileError, "vectors file")
-    if not isinstance(document, dict) or document.get("format") != FORMAT:
-        raise VectorFileError(f"{path.name}: not an rngcheck vectors file (format must be {FORMAT!r})")
+    if not isinstance(document, dict) or document.get("format") != file_format:
+        raise VectorFileError(f"{path.name}: not an rngcheck vectors file (format must be {file_format!r})")
     if document.get("format_version") != FORMAT_VERSION:
         raise VectorFileError(f"{path.name}: format_version {document.get('format_version')!r} "
                               f"is not supported (this rngcheck reads {FORMAT_VERSION})")
@@ -183,3 +188,98 @@ def sha256_of_words(chunks) -> str:
     for chunk in chunks:
         digest.update(np.ascontiguousarray(chunk, dtype="<u4").tobytes())
     return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class NumbersVector:
+    """A program of the TensorFlow Generator model with the numbers its source printed."""
+
+    id: str
+    source: str
+    steps: tuple
+
+
+def _expect_floats(value, where: str, per_replica: int = 0):
+    """A list of numbers (or nulls); for a replicated step, a list per replica (or null)."""
+    if value is None:
+        return None
+    if per_replica:
+        if not isinstance(value, list) or len(value) != per_replica:
+            raise VectorFileError(f"{where}: expect must list {per_replica} replicas")
+        return tuple(_expect_floats(v, where) for v in value)
+    if not isinstance(value, list) or not all(v is None or (isinstance(v, (int, float)) and not isinstance(v, bool))
+                                               for v in value):
+        raise VectorFileError(f"{where}: expect must be a list of numbers")
+    return tuple(None if v is None else float(v) for v in value)
+
+
+def _step(entry, where: str):
+    from ..numbers.tensorflow import STEP_OPS, Step
+
+    if not isinstance(entry, dict) or entry.get("op") not in STEP_OPS:
+        raise VectorFileError(f"{where}: a step is an object whose op is one of {', '.join(STEP_OPS)}")
+    op = entry["op"]
+    known = {"op", "generator", "seed", "shape", "count", "into", "replicas", "kind", "name", "expect"}
+    unknown = sorted(set(entry) - known)
+    if unknown:
+        raise VectorFileError(f"{where}: unknown field(s) {', '.join(unknown)}")
+    fields_ = {"op": op, "generator": str(entry.get("generator", "g"))}
+    if op in ("from_seed", "reset_from_seed"):
+        seed = _field(entry, "seed", where)
+        if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+            raise VectorFileError(f"{where}: seed must be a non-negative integer")
+        fields_["seed"] = seed
+    if op in ("normal", "replicated", "stateless"):
+        fields_["shape"] = _ints(_field(entry, "shape", where), where + " shape")
+        if any(size < 0 for size in fields_["shape"]):
+            raise VectorFileError(f"{where}: shape sizes must be >= 0")
+    if op == "replicated":
+        replicas = _field(entry, "replicas", where)
+        if not isinstance(replicas, int) or not 1 <= replicas <= 64:
+            raise VectorFileError(f"{where}: replicas must be an integer in 1..64")
+        fields_["replicas"] = replicas
+    if op == "split":
+        fields_["count"] = _field(entry, "count", where)
+        into = _field(entry, "into", where)
+        if not isinstance(into, list) or len(into) != fields_["count"] or not all(isinstance(n, str) for n in into):
+            raise VectorFileError(f"{where}: into must name count generators")
+        fields_["into"] = tuple(into)
+    if op in ("save", "restore"):
+        fields_["name"] = str(_field(entry, "name", where))
+    if op == "stateless":
+        seed = _ints(_field(entry, "seed", where), where + " seed")
+        if len(seed) != 2:
+            raise VectorFileError(f"{where}: a stateless seed is two integers")
+        fields_["seed"] = seed
+        fields_["kind"] = str(entry.get("kind", "normal"))
+    if op == "state":
+        fields_["expect"] = _ints(_field(entry, "expect", where), where + " expect")
+    elif op in ("normal", "stateless", "replicated"):
+        fields_["expect"] = _expect_floats(entry.get("expect"), where,
+                                           fields_.get("replicas", 0) if op == "replicated" else 0)
+    return Step(**fields_)
+
+
+def parse_numbers(document: dict, name: str = GUIDE_FILE) -> list[NumbersVector]:
+    vectors, seen = [], set()
+    for number, entry in enumerate(document["vectors"]):
+        where = f"{name} vector {number}"
+        if not isinstance(entry, dict):
+            raise VectorFileError(f"{where}: not an object")
+        vector_id = str(_field(entry, "id", where))
+        where = f"{name} vector {vector_id!r}"
+        if vector_id in seen:
+            raise VectorFileError(f"{where}: duplicate id")
+        seen.add(vector_id)
+        steps = _field(entry, "steps", where)
+        if not isinstance(steps, list) or not steps:
+            raise VectorFileError(f"{where}: steps must be a non-empty list")
+        vectors.append(NumbersVector(vector_id, str(_field(entry, "source", where)),
+                                     tuple(_step(s, f"{where} step {i}") for i, s in enumerate(steps))))
+    return vectors
+
+
+def guide_vectors(path=None) -> list[NumbersVector]:
+    """The TensorFlow guide's numbers (tensorflow_guide.json), parsed (VectorFileError, one line)."""
+    path = Path(path or data_path(GUIDE_FILE))
+    return parse_numbers(read_document(path, NUMBERS_FORMAT), path.name)

@@ -1,0 +1,289 @@
+"""Diagnosis for numbers: which known wrong conversion an implementation's numbers look like.
+
+As rngcheck.conformance.diagnosis does for words: each variant is a deliberately wrong model of
+a conversion, built from the conventions' own pieces (rngcheck.numbers); on a failure the suite
+runs every variant that applies to the request and names those whose prediction is within the
+request's bound of what the backend produced (and is not itself within the bound of the right
+answer). Every other registered convention that defines the same kind and dtype is a variant too
+("convention-jax": the implementation used JAX's conversion). Ids and summaries live here only.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Callable
+
+import numpy as np
+
+from .. import counter, numbers
+from ..numbers import BITS, INTEGERS, NORMAL, TRUNCATED_NORMAL, UNIFORM, floats, tolerance
+from ..numbers import tensorflow as tf
+
+UNKNOWN = "unknown-numbers"
+UNKNOWN_SUMMARY = "the numbers match no known wrong conversion"
+
+
+@dataclass(frozen=True)
+class NumbersVariant:
+    id: str
+    summary: str
+    kinds: tuple[str, ...]
+    predict: Callable     # (request, state) -> values held per floats rule 1, or None (does not apply)
+
+
+def _words(request, state, count):
+    return tf.stream(_state(request, state), 0, count)
+
+
+def _state(request, state):
+    return tf.stateless_state(request.seed) if request.seed is not None else state
+
+
+def _float_unit(request, state, convert64, convert32):
+    """A [0, 1) draw with another word-to-float rule (TensorFlow's layout: 1 or 2 words an element)."""
+    if request.dtype == "float64":
+        words = _words(request, state, 2 * request.count)
+        values = convert64(words[0::2], words[1::2])
+    else:
+        values = convert32(_words(request, state, request.count))
+        values = tf.round_float32(request.dtype, np.asarray(values, dtype=np.float32)) \
+            if request.dtype != "float32" else np.asarray(values, dtype=np.float32)
+    if request.low is not None:
+        return tf.scaled(request.dtype, values, *request.range)
+    return values
+
+
+def _only(kind, dtypes=None):
+    def guard(predict):
+        def wrapped(request, state):
+            if request.kind != kind or (dtypes and request.dtype not in dtypes):
+                return None
+            return predict(request, state)
+        return wrapped
+    return guard
+
+
+def _high_bits(request, state):
+    return _float_unit(request, state,
+                       lambda hi, lo: ((np.asarray(hi, np.uint64) << np.uint64(32) | np.asarray(lo, np.uint64))
+                                       >> np.uint64(12) | np.uint64(1023 << 52)).view(np.float64) - 1.0,
+                       lambda w: ((w >> np.uint32(9)) | np.uint32(127 << 23)).view(np.float32) - np.float32(1))
+
+
+def _bits_24(request, state):
+    return _float_unit(request, state,
+                       lambda hi, lo: (np.asarray(hi, np.uint64) << np.uint64(32) | np.asarray(lo, np.uint64))
+                       .__rshift__(np.uint64(11)).astype(np.float64) * 2.0 ** -53,
+                       lambda w: ((w >> np.uint32(8)).astype(np.float64) * 2.0 ** -24).astype(np.float32))
+
+
+def _open_closed(request, state):
+    return _float_unit(request, state,
+                       lambda hi, lo: np.asarray(hi, np.float64) * 2.0 ** -32 + 2.0 ** -33,
+                       lambda w: (w.astype(np.float64) * 2.0 ** -32 + 2.0 ** -33).astype(np.float32))
+
+
+def _pairs_swapped(request, state):
+    if request.dtype != "float64":
+        return None
+    return _float_unit(request, state, lambda hi, lo: tf.uint64_to_double(lo, hi), None)
+
+
+def _one_word_double(request, state):
+    if request.dtype != "float64":
+        return None
+    words = _words(request, state, request.count)
+    values = tf.uint64_to_double(words, np.zeros_like(words))
+    return tf.scaled("float64", values, *request.range) if request.low is not None else values
+
+
+def _narrow_rounded(request, state):
+    """float16/bfloat16 uniform made by rounding the float32 uniform (not from the low bits)."""
+    if request.dtype not in ("float16", "bfloat16"):
+        return None
+    unit = tf.uint32_to_float(_words(request, state, request.count))
+    values = tf.round_float32(request.dtype, unit)
+    return tf.scaled(request.dtype, values, *request.range) if request.low is not None else values
+
+
+def _normal(request, state, pair=None, order=None, clamp=True, two_pi32=False, narrow=None, first_block=0):
+    """TensorFlow's normal with one thing changed."""
+    if request.kind != NORMAL or request.dtype == "float64":
+        return None
+    whole = -(-request.count // 2) * 2
+    words = tf.stream(_state(request, state), 4 * first_block, whole)
+    x0, x1 = (words[1::2], words[0::2]) if pair == "swapped" else (words[0::2], words[1::2])
+    u1 = tf.uint32_to_float(x0)
+    if clamp:
+        u1 = np.maximum(u1, np.float32(tf.EPSILON))
+    unit1 = tf.uint32_to_float(x1)
+    v1 = np.float32(2 * math.pi) * unit1 if two_pi32 else (2 * math.pi * unit1.astype(np.float64)).astype(np.float32)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.sqrt((np.float32(-2) * np.log(u1.astype(np.float64)).astype(np.float32)).astype(np.float64)) \
+            .astype(np.float32)
+        sin = np.sin(v1.astype(np.float64)).astype(np.float32) * r
+        cos = np.cos(v1.astype(np.float64)).astype(np.float32) * r
+    values = tf.interleave(cos, sin) if order == "cos-first" else tf.interleave(sin, cos)
+    values = values[:request.count]
+    if request.dtype == "float32":
+        return values
+    if narrow == "truncated":
+        bits = values.view(np.uint32)
+        if request.dtype == "bfloat16":
+            return (bits >> np.uint32(16)).astype(np.uint16)
+        return _truncate_to_half(values)
+    return tf.round_float32(request.dtype, values)
+
+
+def _truncate_to_half(values: np.ndarray) -> np.ndarray:
+    """float32 to float16 rounding toward zero."""
+    nearest = values.astype(np.float16)
+    too_far = np.abs(nearest.astype(np.float32)) > np.abs(values)
+    step_down = np.nextafter(nearest, np.float16(0))
+    return np.where(too_far, step_down, nearest).astype(np.float16)
+
+
+def _no_clamp(request, state):
+    values = _normal(request, state, clamp=False)
+    return values
+
+
+def _flush_to_zero(request, state):
+    fmt = request.format
+    if fmt is None:
+        return None
+    right = numbers.draw(request, state)
+    values = floats.as_values(fmt, right)
+    tiny = 2.0 ** (1 - fmt.exponent_bias)
+    flushed = np.where(np.abs(values) < tiny, 0.0, values)
+    return floats.round_to(fmt, flushed)
+
+
+def _late_stream(request, state):
+    """The whole draw one block late (Random123 Engine's counter + 1 first)."""
+    if request.seed is not None:
+        return None
+    return numbers.draw(request, counter.add_to_counter(counter.state_array(state), 1))
+
+
+def _range_in_32_bits(request, state):
+    """int64 computed as int32: one word an element, the range clamped to int32 (OpenVINO's CPU plugin)."""
+    if request.kind != INTEGERS or request.dtype != "int64":
+        return None
+    low = max(request.low, -(1 << 31))
+    high = min(request.high, (1 << 31) - 1)
+    if low >= high:
+        return np.full(request.count, low, dtype=np.int64)
+    words = _words(request, state, request.count)
+    return tf.integers("int32", words, low, high).astype(np.int64)
+
+
+def _range_overflow(request, state):
+    """high - low overflowing the signed type: every element equals low (OpenVINO's full-range int32)."""
+    if request.kind != INTEGERS:
+        return None
+    bits = 32 if request.dtype == "int32" else 64
+    if request.high - request.low < (1 << (bits - 1)):
+        return None
+    return np.full(request.count, request.low, dtype=request.dtype)
+
+
+def _multiply_shift(request, state):
+    """(word * span) >> 32 instead of word mod span (a multiply-shift reduction)."""
+    if request.kind != INTEGERS or request.dtype != "int32":
+        return None
+    words = _words(request, state, request.count).astype(object)
+    span = request.high - request.low
+    return np.array([request.low + (int(w) * span >> 32) for w in words], dtype=np.int32)
+
+
+def _wide_words_swapped(request, state):
+    """A 64-bit value from words 2i and 2i+1 in the wrong order (high word first)."""
+    if request.kind not in (INTEGERS, BITS) or request.dtype not in ("int64", "uint64"):
+        return None
+    words = _words(request, state, 2 * request.count)
+    swapped = np.empty_like(words)
+    swapped[0::2], swapped[1::2] = words[1::2], words[0::2]
+    if request.kind == BITS:
+        return tf.full_range(request.dtype, swapped)
+    return tf.integers(request.dtype, swapped, request.low, request.high)
+
+
+VARIANTS = (
+    NumbersVariant("uniform-high-bits", "the mantissa is filled from the word's high bits (JAX's conversion), "
+                   "not the low bits", (UNIFORM,), _only(UNIFORM)(_high_bits)),
+    NumbersVariant("uniform-24-bits", "24 (53) bits times 2^-24 (2^-53), PyTorch's conversion, not a 23-bit "
+                   "mantissa in [1, 2)", (UNIFORM,), _only(UNIFORM)(_bits_24)),
+    NumbersVariant("uniform-open-closed", "x * 2^-32 + 2^-33: a uniform in (0, 1] (cuRAND's), not [0, 1)",
+                   (UNIFORM,), _only(UNIFORM)(_open_closed)),
+    NumbersVariant("uniform-64-words-swapped", "a float64 from words 2i+1 (high) and 2i in the wrong order",
+                   (UNIFORM,), _only(UNIFORM)(_pairs_swapped)),
+    NumbersVariant("uniform-64-one-word", "a float64 from one word an element (the low 32 mantissa bits zero)",
+                   (UNIFORM,), _only(UNIFORM)(_one_word_double)),
+    NumbersVariant("uniform-narrow-rounded", "float16/bfloat16 by rounding the float32 uniform, not from the "
+                   "word's low bits", (UNIFORM,), _only(UNIFORM)(_narrow_rounded)),
+    NumbersVariant("normal-pair-swapped", "Box-Muller's words paired in the wrong order: u1 from word 2k+1",
+                   (NORMAL,), lambda r, s: _normal(r, s, pair="swapped")),
+    NumbersVariant("normal-sin-cos-swapped", "Box-Muller's cos value first, sin second", (NORMAL,),
+                   lambda r, s: _normal(r, s, order="cos-first")),
+    NumbersVariant("normal-no-epsilon-clamp", "u1 not clamped to 1e-7: a zero mantissa gives log(0), an "
+                   "infinity or NaN", (NORMAL,), _no_clamp),
+    NumbersVariant("normal-two-pi-float32", "2 pi u computed in float32 (TensorFlow forms 2.0f * M_PI * u in "
+                   "double and rounds once)", (NORMAL,), lambda r, s: _normal(r, s, two_pi32=True)),
+    NumbersVariant("normal-narrow-truncated", "float16/bfloat16 normals truncated from float32, not rounded",
+                   (NORMAL,), lambda r, s: _normal(r, s, narrow="truncated")
+                   if r.dtype in ("float16", "bfloat16") else None),
+    NumbersVariant("flush-to-zero", "subnormal results flushed to zero", (UNIFORM, NORMAL, TRUNCATED_NORMAL),
+                   _flush_to_zero),
+    NumbersVariant("stream-one-block-late", "the numbers come from the stream one block late (counter + 1 first, "
+                   "Random123's Engine)", (UNIFORM, NORMAL, TRUNCATED_NORMAL, INTEGERS, BITS), _late_stream),
+    NumbersVariant("integers-range-32-bit", "a 64-bit range computed in 32 bits: int32's rule with the range "
+                   "clamped to int32 (OpenVINO's CPU RandomUniform)", (INTEGERS,), _range_in_32_bits),
+    NumbersVariant("integers-range-overflow", "high - low overflows the signed type: every element equals low "
+                   "(OpenVINO's CPU RandomUniform, full-range int32)", (INTEGERS,), _range_overflow),
+    NumbersVariant("integers-multiply-shift", "(word * span) >> 32 instead of word mod span", (INTEGERS,),
+                   _multiply_shift),
+    NumbersVariant("wide-words-swapped", "a 64-bit integer from words 2i and 2i+1 in the wrong order",
+                   (INTEGERS, BITS), _wide_words_swapped),
+)
+IDS = {v.id: v.summary for v in VARIANTS} | {UNKNOWN: UNKNOWN_SUMMARY}
+
+
+def _convention_variants(request) -> list[NumbersVariant]:
+    out = []
+    for name, convention in sorted(numbers.CONVENTIONS.items()):
+        other = replace(request, convention=name, seed=None) if request.seed is not None else \
+            replace(request, convention=name)
+        if name == request.convention or not convention.supports(other):
+            continue
+        out.append(NumbersVariant(f"convention-{name}", f"{convention.title}'s conversion", (request.kind,),
+                                  lambda r, s, c=convention, o=other: c.draw(o, _state(r, s))))
+    return out
+
+
+def diagnose(request, state, actual: np.ndarray) -> dict:
+    """The variants whose numbers are within the request's bound of ``actual`` (and not of the right ones)."""
+    bound = numbers.bound(request)
+    right = numbers.draw(request, state)
+    matches = []
+    numbers.convention_of(request.convention)  # the registry is loaded
+    for variant in (*VARIANTS, *_convention_variants(request)):
+        if request.kind not in variant.kinds:
+            continue
+        try:
+            with np.errstate(all="ignore"):
+                predicted = variant.predict(request, state)
+        except Exception:  # a variant that cannot model this request does not apply
+            continue
+        if predicted is None or np.size(predicted) != np.size(actual):
+            continue
+        predicted = np.asarray(predicted, dtype=actual.dtype)
+        if tolerance.compare(request.dtype, right, predicted, bound).within:
+            continue  # indistinguishable from the right conversion on this case
+        if tolerance.compare(request.dtype, predicted, actual, bound).within:
+            matches.append(variant)
+    if not matches:
+        return {"id": UNKNOWN, "summary": UNKNOWN_SUMMARY, "alternatives": []}
+    ids = list(dict.fromkeys(v.id for v in matches))
+    return {"id": ids[0], "summary": matches[0].summary, "alternatives": ids[1:]}
