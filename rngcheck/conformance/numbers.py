@@ -155,8 +155,9 @@ def number_row(request, index: int, expected, actual, ulps: int) -> dict:
             "ulps": int(ulps)}
 
 
-def _comparison(request, expected, actual, mask, bound):
-    cmp = tolerance.compare(request.dtype, expected[mask], actual[mask], bound)
+def _comparison(request, expected, actual, mask, bound, excess=None):
+    cmp = tolerance.compare(request.dtype, expected[mask], actual[mask], bound,
+                            excess=None if excess is None else excess[mask])
     positions = np.flatnonzero(mask)
     distances = tolerance.distances(request.dtype, expected, actual)
     distances[~mask] = 0
@@ -207,7 +208,8 @@ def check_numbers(backend, case: C.Case, strict: bool, *, raised) -> object:
     else:
         expected = numbers.draw(request, state)
         mask = np.ones(request.count, dtype=bool)
-    cmp, summary = _comparison(request, expected, actual, mask, bound)
+    excess = numbers.excess(request, state, actual, case.expected_values)
+    cmp, summary = _comparison(request, expected, actual, mask, bound, excess)
     what = f"ULP{'s' if bound.ulps != 1 else ''}" if request.floating else "difference"
     if cmp.within:
         note = f"{cmp.count} numbers within {bound.ulps} {what} (worst {cmp.worst})" if request.floating else \
@@ -215,7 +217,8 @@ def check_numbers(backend, case: C.Case, strict: bool, *, raised) -> object:
         return Outcome(PASSED, note, numbers=summary)
     diagnosis = diagnose(request, state, actual)
     against = "the printed numbers" if case.expected_values is not None else "the reference"
-    limit = f"beyond the bound of {bound.ulps} ULP" if request.floating else "from"
+    limit = f"beyond the bound of {bound.ulps} {bound.wide or ''} ULP".replace("  ", " ") if request.floating \
+        else "from"
     message = (f"{cmp.over} of {cmp.count} numbers differ {limit} {against}"
                + (f" (worst {cmp.worst} ULP at element {summary['worst']['index']})" if request.floating else "")
                + f"; looks like: {diagnosis['id']}")

@@ -279,9 +279,11 @@ def diagnose(request, state, actual: np.ndarray) -> dict:
         if predicted is None or np.size(predicted) != np.size(actual):
             continue
         predicted = np.asarray(predicted, dtype=actual.dtype)
-        if tolerance.compare(request.dtype, right, predicted, bound).within:
+        admitted = numbers.excess(request, state, predicted)
+        if tolerance.compare(request.dtype, right, predicted, bound, excess=admitted).within:
             continue  # indistinguishable from the right conversion on this case
-        if tolerance.compare(request.dtype, predicted, actual, bound).within:
+        near = bound if bound.wide is None else tolerance.Bound(1, "one step of the narrow format")
+        if tolerance.compare(request.dtype, predicted, actual, near).within:
             matches.append(variant)
     if not matches:
         return {"id": UNKNOWN, "summary": UNKNOWN_SUMMARY, "alternatives": []}

@@ -212,6 +212,20 @@ def bound(request: Request) -> Bound:
     return check(request).bound(request)
 
 
+def excess(request: Request, state, actual, expected=None):
+    """Per element, how far ``actual`` lies outside what the bound admits (0: admitted), for a bound
+    counted in a wider format (tolerance rule 5); None when the plain ULP distance decides."""
+    limit = bound(request)
+    if limit.wide is None or expected is not None:
+        return None
+    from dataclasses import replace
+
+    from .tolerance import interval_excess
+
+    wide = draw(replace(request, dtype=limit.wide), state)
+    return interval_excess(request.dtype, limit.wide, wide, limit.ulps, actual)
+
+
 def _load() -> None:
     """Import every convention module once (each registers itself)."""
     if CONVENTIONS:

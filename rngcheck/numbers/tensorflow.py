@@ -265,8 +265,9 @@ class TensorFlow(Convention):
         if request.kind == UNIFORM:
             return EXACT if request.low is None else ONE_ROUNDING
         if request.dtype in ("float16", "bfloat16"):
-            return Bound(1, "Box-Muller in float32 (within 4 ULP of float32) then rounded to a format with 13-16 "
-                            "fewer bits: at most one step of the narrow format either way")
+            return Bound(4, "Box-Muller in float32 (within 4 float32 ULP, as for float32), then rounded to the "
+                            "narrow format: the result must be the rounding of a float32 within 4 ULP of the "
+                            "exact model (tolerance rule 5)", wide="float32")
         return Bound(4, "Box-Muller: log and sin/cos within 1 ULP each (libm), sqrt halves log's relative "
                         "error, two products round 0.5 ULP each; the reference rounds each step once: "
                         "at most 4 ULP of the output format")
