@@ -217,9 +217,9 @@ def check_numbers(backend, case: C.Case, strict: bool, *, raised) -> object:
         return Outcome(PASSED, note, numbers=summary)
     diagnosis = diagnose(request, state, actual)
     against = "the printed numbers" if case.expected_values is not None else "the reference"
-    limit = f"beyond the bound of {bound.ulps} {bound.wide or ''} ULP".replace("  ", " ") if request.floating \
-        else "from"
-    message = (f"{cmp.over} of {cmp.count} numbers differ {limit} {against}"
+    limit = f" beyond the bound of {bound.ulps} {bound.wide or ''} ULP".replace("  ", " ") if request.floating \
+        else ""
+    message = (f"{cmp.over} of {cmp.count} numbers differ from {against}{limit}"
                + (f" (worst {cmp.worst} ULP at element {summary['worst']['index']})" if request.floating else "")
                + f"; looks like: {diagnosis['id']}")
     return Outcome(FAILED, message, diagnosis=diagnosis, numbers=summary, mismatch_count=cmp.over)

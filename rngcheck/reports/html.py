@@ -249,6 +249,7 @@ def build(sources: list[Source], figures: bool = True) -> dict:
     agreement = _agreement(data, columns, case_by_id)
     trend = _trend(data)
     observations = _observations(columns, case_list)
+    numbers_rows = _numbers_rows(columns, case_list)
     stats = [_stats_view(i, s, figures) for i, s in enumerate(stats_sources)]
 
     counts = Counter()
@@ -289,6 +290,7 @@ def build(sources: list[Source], figures: bool = True) -> dict:
         "agreement": agreement,
         "trend": trend,
         "observations": observations,
+        "numbers_rows": numbers_rows,
         "cases": case_list,
         "counter_cases": counter_cases,
         "errata": errata,
@@ -403,6 +405,7 @@ def _failure_view(column: dict, case_id: str, result: dict) -> dict:
         "reproduce_command": _text(result.get("reproduce_command")),
         "detail": _text(result.get("detail")),
         "seconds": _number(result.get("seconds")),
+        "numbers": _numbers_view(result),
     }
 
 
@@ -534,6 +537,39 @@ def _trend(data) -> list[dict]:
             "since": since,
         })
     return views
+
+
+def _numbers_view(result: dict) -> dict | None:
+    """A numbers result's bound, ULP histogram and worst element, as text (everything escaped)."""
+    found = _dict(result.get("numbers"))
+    if not found:
+        return None
+    worst = _dict(found.get("worst"))
+    return {
+        "request": _text(" ".join(f"{k}={v}" for k, v in _dict(found.get("request")).items())),
+        "bound": _text(found.get("bound_ulps")), "why": _text(found.get("bound")),
+        "histogram": ", ".join(f"{_text(k, 20)}: {_int(v, 0)}" for k, v in _dict(found.get("histogram")).items()),
+        "worst": _text(f"element {worst.get('index')}: expected {worst.get('expected')}, got {worst.get('actual')} "
+                       f"({worst.get('ulps')} ULP)") if worst else "",
+        "over": _int(found.get("over"), 0), "count": _int(found.get("count"), 0),
+        "rows": [{key: _text(_dict(row).get(key)) for key in ("index", "expected", "actual", "ulps")}
+                 for row in _list(found.get("mismatches"))[:MISMATCH_ROWS]],
+    }
+
+
+def _numbers_rows(columns, case_list) -> list[dict]:
+    """Every numbers case: per backend, the worst distance, the bound and the ULP histogram."""
+    rows = []
+    for case in case_list:
+        cells, any_cell = [], False
+        for column in columns:
+            result = column["results"].get(case["id"])
+            view = _numbers_view(result) if result is not None else None
+            cells.append(view)
+            any_cell = any_cell or view is not None
+        if any_cell:
+            rows.append({"case": case, "cells": cells})
+    return rows
 
 
 def _observations(columns, case_list) -> list[dict]:

@@ -70,6 +70,21 @@ def reproduce_line(result) -> str:
     return f"reproduce: {command}" if command else ""
 
 
+def numbers_lines(result, rows: int | None = None) -> list[str]:
+    """A numbers result: its bound, ULP histogram, worst element and first numbers past the bound."""
+    found = _dict(_dict(result).get("numbers"))
+    if not found:
+        return []
+    histogram = ", ".join(f"{k}: {v}" for k, v in _dict(found.get("histogram")).items())
+    lines = [f"bound: {found.get('bound_ulps')} ULP ({found.get('bound')}); ULP histogram {histogram}"]
+    listed = found.get("mismatches") if isinstance(found.get("mismatches"), list) else []
+    for row in listed[:rows]:
+        row = _dict(row)
+        lines.append(f"number {row.get('index')}: expected {row.get('expected')}, got {row.get('actual')} "
+                     f"({row.get('ulps')} ULP)")
+    return lines
+
+
 def detail_lines(result, case=None, mismatches: int | None = None, diagnosis: bool = True) -> list[str]:
     """What follows a result's message: its diagnosis (unless ``diagnosis`` is False: the terminal
     tags its header line with the id instead), its mismatch lines (the first ``mismatches`` of
@@ -81,6 +96,7 @@ def detail_lines(result, case=None, mismatches: int | None = None, diagnosis: bo
     return [line for line in [
         diagnosis_line(result.get("diagnosis")) if diagnosis else "",
         *(mismatch_line(m) for m in rows[:mismatches]),
+        *numbers_lines(result, mismatches),
         rule_line(case),
         reproduce_line(result),
     ] if line]
