@@ -310,6 +310,51 @@ def cmd_vectors(args) -> int:
     return EXIT_PASS
 
 
+def _number_argument(text: str | None, what: str):
+    if text is None:
+        return None
+    try:
+        return int(text, 0)
+    except ValueError:
+        try:
+            return float(text)
+        except ValueError:
+            raise RngcheckError(f"{what} {text!r} is not a number") from None
+
+
+def _repro_numbers(args, state) -> int:
+    """``rngcheck repro --kind ...``: one numbers request on a backend, each number with its bits and ULPs."""
+    from . import numbers
+    from .conformance import cases as C
+    from .conformance.numbers import NUMBERS, RULE, repro_text
+    from .conformance.runner import RunOptions, run
+    from .reports import terminal
+
+    seed = tuple(_words(args.seed_pair, 2, "--seed-pair")) if args.seed_pair else None
+    request = numbers.Request(args.convention, args.kind, args.dtype, _number_argument(args.count, "--count"),
+                              _number_argument(args.low, "--low"), _number_argument(args.high, "--high"), seed)
+    numbers.check(request)
+    case = C.Case(id="repro/command-line", category="repro", description=f"from the command line: {request.text()}",
+                  rule=RULE, source="rngcheck.numbers", state=state, sizes=(max(1, request.count),),
+                  procedure=NUMBERS, request=request)
+    backends = _load_backends([args.backend])
+    outcomes = []
+    try:
+        document = run(backends, RunOptions(profile="repro", command=sys.argv[1:], cases=[case]),
+                       observe=lambda named, case, outcome: outcomes.append(outcome))
+    finally:
+        _close(backends)
+    document["reproduce"] = shlex.join(["rngcheck"] + sys.argv[1:])
+    for outcome in outcomes:
+        if outcome.values is not None:
+            print("\n".join(repro_text(request, outcome.values)))
+    print(terminal.summary(document))
+    if args.json:
+        from .results.document import write
+        write(document, args.json)
+    return EXIT_PASS if document["summary"]["verdict"] == "pass" else EXIT_FAIL
+
+
 def cmd_repro(args) -> int:
     """Run one description on a backend and print the verdict: the reproduction of a failure."""
     from .conformance import cases as C
@@ -329,6 +374,10 @@ def cmd_repro(args) -> int:
     state = tuple(_words(args.state, 6, "--state"))
     if as_state_words(state) is None:
         raise RngcheckError(f"--state: every word must be in 0..0xffffffff, got {args.state!r}")
+    if args.kind:
+        return _repro_numbers(args, state)
+    if not args.sizes:
+        raise RngcheckError("repro needs --sizes (words) or --kind (numbers)")
     case = C.Case(id="repro/command-line", category="repro", description="from the command line",
                   rule=C.RULE_MAPPING, source=C.DML_PAGE, state=state,
                   sizes=tuple(_words(args.sizes, None, "--sizes")), strides=strides, feature_level=level)
@@ -454,11 +503,19 @@ def build_parser() -> argparse.ArgumentParser:
     repro = sub.add_parser("repro", help="run one description on a backend (a failure's reproduction)")
     repro.add_argument("--backend", required=True)
     repro.add_argument("--state", required=True, help="six words, e.g. 0x0,0x0,0x0,0x0,0x1,0x2")
-    repro.add_argument("--sizes", required=True, help="e.g. 2,3,4")
+    repro.add_argument("--sizes", help="e.g. 2,3,4 (words; or --kind for numbers)")
     repro.add_argument("--strides", help="e.g. 12,4,1 (default: packed)")
     repro.add_argument("--feature-level", default="4.0")
     repro.add_argument("--json", metavar="FILE", help="write the expected and actual words and output state, "
                        "the differing indices and the verdict (bounded for large tensors)")
+    numbers_group = repro.add_argument_group("numbers (rngcheck.numbers): one draw instead of words")
+    numbers_group.add_argument("--kind", help="uniform, normal, truncated_normal, integers, bits")
+    numbers_group.add_argument("--convention", default="tensorflow")
+    numbers_group.add_argument("--dtype", default="float32")
+    numbers_group.add_argument("--count", default="8")
+    numbers_group.add_argument("--low")
+    numbers_group.add_argument("--high")
+    numbers_group.add_argument("--seed-pair", metavar="A,B", help="a stateless seed (the state is then ignored)")
     repro.set_defaults(handler=cmd_repro)
 
     from .reports import command as report_command

@@ -196,3 +196,14 @@ def block_counters(state, first_block: int, block_count: int, *, counter_bits: i
     np.bitwise_and(high, mask, out=words[2])
     np.right_shift(high, shift, out=words[3])
     return tuple(words)
+
+
+def counters_at(state, offsets) -> tuple[np.ndarray, ...]:
+    """Counter words (c0, c1, c2, c3) of the blocks at ``offsets`` (uint64 block numbers, any order):
+    block j is keyed by counter + j mod 2^128 (rule 4), as block_counters for scattered blocks."""
+    offsets = np.asarray(offsets, dtype=np.uint64)
+    low64, high64 = (np.uint64(half) for half in counter_halves(state))
+    low = low64 + offsets                                         # wraps mod 2^64
+    high = high64 + (low < low64).astype(np.uint64)               # the carry into the high half
+    mask, shift = np.uint64(WORD_MASK), np.uint64(32)
+    return low & mask, low >> shift, high & mask, high >> shift

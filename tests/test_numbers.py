@@ -326,3 +326,60 @@ def test_numbers_of_the_wrong_dtype_break_the_contract():
     case = next(c for c in C.cases_for("quick") if c.id == "normal/tensorflow/float32")
     outcome = check.run_case(Doubles(), case)
     assert outcome.status == check.FAILED and outcome.diagnosis["id"] == "contract"
+
+
+# ---------------------------------------------------------------------------------- repro
+def test_repro_shows_each_number_with_its_bits_and_ulps(capsys):
+    from rngcheck import cli
+
+    code = cli.main(["repro", "--backend", "numpy", "--state", "0x1,0,0,0,0,0", "--kind", "normal", "--count", "6"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "0.43842274 (0x3ee078f2)" in out and "0 ULP" in out and "0 of 6 past the bound" in out
+
+
+def test_a_numbers_failure_reproduces_with_a_command_that_fails_the_same_way(tmp_path, capsys):
+    from rngcheck import cli
+
+    backend_file = tmp_path / "broken.py"
+    backend_file.write_text(
+        "import sys\n"
+        f"sys.path.insert(0, {str(__import__('pathlib').Path(__file__).parent)!r})\n"
+        "from test_numbers import BrokenNumbers\n"
+        "class Broken(BrokenNumbers):\n    name = 'broken'\n    fault = 'uniform-open-closed'\n")
+    document = tmp_path / "run.json"
+    code = cli.main(["run", "--backend", f"{backend_file}:Broken", "--case", "uniform/tensorflow/float32",
+                     "--in-process", "--quiet", "--json", str(document)])
+    assert code == 1
+    (result,) = json.loads(document.read_text())["results"]
+    command = result["reproduce_command"]
+    assert "--kind uniform" in command and "--dtype float32" in command
+    capsys.readouterr()
+    argv = __import__("shlex").split(command)[1:]
+    assert cli.main(argv) == 1
+    out = capsys.readouterr().out
+    assert "past the bound" in out and "*" in out and "uniform-open-closed" in out
+
+
+@pytest.mark.parametrize("options, words", [
+    (["--kind", "integers", "--dtype", "int32", "--low", "5", "--high", "5"], "low < high"),
+    (["--kind", "uniform", "--low", "x", "--high", "2"], "--low 'x' is not a number"),
+    (["--kind", "normal", "--convention", "nope"], "unknown convention 'nope'"),
+    (["--kind", "normal", "--dtype", "int8"], "not 'int8'"),
+])
+def test_repro_refuses_a_bad_request_in_one_line(options, words, capsys):
+    from rngcheck import cli
+
+    code = cli.main(["repro", "--backend", "numpy", "--state", "0,0,0,0,0,0", *options])
+    err = capsys.readouterr().err
+    assert code == 2 and words in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_truncated_normal_groups_finished_trial_by_trial_equal_the_vectorised_ones(monkeypatch):
+    state = counter.make_state((1 << 128) - 300, (7, 9))     # the groups' stretches cross the 2^128 wrap
+    for dtype in ("float32", "float64"):
+        whole = numbers.draw(Request("tensorflow", "truncated_normal", dtype, 41), state)
+        monkeypatch.setattr(tf, "TRIALS", 4)                  # many groups now need the slow path
+        assert np.array_equal(numbers.draw(Request("tensorflow", "truncated_normal", dtype, 41), state), whole)
+        monkeypatch.setattr(tf, "TRIALS", 16)
+        assert np.all(np.abs(whole) < 2)

@@ -40,6 +40,9 @@ class Outcome(Verdict):
     # The backend's call the verdict was made on (EXECUTE cases): what ``rngcheck repro`` shows
     # beside the expectation (rngcheck.conformance.comparison). Never in the result document.
     execution: Execution | None = field(default=None, repr=False, compare=False)
+    # A numbers case: the numbers the backend drew and the expectation, as held per
+    # rngcheck.numbers.floats rule 1 (``rngcheck repro`` shows them). Never in the result document.
+    values: tuple | None = field(default=None, repr=False, compare=False)
 
 
 class BackendRaised(Exception):

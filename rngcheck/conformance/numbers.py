@@ -146,7 +146,8 @@ def _as_format(request, returned) -> np.ndarray | None:
 def _value_text(fmt, value) -> str:
     if fmt is None:
         return str(int(value))
-    return f"{float(floats.as_values(fmt, np.asarray([value]))[0])!r} ({floats.hex_bits(fmt, value)})"
+    shown = floats.as_values(fmt, np.asarray([value])).astype(np.float32 if fmt.bits <= 32 else np.float64)[0]
+    return f"{np.format_float_positional(shown, unique=True, trim='-')} ({floats.hex_bits(fmt, value)})"
 
 
 def number_row(request, index: int, expected, actual, ulps: int) -> dict:
@@ -211,10 +212,11 @@ def check_numbers(backend, case: C.Case, strict: bool, *, raised) -> object:
     excess = numbers.excess(request, state, actual, case.expected_values)
     cmp, summary = _comparison(request, expected, actual, mask, bound, excess)
     what = f"ULP{'s' if bound.ulps != 1 else ''}" if request.floating else "difference"
+    values = (expected, actual, mask, excess)
     if cmp.within:
         note = f"{cmp.count} numbers within {bound.ulps} {what} (worst {cmp.worst})" if request.floating else \
             f"{cmp.count} numbers exact"
-        return Outcome(PASSED, note, numbers=summary)
+        return Outcome(PASSED, note, numbers=summary, values=values)
     diagnosis = diagnose(request, state, actual)
     against = "the printed numbers" if case.expected_values is not None else "the reference"
     limit = f" beyond the bound of {bound.ulps} {bound.wide or ''} ULP".replace("  ", " ") if request.floating \
@@ -222,4 +224,33 @@ def check_numbers(backend, case: C.Case, strict: bool, *, raised) -> object:
     message = (f"{cmp.over} of {cmp.count} numbers differ from {against}{limit}"
                + (f" (worst {cmp.worst} ULP at element {summary['worst']['index']})" if request.floating else "")
                + f"; looks like: {diagnosis['id']}")
-    return Outcome(FAILED, message, diagnosis=diagnosis, numbers=summary, mismatch_count=cmp.over)
+    return Outcome(FAILED, message, diagnosis=diagnosis, numbers=summary, mismatch_count=cmp.over, values=values,
+                   reproduce=reproduction(case))
+
+
+def reproduction(case: C.Case) -> dict:
+    """A numbers case as the arguments of ``rngcheck repro`` (results.document.repro_command)."""
+    return {"state": ",".join(f"0x{int(w):08x}" for w in case.state), "sizes": str(case.request.count),
+            "strides": None, "feature_level": "4.0", "request": case.request.to_dict()}
+
+
+def repro_text(request, values, rows: int = 16) -> list[str]:
+    """The numbers of a repro: each shown element's expected and actual value with bits and ULPs
+    (the elements past the bound first, then the worst; ``*`` marks one past the bound)."""
+    expected, actual, mask, excess = values
+    fmt = request.format
+    distances = tolerance.distances(request.dtype, expected, actual)
+    bound = numbers.bound(request)
+    past = (excess > 0) if excess is not None else (distances > bound.ulps)
+    past &= mask
+    order = list(np.flatnonzero(past)[:rows])
+    if len(order) < rows:
+        order += [int(i) for i in range(min(actual.size, rows)) if i not in order][:rows - len(order)]
+    lines = [f"numbers ({request.text()}; bound {bound.ulps} ULP{' of ' + bound.wide if bound.wide else ''}; "
+             f"* marks a number past it): {int(past.sum())} of {int(mask.sum())} past the bound"]
+    for i in sorted(order):
+        flag = "*" if past[i] else " "
+        lines.append(f"  {i:>6}  expected {_value_text(fmt, expected[i]):<40} got {_value_text(fmt, actual[i]):<40}"
+                     f" {distances[i]:>6} ULP{flag}" if request.floating else
+                     f"  {i:>6}  expected {int(expected[i])}  got {int(actual[i])}{flag}")
+    return lines

@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from ..errors import RngcheckError
 from . import floats
 from .tolerance import Bound
 
@@ -37,8 +38,8 @@ INT_RANGES = {"int32": (-(1 << 31), (1 << 31) - 1), "int64": (-(1 << 63), (1 << 
 MAX_COUNT = 1 << 28
 
 
-class NumbersError(ValueError):
-    """A request that cannot be drawn: one line naming what is wrong."""
+class NumbersError(RngcheckError, ValueError):
+    """A request that cannot be drawn: one line naming what is wrong (the CLI's usage error, exit 2)."""
 
 
 @dataclass(frozen=True)
@@ -127,6 +128,10 @@ class Request:
             data["seed"] = list(self.seed)
         return data
 
+    def options(self) -> list[str]:
+        """The request as ``rngcheck repro`` options (--convention, --kind, ..., --seed-pair)."""
+        return options_of(self.to_dict())
+
     @classmethod
     def from_dict(cls, data: dict) -> "Request":
         if not isinstance(data, dict):
@@ -145,6 +150,17 @@ class Request:
             seed = tuple(seed)
         return cls(str(data["convention"]), str(data["kind"]), str(data["dtype"]), data["count"],
                    data.get("low"), data.get("high"), seed)
+
+
+def options_of(request: dict) -> list[str]:
+    """A request's fields (Request.to_dict()) as ``rngcheck repro`` options."""
+    words = []
+    for key in ("convention", "kind", "dtype", "count", "low", "high"):
+        if request.get(key) is not None:
+            words += [f"--{key}", str(request[key])]
+    if request.get("seed") is not None:
+        words += ["--seed-pair", ",".join(str(s) for s in request["seed"])]
+    return words
 
 
 class Convention:

@@ -86,6 +86,11 @@ def repro_command(backend_spec: str, reproduce: dict | None) -> str | None:
     """A ready-to-paste command line that reruns one failing description."""
     if not reproduce:
         return None
+    if isinstance(reproduce.get("request"), dict):  # a numbers case (rngcheck.conformance.numbers)
+        from ..numbers import options_of
+
+        return shlex.join(["rngcheck", "repro", "--backend", backend_spec, "--state", reproduce["state"],
+                           *options_of(reproduce["request"])])
     words = ["rngcheck", "repro", "--backend", backend_spec, "--state", reproduce["state"],
              "--sizes", reproduce["sizes"]]
     if reproduce.get("strides"):
