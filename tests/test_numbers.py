@@ -383,3 +383,20 @@ def test_truncated_normal_groups_finished_trial_by_trial_equal_the_vectorised_on
         assert np.array_equal(numbers.draw(Request("tensorflow", "truncated_normal", dtype, 41), state), whole)
         monkeypatch.setattr(tf, "TRIALS", 16)
         assert np.all(np.abs(whole) < 2)
+
+
+def test_the_results_table_carries_each_numbers_case_s_bound_and_worst_distance(tmp_path):
+    from rngcheck import cli
+    from rngcheck.results.tables import read_table, table
+
+    document = tmp_path / "run.json"
+    assert cli.main(["run", "--backend", "numpy", "--case", "guide", "--case", "kat", "--quiet",
+                     "--json", str(document)]) == 0
+    data = table([str(document)])
+    guide = data[data["category"] == "guide"]
+    assert len(guide) and (guide["bound_ulps"] == 4).all() and guide["worst_ulps"].between(0, 2).all()
+    assert (guide["worst_ulps"] > 0).any()   # some printed numbers are 1-2 ULP off the exact model
+    assert (data[data["category"] == "kat"]["bound_ulps"] == -1).all()
+    old = tmp_path / "old.csv"
+    data.drop(columns=["bound_ulps", "worst_ulps"]).to_csv(old, index=False)
+    assert (read_table(old)["worst_ulps"] == -1).all()

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import counter, numbers
-from ..errors import NotApplicable, Rejected
+from ..errors import BackendProcessFailed, BackendStopped, NotApplicable, Rejected
 from ..numbers import BITS, INTEGERS, NORMAL, TRUNCATED_NORMAL, UNIFORM, floats, tolerance
 from ..numbers import tensorflow as tf
 from ..results.statuses import FAILED, PASSED
@@ -186,12 +186,9 @@ def check_numbers(backend, case: C.Case, strict: bool, *, raised) -> object:
     given = None if state is None else state.copy()
     try:
         returned = backend.random_numbers(request.to_dict(), given)
-    except (Rejected, NotApplicable):
+    except (Rejected, NotApplicable, BackendProcessFailed, BackendStopped):
         raise
     except Exception as error:
-        if type(error).__name__ in ("BackendCrashed", "BackendTimeout", "BackendStopped", "BackendProtocolError",
-                                    "KeyboardInterrupt", "SystemExit"):
-            raise
         raise raised(error) from error
     if given is not None and not np.array_equal(given, state):
         raise CaseFailed(Outcome(FAILED, "modified the input state", diagnosis=named("input-state-modified")))

@@ -16,6 +16,7 @@ Columns (COLUMNS, in this order):
   output_sha256   the digest of the output words ("" when none)
   seconds
   message         the first line of the verdict's message
+  bound_ulps, worst_ulps   a numbers case's bound and its worst distance in ULPs (-1: a words case)
 
 The HTML matrix, the agreement view, the terminal's category table, the markdown summary and
 scripts/conformance_table.py are computed from this table; ``rngcheck export`` writes it
@@ -60,11 +61,13 @@ class Row:
     output_sha256: str
     seconds: float
     message: str
+    bound_ulps: int = -1
+    worst_ulps: int = -1
 
 
 COLUMNS = tuple(f.name for f in fields(Row))
 DTYPES = {**{c: "str" for c in COLUMNS}, "schema_version": "int64", "complete": "bool", "required": "bool",
-          "seconds": "float64"}
+          "seconds": "float64", "bound_ulps": "int64", "worst_ulps": "int64"}
 
 
 def _str(value) -> str:
@@ -133,8 +136,17 @@ def rows(documents) -> list[Row]:
                 case=result.case, category=category, status=result.status,
                 effective=effective(result.status, result.required), required=result.required,
                 diagnosis=result.diagnosis_id, output_sha256=_str(result.output_sha256), seconds=result.seconds,
-                message=result.message.splitlines()[0] if result.message else ""))
+                message=result.message.splitlines()[0] if result.message else "",
+                **_numbers_columns(result.numbers)))
     return out
+
+
+def _numbers_columns(found) -> dict:
+    """bound_ulps and worst_ulps of a numbers result (-1 for a words case)."""
+    found = _dict(found)
+    if not found:
+        return {}
+    return {"bound_ulps": _int(found.get("bound_ulps")), "worst_ulps": _int(_dict(found.get("worst")).get("ulps"))}
 
 
 def frame(records: list[Row]):
@@ -188,6 +200,9 @@ def read_table(path):
                                keep_default_na=False, na_values={"seconds": ["nan", "NaN", ""]})
     except (OSError, ValueError) as error:
         raise RngcheckError(f"cannot read the results table {path}: {error}") from None
+    for added in ("bound_ulps", "worst_ulps"):   # tables exported before the numbers layer
+        if added not in data.columns:
+            data[added] = -1
     missing = [c for c in COLUMNS if c not in data.columns]
     if missing:
         raise RngcheckError(f"{path}: not an rngcheck results table (no column {missing[0]!r})")
