@@ -237,7 +237,7 @@ def decode_draw(payload: bytes) -> tuple[dict, np.ndarray]:
 def number_dtype_name(array: np.ndarray, request_dtype: str | None = None) -> str:
     """The NUMS dtype of what a backend returned: its own dtype, or bfloat16 for bfloat16's bits (uint16
     for a bfloat16 request, or ml_dtypes' bfloat16). ValueError for anything NUMS cannot carry."""
-    name = str(array.dtype)
+    name = array.dtype.name  # without the byte order: a big-endian array crosses as its values
     if name == "uint16" and request_dtype == "bfloat16":
         name = "bfloat16"
     if name not in NUMBER_DTYPES or array.dtype.itemsize != NUMBER_DTYPES[name] or array.dtype.kind == "O":
