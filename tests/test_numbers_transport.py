@@ -15,8 +15,8 @@ import rngcheck
 from rngcheck import counter, numbers
 from rngcheck.backends import exec_protocol as P
 from rngcheck.backends.exec_backend import ExecBackend, isolated
-from rngcheck.errors import BackendCrashed, BackendProtocolError, BackendTimeout, BackendUnavailable, NotApplicable, \
-    RemoteError
+from rngcheck.errors import (BackendCrashed, BackendProtocolError, BackendTimeout, BackendUnavailable, NotApplicable,
+                             RemoteError)
 
 TESTS = Path(__file__).parent
 ROOT = Path(rngcheck.__file__).parents[1]
@@ -46,7 +46,8 @@ def same_bits(expected: np.ndarray, actual: np.ndarray) -> bool:
 
 def raw_child(mode: str, timeout: float = 60) -> ExecBackend:
     """tests/faults.py's draw_child in its own process (this worktree's rngcheck first on its path)."""
-    code = f"import sys; sys.path[:0] = [{str(ROOT)!r}, {str(TESTS)!r}]; import faults; sys.exit(faults.draw_child({mode!r}))"
+    code = (f"import sys; sys.path[:0] = [{str(ROOT)!r}, {str(TESTS)!r}]; import faults; "
+            f"sys.exit(faults.draw_child({mode!r}))")
     return ExecBackend([sys.executable, "-c", code], timeout=timeout, label=f"draw-child {mode}")
 
 

@@ -153,7 +153,8 @@ def test_what_tensorflow_cannot_draw_is_not_applicable(tf_cpu):
     with pytest.raises(NotApplicable, match="'jax' convention"):
         tf_cpu.random_numbers({"convention": "jax", "kind": "normal", "dtype": "float32", "count": 3}, STATES["zero"])
     request = numbers.Request("tensorflow", numbers.BITS, "uint32", 4)   # and the worker goes on
-    assert np.array_equal(tf_cpu.random_numbers(request.to_dict(), STATES["zero"]), reference.words(STATES["zero"], 0, 4))
+    words = tf_cpu.random_numbers(request.to_dict(), STATES["zero"])
+    assert np.array_equal(words, reference.words(STATES["zero"], 0, 4))
 
 
 def test_a_few_million_numbers_in_one_request(tf_cpu):

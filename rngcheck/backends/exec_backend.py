@@ -9,8 +9,8 @@ The numbers layer crosses too: a child whose HELO advertises ``conventions`` ans
 request and a state) with NUMS (the numbers); a request under a convention it did not advertise is
 not applicable and is never sent.
 
-Each call (CALL or DRAW), and the handshake, has a time limit (``timeout``, seconds). A child that dies, hangs, or writes
-anything but the protocol to stdout ends that call with BackendCrashed, BackendTimeout or
+Each call (CALL or DRAW), and the handshake, has a time limit (``timeout``, seconds). A child that
+dies, hangs, or writes anything but the protocol to stdout ends that call with BackendCrashed, BackendTimeout or
 BackendProtocolError (with the tail of its stderr), and the next call starts a fresh child. After
 ``max_restarts`` fresh children in a row that each failed before answering a call (a backend whose
 every worker hangs or dies), the backend is given up: every later call raises BackendStopped at
