@@ -209,3 +209,114 @@ class ExitsAfterCalls(Correct):
 class ExitsAtOnce(ExitsAfterCalls):
     name = "exits-at-once"
     CALLS = 0
+
+
+# ---- the numbers layer (DRAW / NUMS): the trigger is a request for DRAW_TRIGGER numbers ----------
+DRAW_TRIGGER = 7
+
+
+class DrawsNumbers(Correct):
+    """Draws every convention's numbers as the reference does (advertised in its HELO)."""
+
+    name = "draws-numbers"
+    conventions = ("tensorflow",)
+
+    def random_numbers(self, request, state):
+        from rngcheck import numbers
+        return numbers.draw(numbers.Request.from_dict(request), state)
+
+
+class DrawSegfaults(DrawsNumbers):
+    name = "draw-segfaults"
+
+    def random_numbers(self, request, state):
+        if request["count"] == DRAW_TRIGGER:
+            ctypes.string_at(0)  # a real SIGSEGV
+        return super().random_numbers(request, state)
+
+
+class DrawSleepsForever(DrawsNumbers):
+    name = "draw-sleeps-forever"
+
+    def random_numbers(self, request, state):
+        if request["count"] == DRAW_TRIGGER:
+            time.sleep(3600)
+        return super().random_numbers(request, state)
+
+
+class DrawNotApplicable(DrawsNumbers):
+    """Cannot draw the trigger request (a count its library does not do in one call)."""
+
+    name = "draw-not-applicable"
+
+    def random_numbers(self, request, state):
+        from rngcheck.errors import NotApplicable
+        if request["count"] == DRAW_TRIGGER:
+            raise NotApplicable(f"{DRAW_TRIGGER} numbers: not in one call")
+        return super().random_numbers(request, state)
+
+
+class DrawReturnsObjects(DrawsNumbers):
+    """Returns Python objects on the trigger request: nothing NUMS can carry."""
+
+    name = "draw-returns-objects"
+
+    def random_numbers(self, request, state):
+        if request["count"] == DRAW_TRIGGER:
+            return np.array([object()] * DRAW_TRIGGER)
+        return super().random_numbers(request, state)
+
+
+def draw_child(mode: str) -> int:
+    """A raw exec-protocol child that advertises the tensorflow convention and answers every DRAW
+    with the reference's numbers, except on the trigger request (count DRAW_TRIGGER), where it:
+    ``short-nums`` sends a NUMS one element's bytes short of its count; ``unknown-dtype`` names a
+    dtype NUMS does not have; ``noise`` writes text to stdout; ``huge-nums`` announces a NUMS of
+    4 GiB - 1 bytes and hangs; ``bad-conventions`` says HELO with conventions that are not a list
+(and nothing else). It answers any CALL with FAIL, and writes every tag it receives to
+    stderr ("draw-child got DRAW")."""
+    import json
+    import sys
+
+    from rngcheck import numbers
+    from rngcheck.backends import exec_protocol as P
+
+    out, inp = os.fdopen(1, "wb"), os.fdopen(0, "rb")
+
+    def send(data: bytes) -> None:
+        out.write(data)
+        out.flush()
+
+    if mode == "bad-conventions":  # conventions as one string, not a list of names
+        send(P.frame(P.HELLO, json.dumps({"protocol": P.PROTOCOL_VERSION, "name": "draw-child", "validates": True,
+                                          "describe": {}, "conventions": "tensorflow"}).encode()))
+        inp.read()
+        return 0
+    send(P.frame(P.HELLO, P.hello_payload(f"draw-child-{mode}", True, {"mode": mode}, conventions=("tensorflow",))))
+    while True:
+        header = inp.read(P.HEADER.size)
+        if len(header) < P.HEADER.size:
+            return 0
+        tag, length = P.HEADER.unpack(header)
+        payload = inp.read(length)
+        print(f"draw-child got {tag.decode()}", file=sys.stderr, flush=True)
+        if tag == P.QUIT:
+            return 0
+        if tag != P.DRAW:
+            send(P.frame(P.FAIL, json.dumps({"error": f"draw-child answers DRAW only, not {tag!r}"}).encode()))
+            continue
+        request, state = P.decode_draw(payload)
+        answer = P.encode_numbers(numbers.draw(numbers.Request.from_dict(request), state), request["dtype"])
+        if request["count"] == DRAW_TRIGGER:
+            if mode == "short-nums":
+                width = P.NUMBER_DTYPES[request["dtype"]]
+                answer = answer[:-width]
+            elif mode == "unknown-dtype":
+                name = request["dtype"].encode()
+                answer = answer.replace(name, b"q" * len(name), 1)
+            elif mode == "noise":
+                send(b"driver: hello from the backend\n")
+            elif mode == "huge-nums":
+                send(P.HEADER.pack(P.NUMBERS, P.MAX_PAYLOAD))
+                time.sleep(300)
+        send(P.frame(P.NUMBERS, answer))

@@ -5,8 +5,12 @@ by one) and talks the exec protocol (docs/exec-protocol.md) over its stdin and s
 backend other than the numpy reference runs this way: a Python backend is hosted by
 ``python -m rngcheck.backends.worker SPEC``, which speaks the same protocol.
 
-Each call, and the handshake, has a time limit (``timeout``, seconds). A child that dies, hangs, or writes
-anything but the protocol to stdout ends that call with BackendCrashed, BackendTimeout or
+The numbers layer crosses too: a child whose HELO advertises ``conventions`` answers a DRAW (a
+request and a state) with NUMS (the numbers); a request under a convention it did not advertise is
+not applicable and is never sent.
+
+Each call (CALL or DRAW), and the handshake, has a time limit (``timeout``, seconds). A child that
+dies, hangs, or writes anything but the protocol to stdout ends that call with BackendCrashed, BackendTimeout or
 BackendProtocolError (with the tail of its stderr), and the next call starts a fresh child. After
 ``max_restarts`` fresh children in a row that each failed before answering a call (a backend whose
 every worker hangs or dies), the backend is given up: every later call raises BackendStopped at
@@ -34,6 +38,7 @@ import numpy as np
 from ..description import FEATURE_LEVEL_4_0
 from ..errors import (BackendCrashed, BackendProcessFailed, BackendProtocolError, BackendSpecError, BackendStopped,
                       BackendTimeout, BackendUnavailable, NotApplicable, Rejected, RemoteError)
+from ..numbers import Request
 from . import Backend
 from . import exec_protocol as P
 from . import lifetime
@@ -168,6 +173,10 @@ class ExecBackend(Backend):
         if hello.get("error"):  # the child's own one line, as it wrote it
             unavailable = hello.get("unavailable")
             raise self._refused(BackendUnavailable if unavailable else BackendSpecError, str(hello["error"]))
+        conventions = hello.get("conventions", [])
+        if not isinstance(conventions, list) or not all(isinstance(c, str) for c in conventions):
+            raise self._refused(BackendUnavailable, f"{self.label}: the handshake's conventions is not a list of "
+                                                    f"names: {conventions!r}"[:300])
         return hello
 
     def _refused(self, error_class, message: str) -> Exception:
@@ -310,24 +319,33 @@ class ExecBackend(Backend):
             self.stopped = (f"backend stopped answering: {self.failed_starts} fresh workers in a row failed "
                             f"before answering a call")
 
-    def _call(self, state, sizes, strides, buffer, output_state, feature_level):
-        state_words = int(np.asarray(state).size)
+    def _guarded(self, exchange):
+        """One request and its answer, ``exchange(deadline)``, with a live child: a fresh one when the
+        last is gone, the restart cap counted, and the run's --deadline applied."""
+        if self.stopped:
+            raise BackendStopped(self.stopped)
+        if self.process is None or self.process.poll() is not None:
+            self._restart()
+        fresh = not self.answered
+        try:
+            return self._within_deadline(exchange)
+        except (BackendCrashed, BackendTimeout) as error:
+            if fresh and not self.answered:
+                self._count_failed_start()  # a fresh child that died or hung on its first call
+            raise error
+
+    def _within_deadline(self, exchange):
         deadline = time.monotonic() + self.timeout
         if self.run_deadline is not None and self.run_deadline < deadline:
             try:
-                return self._call_until(self.run_deadline, state, sizes, strides, buffer, output_state,
-                                        feature_level, state_words)
+                return exchange(self.run_deadline)
             except BackendTimeout:
                 self.answered = True  # not the child's fault: the run's time is up
                 raise BackendStopped("the run's --deadline passed during this call") from None
-        return self._call_until(deadline, state, sizes, strides, buffer, output_state, feature_level, state_words)
+        return exchange(deadline)
 
-    def _call_until(self, deadline, state, sizes, strides, buffer, output_state, feature_level, state_words):
-        self._send(P.frame(P.CALL, P.encode_call(state, sizes, strides, buffer, output_state, feature_level)),
-                   deadline)
-        buffer_words = np.asarray(buffer).view("<u4").size
-        tag, payload = self._receive(deadline, lambda tag: P.done_limit(state_words, buffer_words)
-                                     if tag == P.DONE else ANSWER_LIMIT)
+    def _answered(self, tag: bytes, payload: bytes, what: str, expected: bytes) -> None:
+        """Book an answer; raise the RJCT or FAIL it is, or a protocol error if it is not ``expected``."""
         self.answered = True
         self.failed_starts = 0
         if tag in (P.REJECT, P.FAIL):
@@ -338,8 +356,17 @@ class ExecBackend(Backend):
             if body.get("not_applicable") is True:
                 raise NotApplicable(str(body.get("error", "not applicable")))
             raise RemoteError(str(body.get("error", "the backend failed")))
-        if tag != P.DONE:
-            raise self._ended(BackendProtocolError, f"{self.label} answered a CALL with {tag!r}")
+        if tag != expected:
+            raise self._ended(BackendProtocolError, f"{self.label} answered a {what} with {tag!r}")
+
+    def _call_until(self, deadline, state, sizes, strides, buffer, output_state, feature_level):
+        self._send(P.frame(P.CALL, P.encode_call(state, sizes, strides, buffer, output_state, feature_level)),
+                   deadline)
+        state_words = int(np.asarray(state).size)
+        buffer_words = np.asarray(buffer).view("<u4").size
+        tag, payload = self._receive(deadline, lambda tag: P.done_limit(state_words, buffer_words)
+                                     if tag == P.DONE else ANSWER_LIMIT)
+        self._answered(tag, payload, "CALL", P.DONE)
         try:
             returned, words, input_after = P.decode_done(payload)
         except P.ProtocolError as error:
@@ -358,17 +385,35 @@ class ExecBackend(Backend):
 
     def random_generator(self, state, sizes, strides, buffer, *, output_state=True,
                          feature_level=FEATURE_LEVEL_4_0):
-        if self.stopped:
-            raise BackendStopped(self.stopped)
-        if self.process is None or self.process.poll() is not None:
-            self._restart()
-        fresh = not self.answered
+        return self._guarded(lambda deadline: self._call_until(deadline, state, sizes, strides, buffer,
+                                                               output_state, feature_level))
+
+    # -- the numbers layer (optional: DRAW / NUMS) --------------------------------------------
+    @property
+    def conventions(self) -> tuple[str, ...]:
+        """The conventions the child advertised in its HELO (none: it is never sent a DRAW)."""
+        return tuple(self.hello.get("conventions") or ())
+
+    def random_numbers(self, request: dict, state):
+        """The child's numbers for ``request`` (a Request.to_dict()); NotApplicable, without a DRAW sent,
+        when the child did not advertise the request's convention."""
+        convention = request.get("convention") if isinstance(request, dict) else None
+        if convention not in self.conventions:
+            raise NotApplicable(f"{self.label} draws no numbers under the {convention!r} convention "
+                                f"(its handshake advertises {list(self.conventions) or 'none'})")
+        count = Request.from_dict(request).count
+        payload = P.encode_draw(request, state)
+        return self._guarded(lambda deadline: self._draw_until(deadline, payload, count))
+
+    def _draw_until(self, deadline, payload: bytes, count: int):
+        self._send(P.frame(P.DRAW, payload), deadline)
+        tag, answer = self._receive(deadline, lambda tag: P.numbers_limit(count) if tag == P.NUMBERS
+                                    else ANSWER_LIMIT)
+        self._answered(tag, answer, "DRAW", P.NUMBERS)
         try:
-            return self._call(state, sizes, strides, buffer, output_state, feature_level)
-        except (BackendCrashed, BackendTimeout) as error:
-            if fresh and not self.answered:
-                self._count_failed_start()  # a fresh child that died or hung on its first call
-            raise error
+            return P.decode_numbers(answer)
+        except P.ProtocolError as error:
+            raise self._ended(BackendProtocolError, f"{self.label}: {error}") from None
 
     def close(self) -> None:
         if self.process is not None and self.process.poll() is None:

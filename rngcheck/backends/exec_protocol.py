@@ -2,8 +2,9 @@
 the child's stdin and stdout. The full description is docs/exec-protocol.md.
 
 Every message is: a 4-byte ASCII tag, a u32 payload length, the payload. All integers are
-little-endian. Child to runner: HELO (once, first), then DONE, RJCT or FAIL per CALL.
-Runner to child: CALL, and QUIT at the end.
+little-endian. Child to runner: HELO (once, first), then DONE, RJCT or FAIL per CALL, and NUMS,
+RJCT or FAIL per DRAW. Runner to child: CALL, DRAW (only to a child whose HELO advertised the
+request's convention), and QUIT at the end.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from ..counter import as_state_words
 
 PROTOCOL_VERSION = 1
 HELLO, CALL, DONE, REJECT, FAIL, QUIT = b"HELO", b"CALL", b"DONE", b"RJCT", b"FAIL", b"QUIT"
-TAGS = {HELLO, CALL, DONE, REJECT, FAIL, QUIT}
+DRAW, NUMBERS = b"DRAW", b"NUMS"  # the numbers layer (optional: a child advertises conventions in its HELO)
+TAGS = {HELLO, CALL, DONE, REJECT, FAIL, QUIT, DRAW, NUMBERS}
 HEADER = struct.Struct("<4sI")
 MAX_PAYLOAD = (1 << 32) - 1
 
@@ -51,11 +53,13 @@ def dtype_code(array: np.ndarray, what: str) -> int:
 
 
 def hello_payload(name: str, validates: bool, describe: dict, error: str | None = None,
-                  unavailable: bool = False) -> bytes:
-    """A HELO payload: the backend's name, whether it validates, its describe(); or, for a child
-    that cannot serve, its one-line ``error`` (``unavailable``: it cannot run on this machine, as
-    opposed to a spec that names nothing loadable)."""
+                  unavailable: bool = False, conventions=()) -> bytes:
+    """A HELO payload: the backend's name, whether it validates, its describe() and, when it draws
+    numbers, its ``conventions``; or, for a child that cannot serve, its one-line ``error``
+    (``unavailable``: it cannot run on this machine, as opposed to a spec that names nothing loadable)."""
     body = {"protocol": PROTOCOL_VERSION, "name": name, "validates": validates, "describe": describe}
+    if conventions:
+        body["conventions"] = [str(c) for c in conventions]
     if error:
         body = {"protocol": PROTOCOL_VERSION, "error": error}
         if unavailable:
@@ -193,3 +197,86 @@ def decode_done(payload: bytes):
 
 class InvalidState(str):
     """What a backend returned instead of a state, as text (the verdict fails it as a contract break)."""
+
+
+# ---------------------------------------------------------------------------------- the numbers layer
+# NUMS data types: the numbers layer's (rngcheck.numbers), each with its width; bfloat16 travels as
+# its 16 bits (rngcheck.numbers.floats rule 1).
+NUMBER_DTYPES = {"float16": 2, "bfloat16": 2, "float32": 4, "float64": 8,
+                 "int32": 4, "int64": 8, "uint32": 4, "uint64": 8}
+NUMBER_STORAGE = {"bfloat16": "<u2"}       # how a NUMS dtype is held in numpy (the rest: itself)
+DTYPE_NAME_LIMIT = 16
+STATE_WORD_COUNT = 6
+
+
+def encode_draw(request: dict, state) -> bytes:
+    """A DRAW payload: the request as JSON (u32 length, UTF-8), then the 6 state words (u32 each)."""
+    text = json.dumps(request, sort_keys=True).encode()
+    words = np.zeros(STATE_WORD_COUNT, dtype="<u4") if state is None else \
+        np.ascontiguousarray(np.asarray(state, dtype=np.uint32).reshape(-1)).astype("<u4")
+    if words.size != STATE_WORD_COUNT:
+        raise ValueError(f"a DRAW carries {STATE_WORD_COUNT} state words, got {words.size}")
+    return struct.pack("<I", len(text)) + text + words.tobytes()
+
+
+def decode_draw(payload: bytes) -> tuple[dict, np.ndarray]:
+    """(request, state) from a DRAW payload (the child's side)."""
+    r = Reader(payload)
+    try:
+        request = json.loads(bytes(r.take(r.u32())))
+    except ValueError:
+        raise ProtocolError("the DRAW request is not JSON") from None
+    if not isinstance(request, dict):
+        raise ProtocolError("the DRAW request is not a JSON object")
+    state = r.words(STATE_WORD_COUNT).astype(np.uint32)
+    if r.at != len(r.data):
+        raise ProtocolError(f"DRAW has {len(r.data) - r.at} bytes too many")
+    return request, state
+
+
+def number_dtype_name(array: np.ndarray, request_dtype: str | None = None) -> str:
+    """The NUMS dtype of what a backend returned: its own dtype, or bfloat16 for bfloat16's bits (uint16
+    for a bfloat16 request, or ml_dtypes' bfloat16). ValueError for anything NUMS cannot carry."""
+    name = array.dtype.name  # without the byte order: a big-endian array crosses as its values
+    if name == "uint16" and request_dtype == "bfloat16":
+        name = "bfloat16"
+    if name not in NUMBER_DTYPES or array.dtype.itemsize != NUMBER_DTYPES[name] or array.dtype.kind == "O":
+        raise ValueError(f"the numbers are {array.dtype}: the exec protocol carries "
+                         f"{', '.join(NUMBER_DTYPES)} (bfloat16 as its bits in uint16)")
+    return name
+
+
+def encode_numbers(numbers, request_dtype: str | None = None) -> bytes:
+    """A NUMS payload: the dtype's name (u32 length, ASCII), the count (u64), then count elements
+    of the dtype's width, little-endian."""
+    array = np.ascontiguousarray(np.asarray(numbers).reshape(-1))
+    name = number_dtype_name(array, request_dtype)
+    little = array.view(f"<u{NUMBER_DTYPES[name]}") if name == "bfloat16" else \
+        array.astype(array.dtype.newbyteorder("<"), copy=False)
+    return struct.pack("<I", len(name)) + name.encode() + struct.pack("<Q", array.size) + little.tobytes()
+
+
+def numbers_limit(count: int) -> int:
+    """The largest NUMS payload a DRAW of ``count`` numbers can be answered with (the widest dtype)."""
+    return 4 + DTYPE_NAME_LIMIT + 8 + max(NUMBER_DTYPES.values()) * max(0, int(count))
+
+
+def decode_numbers(payload: bytes) -> np.ndarray:
+    """The numbers of a NUMS payload (the runner's side): numpy float16/float32/float64, the integer
+    dtypes, bfloat16 as its bits in uint16. ProtocolError for an unknown dtype, or a count that
+    disagrees with the bytes that follow it."""
+    r = Reader(payload)
+    length = r.u32()
+    if length > DTYPE_NAME_LIMIT:
+        raise ProtocolError(f"NUMS names a dtype of {length} bytes")
+    name = bytes(r.take(length)).decode(errors="replace")
+    width = NUMBER_DTYPES.get(name)
+    if width is None:
+        raise ProtocolError(f"NUMS with unknown dtype {name!r} (known: {', '.join(NUMBER_DTYPES)})")
+    count = r.u64()
+    left = len(r.data) - r.at
+    if left != count * width:
+        raise ProtocolError(f"NUMS of {count} {name} carries {left} bytes, not {count * width}")
+    storage = NUMBER_STORAGE[name] if name in NUMBER_STORAGE else np.dtype(name).newbyteorder("<")
+    array = np.frombuffer(r.take(left), dtype=storage)
+    return array.astype(array.dtype.newbyteorder("="))

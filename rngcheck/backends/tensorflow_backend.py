@@ -20,6 +20,26 @@ Output state (option ``state``):
     difference (docs/library-findings.md).
   * ``spec``: rngcheck.counter.advance (counter + ceil(n/4)), to check the words alone.
 
+Numbers (``conventions = ("tensorflow",)``, ``random_numbers``; rngcheck.numbers.tensorflow):
+one TensorFlow op per request, on the state's key and counter mapped as above:
+  * uniform: ``tf.raw_ops.StatelessRandomUniformV2``; with low/high, then
+    ``rnd * (high - low) + low`` with low and high converted to the dtype, every step in the
+    dtype, as ``tf.random.stateless_uniform`` computes it;
+  * normal, truncated_normal: ``StatelessRandomNormalV2``, ``StatelessTruncatedNormalV2``;
+  * integers: ``StatelessRandomUniformIntV2`` (minval = low, maxval = high);
+  * bits: ``StatelessRandomUniformFullIntV2``;
+all with ``alg=1`` (Philox). A request with a ``seed`` goes through TensorFlow's own seed path
+instead (``tf.random.stateless_uniform`` / ``stateless_normal`` / ``stateless_truncated_normal``
+with ``seed=[a, b]``, ``alg="philox"``: StatelessRandomGetKeyCounter scrambles the seed), and the
+state is ignored. With ``jit_compile=1`` the same graph is XLA-compiled (tf2xla's kernels,
+tensorflow/compiler/tf2xla/kernels/stateless_random_ops_v2.cc). Measured with TensorFlow 2.21, they
+draw the same words, integers, bits and float16 uniforms as the CPU kernels, but float32/float64
+uniforms from the words' *high* bits (word >> 9; the 64-bit pair >> 12), bfloat16 as that float32
+truncated, and normals from those uniforms: not TensorFlow's CPU numbers
+(tests/test_tensorflow_numbers.py pins it). A request is one call:
+more than MAX_NUMBERS numbers is not applicable (the answer is one array in memory, and one
+exec-protocol message). bfloat16 comes back as its bits (uint16).
+
 Keep TensorFlow out of a process that runs OpenCL: the tensorflow-cpu wheel loads its
 libraries with RTLD_GLOBAL, exporting its own LLVM; once it is imported, pocl (the OpenCL
 backend's CPU driver, which uses the system's LLVM) fails to build kernels ("unknown target
@@ -34,12 +54,13 @@ import os
 
 import numpy as np
 
-from .. import counter
+from .. import counter, numbers
 from ..description import FEATURE_LEVEL_4_0
-from ..errors import BackendSpecError, BackendUnavailable
+from ..errors import BackendSpecError, BackendUnavailable, NotApplicable
 from . import Backend, placement
 
 PHILOX_ALG = 1  # tensorflow RNG_ALG_PHILOX
+MAX_NUMBERS = 1 << 22  # numbers per request: one op, one array, one protocol message (32 MiB of int64)
 STATE_MODES = ("library", "spec")
 INSTALL_HINT = "tensorflow is not installed: pip install rngcheck[tensorflow]"
 
@@ -57,8 +78,12 @@ class _TensorFlow:
         self.device = device
         self.jit_compile = jit_compile
         self.kernel = self._stateless_kernel
+        self.numbers_kernel = self._numbers_kernel
+        self.seeded_kernel = self._seeded_kernel
         if jit_compile:  # the tf2xla kernel; shape is a compile-time constant input
             self.kernel = tf.function(self._stateless_kernel, jit_compile=True, autograph=False)
+            self.numbers_kernel = tf.function(self._numbers_kernel, jit_compile=True, autograph=False)
+            self.seeded_kernel = tf.function(self._seeded_kernel, jit_compile=True, autograph=False)
         try:
             with tf.device(device):
                 self.device_name = tf.constant(0).device or device
@@ -88,6 +113,54 @@ class _TensorFlow:
                               tf.constant(counter.counter_halves(state), dtype=tf.uint64))
         return out.numpy()
 
+    def _numbers_kernel(self, kind, dtype, shape, key, counter_words, low, high):
+        """One stateless V2 op on an explicit key and counter (``low``/``high``: tensors or None)."""
+        tf, raw = self.tf, self.tf.raw_ops
+        alg = tf.constant(PHILOX_ALG, dtype=tf.int32)
+        common = {"shape": shape, "key": key, "counter": counter_words, "alg": alg}
+        if kind == numbers.BITS:
+            return raw.StatelessRandomUniformFullIntV2(**common, dtype=dtype)
+        if kind == numbers.INTEGERS:
+            return raw.StatelessRandomUniformIntV2(**common, minval=low, maxval=high)
+        if kind == numbers.NORMAL:
+            return raw.StatelessRandomNormalV2(**common, dtype=dtype)
+        if kind == numbers.TRUNCATED_NORMAL:
+            return raw.StatelessTruncatedNormalV2(**common, dtype=dtype)
+        rnd = raw.StatelessRandomUniformV2(**common, dtype=dtype)
+        if low is None:
+            return rnd
+        return rnd * (high - low) + low  # stateless_random_ops.py: add(rnd * (maxval - minval), minval)
+
+    def _seeded_kernel(self, kind, dtype, shape, seed, low, high):
+        """TensorFlow's stateless API with ``seed=[a, b]``: its own seed scrambling (GetKeyCounter)."""
+        tf = self.tf
+        if kind == numbers.NORMAL:
+            return tf.random.stateless_normal(shape, seed, dtype=dtype, alg="philox")
+        if kind == numbers.TRUNCATED_NORMAL:
+            return tf.random.stateless_truncated_normal(shape, seed, dtype=dtype, alg="philox")
+        if low is None and kind == numbers.UNIFORM:  # the defaults [0, 1)
+            return tf.random.stateless_uniform(shape, seed, dtype=dtype, alg="philox")
+        return tf.random.stateless_uniform(shape, seed, minval=low, maxval=high, dtype=dtype, alg="philox")
+
+    def numbers(self, request: "numbers.Request", state) -> np.ndarray:
+        """The request's numbers from TensorFlow (bfloat16 as its bits in uint16)."""
+        tf = self.tf
+        dtype = tf.as_dtype(request.dtype)
+        ranged = request.low is not None
+        with tf.device(self.device):
+            shape = tf.constant([request.count], dtype=tf.int64)
+            low = tf.constant(request.low, dtype=dtype) if ranged else None
+            high = tf.constant(request.high, dtype=dtype) if ranged else None
+            if request.seed is not None:
+                seed = tf.constant([numbers_seed_word(s) for s in request.seed], dtype=tf.int64)
+                out = self.seeded_kernel(request.kind, dtype, shape, seed, low, high)
+            else:
+                out = self.numbers_kernel(request.kind, dtype, shape,
+                                          tf.constant([counter.key_value(state)], dtype=tf.uint64),
+                                          tf.constant(counter.counter_halves(state), dtype=tf.uint64), low, high)
+        out = out.numpy()
+        return out.view(np.uint16) if request.dtype == "bfloat16" else out
+
     def library_state(self, state: np.ndarray, n: int) -> np.ndarray:
         """TensorFlow's state after n outputs: Generator.from_state(...).skip(n), as 6 words."""
         tf = self.tf
@@ -100,11 +173,18 @@ class _TensorFlow:
         return counter.make_state(counter.counter_from_halves(low, high), key)
 
 
+def numbers_seed_word(value: int) -> int:
+    """One half of a stateless seed as the int64 TensorFlow holds it (a uint64 seed wraps)."""
+    value &= (1 << 64) - 1
+    return value - (1 << 64) if value >> 63 else value
+
+
 class TensorFlowBackend(Backend):
     """TensorFlow's stateless Philox (StatelessRandomUniformFullIntV2) and Generator state."""
 
     name = "tensorflow"
     validates = False
+    conventions = ("tensorflow",)
 
     def __init__(self, device: str = "/CPU:0", state: str = "library", jit_compile: str = "0"):
         if str(jit_compile) not in ("0", "1"):
@@ -134,3 +214,21 @@ class TensorFlowBackend(Backend):
         if self.state_mode == "spec":
             return counter.advance(state, n)
         return self.engine.library_state(state, n)
+
+    def random_numbers(self, request: dict, state):
+        """rngcheck.numbers under TensorFlow's convention; see the module doc."""
+        try:
+            request = numbers.Request.from_dict(request)
+        except numbers.NumbersError as error:
+            raise NotApplicable(f"not a numbers request: {error}") from None
+        if request.convention not in self.conventions:
+            raise NotApplicable(f"tensorflow draws under the tensorflow convention, not {request.convention!r}")
+        try:
+            numbers.check(request)
+        except numbers.NumbersError as error:
+            raise NotApplicable(str(error)) from None
+        if request.count > MAX_NUMBERS:
+            raise NotApplicable(f"{request.count} numbers in one request: the tensorflow backend draws at most "
+                                f"{MAX_NUMBERS} per call")
+        state = None if request.seed is not None else placement.read_state(state)
+        return self.engine.numbers(request, state)

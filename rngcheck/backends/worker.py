@@ -33,7 +33,7 @@ class Channel:
 
 
 def serve(backend, channel: Channel) -> int:
-    """Answer CALLs with the backend until QUIT or end of input."""
+    """Answer CALLs and DRAWs with the backend until QUIT or end of input."""
     from ..errors import NotApplicable, Rejected
 
     while True:
@@ -41,6 +41,9 @@ def serve(backend, channel: Channel) -> int:
         if message is None or message[0] == P.QUIT:
             return 0
         tag, payload = message
+        if tag == P.DRAW:
+            draw(backend, channel, payload)
+            continue
         if tag != P.CALL:
             print(f"worker: unexpected message {tag!r}", file=sys.stderr)
             return 3
@@ -70,6 +73,32 @@ def serve(backend, channel: Channel) -> int:
         channel.send(P.DONE, P.encode_done(returned, buffer, state))
 
 
+def draw(backend, channel: Channel, payload: bytes) -> None:
+    """Answer one DRAW: NUMS with the backend's numbers, or RJCT / FAIL as for a CALL."""
+    from ..errors import NotApplicable, Rejected
+
+    try:
+        request, state = P.decode_draw(payload)
+    except Exception as error:
+        channel.send(P.FAIL, json.dumps({"error": f"worker cannot decode the DRAW: {one_line(error)}"}).encode())
+        return
+    random_numbers = getattr(backend, "random_numbers", None)
+    if not callable(random_numbers):
+        channel.send(P.FAIL, json.dumps({"error": "the backend draws no numbers", "not_applicable": True}).encode())
+        return
+    try:
+        answer = P.encode_numbers(random_numbers(request, state), request.get("dtype"))
+    except Rejected as error:
+        channel.send(P.REJECT, json.dumps({"message": str(error), "rule": getattr(error, "rule", None)}).encode())
+    except NotApplicable as error:
+        channel.send(P.FAIL, json.dumps({"error": str(error), "not_applicable": True}).encode())
+    except Exception as error:
+        traceback.print_exc(file=sys.stderr)
+        channel.send(P.FAIL, json.dumps({"error": one_line(error)}).encode())
+    else:
+        channel.send(P.NUMBERS, answer)
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     # Keep the protocol on a private copy of stdout; the backend's prints go to stderr.
@@ -90,7 +119,8 @@ def main(argv=None) -> int:
     try:
         backend = load(argv[0])
         hello = P.hello_payload(str(getattr(backend, "name", argv[0])), bool(getattr(backend, "validates", False)),
-                                {str(k): str(v) for k, v in dict(backend.describe() or {}).items()})
+                                {str(k): str(v) for k, v in dict(backend.describe() or {}).items()},
+                                conventions=tuple(getattr(backend, "conventions", ()) or ()))
     except BackendUnavailable as error:
         channel.send(P.HELLO, P.hello_payload("", False, {}, error=str(error), unavailable=True))
         return 2
