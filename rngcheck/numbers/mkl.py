@@ -18,8 +18,9 @@ next call. Every method below reads words from that stream in order.
 
 Conversions:
   1. float32 uniform, method STD: the word read as a signed int32, converted to float (rounded),
-     times (b - a) / 2^32, plus (a + b) / 2, in float (M). For [0, 1): i * 2^-32 + 0.5; a word
-     from 0x7fffffc0 to 0x7fffffff rounds to 2^31 and gives 1.0 (V warns that STD may reach b).
+     times (b - a) / 2^32, plus (a + b) / 2, in float (M). For [0, 1): i * 2^-32 + 0.5, and the 191
+     words 0x7fffff41..0x7fffffff give 1.0 (the int rounds to 2^31, or to 2^31 - 128 and the sum
+     ties to even at 1): V warns that the STD method may reach b.
   2. float64 uniform, STD: int32(word) * ((b - a) / 2^32) + (a + b) / 2 in double (M); for
      [0, 1) it is exact: int32(word) * 2^-32 + 0.5, in [0, 1) (one word per value, 32 bits).
   3. normal, BOXMULLER (method 0, one value per pair): u1 = rule 1/2 of word 2k, u2 = rule 1/2 of
