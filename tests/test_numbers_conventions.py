@@ -101,10 +101,10 @@ def curand_lib():
         function = getattr(raw, name)
         function.argtypes, function.restype = types, ctypes.c_int
 
-    def generate(kind, n, seed):
+    def generate(kind, n, seed, offset=0):
         generator = cb.Generator(lib)
         try:
-            generator.start(seed, 0)
+            generator.start(seed, offset)
             if kind == "words":
                 return generator.generate(np.empty(n, np.uint32))
             dtype = np.float64 if kind.endswith("double") else np.float32
@@ -131,6 +131,16 @@ def test_curand_uniform_float_bit_exact(curand_lib):
     n = 1 << 18
     words = curand_lib("words", n, SEED)
     assert np.array_equal(cu.uniform_float(words), curand_lib("uniform", n, SEED))
+
+
+def test_curand_uniform_reaches_one_on_a_top_word(curand_lib):
+    # word 17112265 of subsequence 0 for SEED is 0xffffff84 (found offline with rngcheck.reference):
+    # block 4278066, lane 1; cuRAND's host layout puts block x of subsequence 0 at word 4 * x * 65536
+    block, lane = divmod(17112265, 4)
+    words = curand_lib("words", 4, SEED, 4 * block * 65536)
+    assert words[lane] == 0xFFFFFF84 and np.array_equal(words, subsequence_words(SEED, 0, 4 * block + 4)[-4:])
+    uniform = curand_lib("uniform", 4, SEED, 4 * block * 65536)
+    assert uniform[lane] == 1.0 and np.array_equal(uniform, cu.uniform_float(words))
 
 
 def test_curand_normal_float_within_bound(curand_lib):
@@ -191,7 +201,7 @@ MKL_SCRIPT = textwrap.dedent("""
     out = {}
     for key, (function, method, n, a, b) in request["draws"].items():
         stream = p()
-        seed = (ctypes.c_uint32 * 6)(*request["seed"])
+        seed = (ctypes.c_uint32 * 6)(*request["top_seed" if key.startswith("top") else "seed"])
         assert lib.vslNewStreamEx(ctypes.byref(stream), 16 << 20, 6, seed) == 0
         dtype = np.uint32 if function.startswith("vi") else np.float64 if function.startswith("vd") else np.float32
         values = np.empty(n, dtype)
@@ -220,12 +230,15 @@ def mkl_draws(tmp_path_factory):
         unavailable("libmkl_rt is not loadable")
     folder = tmp_path_factory.mktemp("mkl")
     n = 1 << 16
-    draws = {"words": ("viRngUniformBits32", 0, 2 * n, 0, 0), "su": ("vsRngUniform", 0, n, 0.0, 1.0),
+    top = counter.advance(STATE, 4111624)        # word 4111626 of STATE's stream is 0x7fffffed (found offline)
+    draws = {"top_words": ("viRngUniformBits32", 0, 4, 0, 0), "top_su": ("vsRngUniform", 0, 4, 0.0, 1.0),
+             "words": ("viRngUniformBits32", 0, 2 * n, 0, 0), "su": ("vsRngUniform", 0, n, 0.0, 1.0),
              "du": ("vdRngUniform", 0, n, 0.0, 1.0), "su_range": ("vsRngUniform", 0, n, -3.0, 5.0),
              "du_range": ("vdRngUniform", 0, n, -3.0, 5.0), "sg": ("vsRngGaussian", 0, n, 0.0, 1.0),
              "dg": ("vdRngGaussian", 0, n, 0.0, 1.0), "dg2": ("vdRngGaussian", 1, n, 0.0, 1.0),
              "sg2": ("vsRngGaussian", 1, n, 0.0, 1.0), "dicdf": ("vdRngGaussian", 2, n, 0.0, 1.0)}
-    request = {"library": library, "seed": seed_words(STATE), "folder": str(folder), "draws": draws}
+    request = {"library": library, "seed": seed_words(STATE), "top_seed": seed_words(top), "folder": str(folder),
+               "draws": draws}
     done = subprocess.run([sys.executable, "-c", MKL_SCRIPT, json.dumps(request)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
     return {key: np.load(folder / f"{key}.npy") for key in draws}
@@ -243,6 +256,13 @@ def test_mkl_uniform_bit_exact(mkl_draws):
         request = Request("mkl", UNIFORM, dtype, n, low=-3.0, high=5.0)
         comparison = within(dtype, draw(request, STATE), mkl_draws[key], bound(request))
         assert comparison.worst == 0                      # bit-exact for this range, as documented
+
+
+def test_mkl_uniform_reaches_one_on_a_top_word(mkl_draws):
+    words = mkl_draws["top_words"]
+    assert words[2] == 0x7FFFFFED
+    assert mkl_draws["top_su"][2] == 1.0                  # the STD method's [0, 1) contains 1.0
+    assert np.array_equal(mk.uniform("float32", words), mkl_draws["top_su"])
 
 
 def test_mkl_gaussian_within_bound(mkl_draws):
@@ -312,19 +332,22 @@ def test_jax_uniform_bit_exact(jax_module, dtype, width):
            bound(Request("jax", UNIFORM, dtype, 1, low=-2.0, high=3.0)))
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float16"])
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
 def test_jax_normal_within_bound(jax_module, dtype):
     pytest.importorskip("scipy")
     jax, jnp = jax_module, jax_module.numpy
     key = jax.random.key(7)
     n = 1 << 18
     width = jx.WIDTHS[dtype][0]
-    bits = np.asarray(jax.random.bits(key, (n,), {16: jnp.uint16, 32: jnp.uint32}[width]))
+    bits = np.asarray(jax.random.bits(key, (n,), {8: jnp.uint8, 16: jnp.uint16, 32: jnp.uint32}[width]))
     got = np.asarray(jax.random.normal(key, (n,), getattr(jnp, dtype)))
+    if dtype == "bfloat16":
+        got = got.view(np.uint16)
     request = Request("jax", NORMAL, dtype, n)
     within(dtype, jx.normal_from_bits(dtype, bits), got, bound(request))
     # a wrong conversion (TensorFlow's low-bit mantissa) is far outside the bound
-    low_bits = jx.normal_from_bits(dtype, (bits.astype(np.uint64) << np.uint64(9)).astype(bits.dtype))
+    shift = np.uint64(width // 4)                     # the low bits moved up: a different mantissa
+    low_bits = jx.normal_from_bits(dtype, (bits.astype(np.uint64) << shift).astype(bits.dtype))
     assert tolerance.compare(dtype, low_bits, got, bound(request)).over > n // 2
 
 
