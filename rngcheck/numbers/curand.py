@@ -18,7 +18,7 @@ subsequence the words come in counter order, and that is the order the rules bel
 is word i of one subsequence's stream. (M: curandGenerateUniform and curandGenerateNormal put
 element p on curandGenerate's word p; the double kernels take two consecutive blocks of one
 subsequence per call, so double element 4t + j, t < 65536, comes from blocks 0 and 1 of
-subsequence t. Mapping these layouts onto the operator's stream is a later issue.)
+subsequence t (measured for the first 4 * 4096 doubles of a fresh generator). Mapping these layouts onto the operator's stream is a later issue.)
 
 Conversions:
   1. float32 uniform in (0, 1]: word i converted to float (rounded to nearest: 24 bits), times
@@ -60,6 +60,8 @@ SOURCE_H = "curand.h"
 
 TWO_PI_FLOAT = np.float32(6.2831855)                   # G: the float literal in CURAND_2POW32_INV_2PI
 ANGLE_STEP = np.float32(np.float32(2.0 ** -32) * TWO_PI_FLOAT)
+SAME_ARITHMETIC = Bound(0, "the conversion rounds (an integer to float, a sum), but with IEEE operations that the "
+                           "reference performs one for one, so the result is determined: exact")
 
 
 def uniform_float(words) -> np.ndarray:
@@ -129,8 +131,10 @@ class Curand(Convention):
         return stream(state, 0, n)
 
     def bound(self, request: Request) -> Bound:
-        if request.kind != NORMAL:
+        if request.kind == BITS:
             return EXACT
+        if request.kind == UNIFORM:
+            return SAME_ARITHMETIC
         if request.dtype == "float64":
             return Bound(4, "Box-Muller in double, u and v * pi computed as cuRAND does (IEEE, identical): "
                             "log within 1 ULP in each libm (2 apart, halved by sqrt: 1), sqrt and the product "

@@ -30,7 +30,10 @@ Conversions:
      the multiply-add for float32/float64 (one rounding) and rounds each step for float16 (M).
   3. normal: u = rule 2 with low = nextafter(-1, 0) and high = 1 (so the span high - low rounds
      to 2 for float16/32/64, and u = 2 x + low); element = sqrt(2) * erf_inv(u), the constant
-     rounded to the dtype, the product in the dtype (R, S). One word (or pair) per element.
+     rounded to the dtype, the product in the dtype (R, S). One word (or pair) per element. The
+     reference rounds the exact erf_inv to the dtype; for float16 and bfloat16 that is what JAX
+     returns (M: bfloat16 bit-exact, float16 within 1 ULP), for float32/float64 XLA's polynomial
+     erf_inv is further off (see the bounds).
   4. integers in [low, high) (randint): the key is split in two and each half draws ``width``
      bits per element: higher, lower (R). With span = high - low in the unsigned type (1 when
      high <= low), m = (2^(width/2) mod span)^2 mod span, the offset is

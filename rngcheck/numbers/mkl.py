@@ -43,6 +43,7 @@ import math
 import numpy as np
 
 from . import BITS, NORMAL, UNIFORM, Convention, Request, register
+from .curand import SAME_ARITHMETIC
 from .tensorflow import interleave, stream
 from .tolerance import EXACT, ONE_ROUNDING, Bound
 
@@ -120,7 +121,7 @@ class Mkl(Convention):
             return EXACT
         if request.kind == UNIFORM:
             if request.low is None:
-                return EXACT
+                return SAME_ARITHMETIC
             return Bound(ONE_ROUNDING.ulps, "i * scale + middle rounds twice, or once when fused, and the scale "
                                             "and middle are MKL's own roundings of (b - a) / 2^32, (a + b) / 2: "
                                             "1 ULP (bit-exact as measured for [-3, 5))")

@@ -5,18 +5,21 @@ Sources (facts read there, written here):
      DmlOperatorRandomNormalLike.cpp (the DirectML graph: DML_OPERATOR_RANDOM_GENERATOR, the
      mantissa mask and exponent fill, the split, clip, log, sqrt, sin, cos, multiply, join,
      scale/bias and cast nodes, and UpdateState)
-  F  onnxruntime/core/framework/random_generator.h (PhiloxGenerator::NextPhiloxSeeds: seed and
-     offset per execution)
-No DirectML kernel for RandomUniform(Like) was found in the onnxruntime tree read (the provider
-registers RandomNormalLike only); the uniform rule below is the first stage of N's graph, which
-is the only uniform the provider computes.
+  F  onnxruntime/core/framework/random_generator.h (PhiloxGenerator: a (seed, offset) pair;
+     NextPhiloxSeeds(count) returns it and then adds count to the offset)
+No DirectML kernel file for RandomUniform(Like) was found in the stored onnxruntime tree (only
+DmlOperatorRandomNormalLike.cpp); the uniform rule below is the first stage of N's graph.
 
-The word stream. N's graph runs DML_RANDOM_GENERATOR on a {1, 1, n/2, 2} uint32 tensor, so row k
-holds words 2k and 2k+1 of the operator's stream: the stream order is the convention's. The state
-is [offset low, offset high, 0, 0, seed low, seed high] with (seed, offset) from
-PhiloxGenerator::NextPhiloxSeeds(element count) (F); a fixed ``seed`` attribute fixes the key
-and uploads the state once (N, UpdateState). Mapping that onto successive executions is a later
-issue.
+The word stream. N's graph runs DML_RANDOM_GENERATOR on a {1, 1, n'/2, 2} uint32 tensor
+(n' = the element count rounded up to even), so row k holds words 2k and 2k+1 of the operator's
+stream: the stream order is the convention's. The input state is
+[offset low, offset high, 0, 0, seed low, seed high] (N, UpdateState) with (seed, offset) from
+NextPhiloxSeeds(element count) (F; a ``seed`` attribute is a float, converted to uint64), and the operator's output state is written back into the
+same state tensor. Without a ``seed`` attribute the state is uploaded before every execution from
+the process-wide generator, whose offset advances by the element count n while an execution
+uses ceil(n'/4) blocks (executions do not overlap; about 3/4 of the counters are skipped); with
+a ``seed`` attribute it is uploaded once, and later executions continue from the operator's own
+output state (counter + ceil(n'/4)). Mapping this onto the operator's states is a later issue.
 
 Conversions:
   1. uniform float32 in [0, 1): 0x3f800000 | (word & 0x7fffff) as a float in [1, 2), then

@@ -46,7 +46,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import BITS, INTEGERS, NORMAL, UNIFORM, Convention, Request, floats, register
-from .curand import box_muller_double, box_muller_float, uniform_double, uniform_float
+from .curand import SAME_ARITHMETIC, box_muller_double, box_muller_float, uniform_double, uniform_float
 from .jax import fused
 from .tensorflow import interleave, stream
 from .tolerance import EXACT, Bound
@@ -134,7 +134,7 @@ class PyTorch(Convention):
             return EXACT
         if request.kind == UNIFORM:
             if request.low is None:
-                return EXACT
+                return SAME_ARITHMETIC
             return Bound(1, "the reference fuses r * range + from as nvcc does by default (one rounding); a build "
                             "that does not fuse rounds the product once more: 1 ULP, except where the result is "
                             "near 0 (low < 0 < high), where that rounding is many ULPs of the result "
