@@ -363,6 +363,14 @@ def test_jax_float64_within_bound(jax_module):
         ranged = np.asarray(jax.random.uniform(key, (n,), jnp.float64, -2.0, 3.0))
     assert np.array_equal(jx.uniform_from_bits("float64", bits), uniform)
     assert np.array_equal(jx.scaled("float64", jx.uniform_from_bits("float64", bits), -2.0, 3.0), ranged)
+    with jax.enable_x64(True):
+        k1, k2 = jax.random.split(jax.random.key(12))
+        higher = np.asarray(jax.random.bits(k1, (4096,), jnp.uint64))
+        lower = np.asarray(jax.random.bits(k2, (4096,), jnp.uint64))
+        cases = ((-5, 1 << 40), (-(1 << 63), (1 << 63) - 1), (0, 3))
+        randint = [np.asarray(jax.random.randint(jax.random.key(12), (4096,), lo, hi, jnp.int64)) for lo, hi in cases]
+    for (low, high), got in zip(cases, randint):
+        assert np.array_equal(jx.randint_from_bits("int64", higher, lower, low, high), got), (low, high)
     within("float64", jx.normal_from_bits("float64", bits), normal, bound(Request("jax", NORMAL, "float64", n)))
 
 
@@ -424,6 +432,16 @@ def test_pytorch_integers_match_the_cpu_generator(low, high, dtype):
     got = torch.randint(low, high, (n,), generator=generator, dtype=getattr(torch, dtype)).numpy()
     words = mt19937_words(seed, 2 * n)[:n * pt.words_for_integers(low, high)]
     assert np.array_equal(pt.integers(dtype, words, low, high), got)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64", "int16", "uint8", "bool", "float32", "float64"])
+def test_pytorch_unbounded_random_matches_the_cpu_generator(dtype):
+    torch = require("torch")
+    generator = torch.Generator().manual_seed(5)
+    got = torch.empty(256, dtype=getattr(torch, dtype)).random_(generator=generator).numpy()
+    wide = pt.UNBOUNDED[dtype][1]
+    expected = pt.unbounded(dtype, mt19937_words(5, 512)[:256 * (2 if wide else 1)])
+    assert np.array_equal(expected, got.astype(np.uint64))
 
 
 def test_pytorch_full_range_matches_the_cpu_generator():

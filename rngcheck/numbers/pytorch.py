@@ -37,8 +37,8 @@ Conversions:
   5. bits: random_(-2^63, None) on int64 is word 2i << 32 | word 2i+1 as int64
      (random_full_64_bits_range_kernel with uniform_int_full_range).
   6. random_() with no range (not a Request kind here): int64 and float64 take the uint64 of rule
-     4 modulo 2^63 (float64: 2^53 + 1), the others word i modulo the type's max + 1 (float32:
-     2^24 + 1; bool: the low bit) (T, uniform_int).
+     4 modulo 2^63 (float64: 2^53 + 1), the others word i modulo the type's max + 1 (a float
+     type: 2^digits + 1, float32 2^24 + 1; bool: the low bit) (T, uniform_int).
 """
 
 from __future__ import annotations
@@ -102,6 +102,20 @@ def integers(dtype: str, words: np.ndarray, low: int, high: int) -> np.ndarray:
     bits_of = np.dtype(dtype).itemsize * 8
     wrapped = [v & ((1 << bits_of) - 1) for v in values]
     return np.array(wrapped, dtype=np.uint64).astype(f"uint{bits_of}").view(dtype)
+
+
+# rule 6: the modulus of random_() with no range, and whether the element takes 64 bits
+UNBOUNDED = {"bool": (2, False), "uint8": (1 << 8, False), "int8": (1 << 7, False), "int16": (1 << 15, False),
+             "int32": (1 << 31, False), "int64": (1 << 63, True), "float16": ((1 << 11) + 1, False),
+             "bfloat16": ((1 << 8) + 1, False), "float32": ((1 << 24) + 1, False), "float64": ((1 << 53) + 1, True)}
+
+
+def unbounded(dtype: str, words: np.ndarray) -> np.ndarray:
+    """Rule 6: random_() with no range, as exact integers (a float dtype holds them exactly;
+    bool: the low bit). One word per element, two (high first) for int64 and float64."""
+    modulus, wide = UNBOUNDED[dtype]
+    bits = uint64_pairs(words) if wide else np.asarray(words, dtype=np.uint64)
+    return np.array([int(b) % modulus for b in bits], dtype=np.uint64)
 
 
 class PyTorch(Convention):
