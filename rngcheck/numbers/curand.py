@@ -35,12 +35,17 @@ Conversions:
         element 2k = s * sinf(v), element 2k+1 = s * cosf(v)     (sin first)
      curand_normal returns the sine one and keeps the cosine one for its next call; curand_normal4
      makes (x, y) from the first two lanes, (z, w) from the last two (N). The host generator does
-     the same (M; it refuses an odd count, H).
+     the same (M; it refuses an odd count, H). On a GPU the code takes the __sincosf intrinsic
+     instead of sinf/cosf (N), whose error is absolute (CUDA Math API: about 2^-21.4 in
+     [-pi, pi], more outside it; v runs up to 2 pi), so device values near a zero of sin or cos
+     can be many ULPs from this rule's; the bound below is the host generator's.
   4. normal float64: words 4k..4k+3 give elements 2k, 2k+1 (N, _curand_box_muller_double):
         u = (word 4k XOR word 4k+1 << 21) * 2^-53 + 2^-54          (rule 2)
         v = (word 4k+2 XOR word 4k+3 << 21) * 2^-52 + 2^-53        (in (0, 2])
         s = sqrt(-2 log u); element 2k = s * sin(v * pi), element 2k+1 = s * cos(v * pi)
-     (the device code calls sincospi(v); the host computes v * CURAND_PI_DOUBLE first).
+     (the device code calls sincospi(v); the host computes v * CURAND_PI_DOUBLE first, the rule
+     here: the two differ by the rounding of v * pi, which is many ULPs of a result near a zero of
+     sin or cos, v near 1 or 2).
   5. bits: uint32 = word i (H, curandGenerate).
 cuRAND defines no [low, high) range for uniforms and no integer ranges (the host API has none).
 """
@@ -139,11 +144,13 @@ class Curand(Convention):
             return Bound(4, "Box-Muller in double, u and v * pi computed as cuRAND does (IEEE, identical): "
                             "log within 1 ULP in each libm (2 apart, halved by sqrt: 1), sqrt and the product "
                             "round alike (1 between two different inputs), sin/cos within 1 ULP in each libm "
-                            "(2 apart): at most 4 ULP; measured 2 (cuRAND 10.3.10 host)")
+                            "(2 apart): at most 4 ULP; measured 2 (cuRAND 10.3.10 host). The host's rule: a GPU's sincospi "
+                            "differs near the zeros of sin/cos (rule 4)")
         return Bound(4, "Box-Muller in float: u and v bit-exact (float arithmetic as cuRAND's); logf within "
                         "1 ULP (halved by sqrtf: 0.5), sqrtf 0.5, sinf/cosf within 2 ULP (CUDA math), the "
                         "product 0.5, the reference's own rounding of each step 0.5: at most 4 ULP; "
-                        "measured 3 (cuRAND 10.3.10 host)")
+                        "measured 3 (cuRAND 10.3.10 host). The host's rule: a GPU's __sincosf has an absolute error and "
+                        "differs by more near the zeros of sin/cos (rule 3)")
 
 
 CURAND = register(Curand())

@@ -156,7 +156,10 @@ class PyTorch(Convention):
         if request.dtype in ("float16", "bfloat16"):
             return Bound(1, "cuRAND's float Box-Muller (within 4 float32 ULP) cast to a format with 13-16 fewer "
                             "bits: at most one step of the narrow format either way")
-        return Bound(4, "cuRAND's Box-Muller (rngcheck.numbers.curand's bound, same derivation): 4 ULP")
+        return Bound(4, "cuRAND's Box-Muller with correctly rounded sin/cos (rngcheck.numbers.curand's bound, same "
+                        "derivation): 4 ULP. On a GPU cuRAND's device code uses __sincosf (float, absolute error) "
+                        "and sincospi (double), which differ by more near the zeros of sin/cos: source-only, "
+                        "not measured (no CUDA device)")
 
 
 PYTORCH = register(PyTorch())
