@@ -79,6 +79,15 @@ def test_curand_normal_pairs_sine_first():
     assert abs(values[0] - s) < 1e-5 and abs(values[1]) < 1e-5      # sin(pi/2) first, cos second
 
 
+def test_curand_normal_of_the_extreme_words_is_finite():
+    values = cu.normal_from_words("float32", np.array([0, 0, 0xFFFFFFFF, 0], np.uint32))
+    assert np.isfinite(values).all()
+    assert abs(values[1] - math.sqrt(-2 * math.log(2.0 ** -33))) < 1e-5      # u = 2^-33, v ~ 0: cos ~ 1
+    assert values[2] == 0 and values[3] == 0                                  # u = 1: log 1 = 0
+    doubles = cu.normal_from_words("float64", np.zeros(4, np.uint32))
+    assert np.isfinite(doubles).all() and doubles[1] > 8                      # u = 2^-54: r = 8.65
+
+
 def test_curand_refuses_a_range():
     with pytest.raises(NumbersError):
         draw(Request("curand", UNIFORM, "float32", 4, low=0.0, high=2.0), STATE)
@@ -174,6 +183,14 @@ def test_mkl_uniform_on_edge_words():
     assert mk.uniform("float32", [0x7FFFFF41])[0] == 1.0 and mk.uniform("float32", [0x7FFFFF40])[0] < 1.0
     d = mk.uniform("float64", EDGE_WORDS)
     assert d[4] == 1.0 - 2.0 ** -32 and d[5] == 0.0 and (d < 1).all() and (d >= 0).all()
+
+
+def test_mkl_box_muller_on_the_zero_uniform():
+    # 0x80000000 is int32 min: u1 = 0 and the radius is infinite; 0x40000000: u2 = 0.75, sin = -1
+    words = np.array([0x80000000, 0x40000000], np.uint32)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        assert mk.box_muller("float64", words)[0] == -np.inf
+        assert mk.box_muller("float32", words)[0] == -np.inf
 
 
 def test_mkl_box_muller_variants():
@@ -298,6 +315,16 @@ def test_jax_uniform_on_edge_words():
     assert jx.uniform_from_bits("float64", bits64)[0] == 1.0 - 2.0 ** -52
     assert jx.uniform_from_bits("float16", np.array([0xFFFF], np.uint16))[0] == np.float16(1) - np.float16(2 ** -10)
     assert floats.bfloat16_to_float32(jx.uniform_from_bits("bfloat16", np.array([0xFF], np.uint8)))[0] == 1 - 2 ** -7
+
+
+def test_jax_normal_on_the_extreme_bits():
+    pytest.importorskip("scipy")
+    values = jx.normal_from_bits("float32", np.array([0, 0xFFFFFFFF, 0x80000000], np.uint32))
+    assert np.isfinite(values).all()
+    assert -5.5 < values[0] < -5.3                   # u = nextafter(-1, 0): the most negative
+    assert 5.0 < values[1] < 5.3                     # u = 1 - 2^-22
+    # 0x80000000: x = 0.5, u = 2 x + low = 2^-24 (low is -1 + 2^-24): JAX never gives an exact 0 there
+    assert abs(values[2] - 2.0 ** -24 * math.sqrt(math.pi / 2)) < 1e-13
 
 
 def test_jax_randint_edge_cases():
