@@ -18,7 +18,8 @@ subsequence the words come in counter order, and that is the order the rules bel
 is word i of one subsequence's stream. (M: curandGenerateUniform and curandGenerateNormal put
 element p on curandGenerate's word p; the double kernels take two consecutive blocks of one
 subsequence per call, so double element 4t + j, t < 65536, comes from blocks 0 and 1 of
-subsequence t (measured for the first 4 * 4096 doubles of a fresh generator). Mapping these layouts onto the operator's stream is a later issue.)
+subsequence t (measured for the first 4 * 4096 doubles of a fresh generator). Mapping these
+layouts onto the operator's stream is a later issue.)
 
 Conversions:
   1. float32 uniform in (0, 1]: word i converted to float (rounded to nearest: 24 bits), times
@@ -144,12 +145,14 @@ class Curand(Convention):
             return Bound(4, "Box-Muller in double, u and v * pi computed as cuRAND does (IEEE, identical): "
                             "log within 1 ULP in each libm (2 apart, halved by sqrt: 1), sqrt and the product "
                             "round alike (1 between two different inputs), sin/cos within 1 ULP in each libm "
-                            "(2 apart): at most 4 ULP; measured 2 (cuRAND 10.3.10 host). The host's rule: a GPU's sincospi "
+                            "(2 apart): at most 4 ULP; measured 2 (cuRAND 10.3.10 host). The host's rule: a GPU's "
+                            "sincospi "
                             "differs near the zeros of sin/cos (rule 4)")
         return Bound(4, "Box-Muller in float: u and v bit-exact (float arithmetic as cuRAND's); logf within "
                         "1 ULP (halved by sqrtf: 0.5), sqrtf 0.5, sinf/cosf within 2 ULP (CUDA math), the "
                         "product 0.5, the reference's own rounding of each step 0.5: at most 4 ULP; "
-                        "measured 3 (cuRAND 10.3.10 host). The host's rule: a GPU's __sincosf has an absolute error and "
+                        "measured 3 (cuRAND 10.3.10 host). The host's rule: a GPU's __sincosf has an absolute "
+                        "error and "
                         "differs by more near the zeros of sin/cos (rule 3)")
 
 

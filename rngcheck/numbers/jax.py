@@ -39,7 +39,8 @@ Conversions:
      high <= low), m = (2^(width/2) mod span)^2 mod span, the offset is
      ((higher mod span) * m + (lower mod span)) mod span, all in the unsigned type of the width,
      and the element is low + offset; every product and sum wraps modulo 2^width (for a span
-     above 2^16 the square 2^32 wraps to 0, so m = 0 and only ``lower`` counts). Widths below 32 are drawn in int32 and cast. Because the
+     above 2^16 the square 2^32 wraps to 0, so m = 0 and only ``lower`` counts). Widths below 32
+     are drawn in int32 and cast. Because the
      two draws come from two split keys, which words they are is the PRNG implementation's: the
      convention states the rule on (higher, lower) and does not draw it from one stream.
   5. bits: jax.random.bits is the ``bits`` themselves (uint32: word i; uint64: word 2i << 32 |

@@ -14,12 +14,13 @@ The word stream. N's graph runs DML_RANDOM_GENERATOR on a {1, 1, n'/2, 2} uint32
 (n' = the element count rounded up to even), so row k holds words 2k and 2k+1 of the operator's
 stream: the stream order is the convention's. The input state is
 [offset low, offset high, 0, 0, seed low, seed high] (N, UpdateState) with (seed, offset) from
-NextPhiloxSeeds(element count) (F; a ``seed`` attribute is a float, converted to uint64), and the operator's output state is written back into the
-same state tensor. Without a ``seed`` attribute the state is uploaded before every execution from
-the process-wide generator, whose offset advances by the element count n while an execution
-uses ceil(n'/4) blocks (executions do not overlap; about 3/4 of the counters are skipped); with
-a ``seed`` attribute it is uploaded once, and later executions continue from the operator's own
-output state (counter + ceil(n'/4)). Mapping this onto the operator's states is a later issue.
+NextPhiloxSeeds(element count) (F; a ``seed`` attribute is a float, converted to uint64), and
+the operator's output state is written back into the same state tensor. Without a ``seed``
+attribute the state is uploaded before every execution from the process-wide generator, whose
+offset advances by the element count n while an execution uses ceil(n'/4) blocks (executions
+do not overlap; about 3/4 of the counters are skipped); with a ``seed`` attribute it is
+uploaded once, and later executions continue from the operator's own output state
+(counter + ceil(n'/4)). Mapping this onto the operator's states is a later issue.
 
 Conversions:
   1. uniform float32 in [0, 1): 0x3f800000 | (word & 0x7fffff) as a float in [1, 2), then
