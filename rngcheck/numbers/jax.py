@@ -38,11 +38,12 @@ Conversions:
      bits per element: higher, lower (R). With span = high - low in the unsigned type (1 when
      high <= low), m = (2^(width/2) mod span)^2 mod span, the offset is
      ((higher mod span) * m + (lower mod span)) mod span, all in the unsigned type of the width,
-     and the element is low + offset; every product and sum wraps modulo 2^width (for a span
-     above 2^16 the square 2^32 wraps to 0, so m = 0 and only ``lower`` counts). Widths below 32
-     are drawn in int32 and cast. Because the
-     two draws come from two split keys, which words they are is the PRNG implementation's: the
-     convention states the rule on (higher, lower) and does not draw it from one stream.
+     and the element is low + offset; every product and sum wraps modulo 2^width. So for a span
+     above 2^(width/2) the square 2^width wraps to 0, m = 0 and only ``lower`` counts: one word
+     of randomness, not the two the code comment promises. Widths below 32 are drawn in int32
+     and cast. Because the two draws come from two split keys, which words they are is the PRNG
+     implementation's: the convention states the rule on (higher, lower) and does not draw it
+     from one stream.
   5. bits: jax.random.bits is the ``bits`` themselves (uint32: word i; uint64: word 2i << 32 |
      word 2i+1).
 """
