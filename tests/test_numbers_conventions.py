@@ -411,6 +411,8 @@ def test_jax_randint_matches(jax_module):
     for low, high in ((0, 10), (-1000, 123457), (-(1 << 31), (1 << 31) - 1), (5, 6), (0, 65536), (0, 65537)):
         got = np.asarray(jax.random.randint(key, (n,), low, high, jnp.int32))
         assert np.array_equal(jx.randint_from_bits("int32", higher, lower, low, high), got), (low, high)
+        if high - low > 1 << 16:                     # the multiplier squares to 0: only ``lower`` counts
+            assert np.array_equal(low + (lower.astype(np.int64) % (high - low)), got)
 
 
 def test_jax_bits_are_the_words():
