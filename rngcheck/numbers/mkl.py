@@ -12,9 +12,12 @@ Sources (facts read there, written here):
      the stated bound (normals); it is a measured model, not a reading of its code.
 
 The word stream. MKL's Philox4x32x10 stream is the operator's stream when its six seed words are
-the state's key words then counter words (rngcheck.backends.mkl_backend): viRngUniformBits32
-returns the words in order, lanes in order, one per value, and keeps a partly used block for the
-next call. Every method below reads words from that stream in order.
+the state's key words then counter words (rngcheck.backends.mkl_backend): the first block MKL
+computes is the counter itself (no increment first), viRngUniformBits32 returns the words in
+order, lanes in order, one per value, and a stream keeps a partly used block for its next call
+(so successive calls continue the word stream rather than starting at a block boundary). Every
+method below reads words from that stream in order, one word per uniform (32 bits, also for
+doubles), two per Box-Muller pair (M).
 
 Conversions:
   1. float32 uniform, method STD: the word read as a signed int32, converted to float (rounded),
