@@ -88,9 +88,13 @@ def test_curand_normal_of_the_extreme_words_is_finite():
     assert np.isfinite(doubles).all() and doubles[1] > 8                      # u = 2^-54: r = 8.65
 
 
-def test_curand_refuses_a_range():
+@pytest.mark.parametrize("name", ["curand", "onnxruntime-dml"])
+def test_no_uniform_range_where_the_library_has_none(name):
+    ranged = Request(name, UNIFORM, "float32", 4, low=0.0, high=2.0)
+    assert not convention_of(name).supports(ranged)
+    assert convention_of(name).supports(Request(name, UNIFORM, "float32", 4))
     with pytest.raises(NumbersError):
-        draw(Request("curand", UNIFORM, "float32", 4, low=0.0, high=2.0), STATE)
+        draw(ranged, STATE)
 
 
 @pytest.fixture(scope="module")

@@ -122,6 +122,10 @@ class Curand(Convention):
                NORMAL: f"{SOURCE_N} (_curand_box_muller, _curand_box_muller_double); {SOURCE_G}",
                BITS: f"{SOURCE_H} (curandGenerate)"}
 
+    def supports(self, request: Request) -> bool:
+        """No uniform range but the library's own (a ranged request is not this convention's)."""
+        return super().supports(request) and not (request.kind == UNIFORM and request.low is not None)
+
     def draw(self, request: Request, state=None) -> np.ndarray:
         n = request.count
         if request.kind == UNIFORM:

@@ -74,6 +74,10 @@ class OnnxRuntimeDml(Convention):
     sources = {UNIFORM: f"{SOURCE_N} (mantissa mask, exponent fill, identity -1)",
                NORMAL: f"{SOURCE_N} (clip, log, sqrt, sin, cos, multiply, join, cast)"}
 
+    def supports(self, request: Request) -> bool:
+        """No uniform range but the library's own (a ranged request is not this convention's)."""
+        return super().supports(request) and not (request.kind == UNIFORM and request.low is not None)
+
     def draw(self, request: Request, state=None) -> np.ndarray:
         n = request.count
         if request.kind == UNIFORM:
