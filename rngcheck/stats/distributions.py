@@ -7,7 +7,8 @@ of chunk i // chunk. B, the blocks a chunk consumes, is chunk * w / 4 for unifor
 (w = words per element: 2 for float64, else 1) and chunk * 64 for truncated normal (TensorFlow
 reserves 256 samples, 64 blocks, per output element: 256 blocks per group of 4 float32, 128 per
 group of 2 float64). Under TensorFlow's rules this is the stream of one draw of any length, so
-for a chunk that is a multiple of 4 the numbers do not depend on the chunk either. Every
+for a chunk that is a multiple of 4 the numbers do not depend on the chunk either (default
+chunk: 65536 numbers; 4096 for truncated normal, which the reference draws slowly). Every
 accumulator counts positions from number 0 of the stream; the document records key, counter and
 chunk (``describe``), which is all a rerun needs.
 
@@ -61,6 +62,7 @@ from .battery import FAIL_AT, FAMILY_SUSPECT, judge, suspect_level
 
 KINDS = (UNIFORM, NORMAL, TRUNCATED_NORMAL)
 CHUNK = 1 << 16
+TRUNCATED_CHUNK = 1 << 12   # the reference draws a truncated normal group by group: a smaller last chunk
 SOURCE = "rngcheck docs/distribution-stats.md; TensorFlow random_distributions.h (rngcheck.numbers.tensorflow)"
 UNIFORM_BINS = (16, 256, 4096, 65536)
 NORMAL_BINS = (16, 64, 256, 1024)
@@ -309,7 +311,21 @@ class Null:
     # -- chi-square cells
     def cells(self, count: int) -> tuple[np.ndarray, np.ndarray]:
         """(edges, probabilities) of ``count`` cells: a value x is in cell c when
-        edges[c] <= x < edges[c + 1] (edges[0] = -inf, edges[count] = +inf)."""
+        edges[c] <= x < edges[c + 1] (edges[0] = -inf, edges[count] = +inf). Computed once."""
+        cache = self.__dict__.setdefault("_cells", {})
+        if count not in cache:
+            cache[count] = self._cells_of(count)
+        return cache[count]
+
+    def tails(self) -> tuple[list[float], list[float]]:
+        """Normal: (cuts, probabilities) of |x| > K for K in TAIL_SIGMAS: in the dtype, |x| > K means
+        the value before rounding exceeded the midpoint between K and the next value. Computed once."""
+        if "_tails" not in self.__dict__:
+            cuts = [snap(self.dtype, _next_up(self.dtype, float(k)))[1] for k in TAIL_SIGMAS]
+            self._tails = (cuts, [self.tail_probability(t) for t in cuts])
+        return self._tails
+
+    def _cells_of(self, count: int) -> tuple[np.ndarray, np.ndarray]:
         if self.kind == UNIFORM and self.enumerated:
             step = self.image.size // count
             edges = np.concatenate([[-np.inf], self.image[step::step][:count - 1], [np.inf]])
@@ -576,9 +592,7 @@ class Tails(NumberAccumulator):
     def __init__(self, null, start=0):
         super().__init__(null, start)
         self.counts = np.zeros(len(TAIL_SIGMAS), dtype=np.int64)
-        # |x| > K in the dtype means the value before rounding exceeded the midpoint above K
-        self.cuts = [snap(null.dtype, _next_up(null.dtype, float(k)))[1] for k in TAIL_SIGMAS]
-        self.probabilities = [null.tail_probability(t) for t in self.cuts]
+        self.probabilities = null.tails()[1]
 
     def _update(self, x, position):
         magnitude = np.abs(x[np.isfinite(x)])
@@ -741,8 +755,10 @@ class NumberStream:
     """The stream of the module docstring, drawn by ``draw(request, state)``: the reference
     (``rngcheck.numbers.draw``) or a backend's ``random_numbers``."""
 
-    def __init__(self, request: Request, *, key: int = 1, counter: int = 0, chunk: int = CHUNK,
+    def __init__(self, request: Request, *, key: int = 1, counter: int = 0, chunk: int | None = None,
                  backend=None, backend_spec: str | None = None):
+        if chunk is None:
+            chunk = TRUNCATED_CHUNK if request.kind == TRUNCATED_NORMAL else CHUNK
         if chunk <= 0 or chunk % 4:
             raise RngcheckError(f"the chunk must be a positive multiple of 4, got {chunk}")
         if not 0 <= key < 1 << 64:
