@@ -166,19 +166,19 @@ def test_the_stream_does_not_depend_on_the_chunk():
 
 
 # ---------------------------------------------------------------------------------- the reference passes
-@pytest.mark.parametrize("kind, dtype, low, high, count", [
-    ("uniform", "float32", None, None, 1 << 19),
-    ("uniform", "float32", -2.0, 3.0, 1 << 19),
-    ("uniform", "bfloat16", None, None, 1 << 18),
-    ("normal", "float32", None, None, 1 << 19),
-    ("normal", "float64", None, None, 1 << 18),
-    ("normal", "float16", None, None, 1 << 18),
-    ("truncated_normal", "float32", None, None, 1 << 13),
+@pytest.mark.parametrize("kind, dtype, low, high, count, not_run", [
+    ("uniform", "float32", None, None, 1 << 19, []),
+    ("uniform", "float32", -2.0, 3.0, 1 << 19, []),
+    ("uniform", "bfloat16", None, None, 1 << 18, ["uniform.lattice.collisions"]),  # all 128 points used
+    ("normal", "float32", None, None, 1 << 19, []),
+    ("normal", "float64", None, None, 1 << 18, []),
+    ("normal", "float16", None, None, 1 << 18, []),
+    ("truncated_normal", "float32", None, None, 1 << 13, []),
 ])
-def test_the_reference_passes(kind, dtype, low, high, count):
+def test_the_reference_passes(kind, dtype, low, high, count, not_run):
     doc = dist.run(stream(kind, dtype, low, high, key=2), count)
     assert doc["verdict"] == "PASS", [e for e in doc["results"] if e["verdict"] != "PASS"]
-    assert not doc["not_run"]
+    assert [x["test"] for x in doc["not_run"]] == not_run
     schema.validate(doc, "rngcheck-stats")
     expected = {"uniform": 9, "normal": 17, "truncated_normal": 10}[kind]
     assert len(doc["results"]) >= expected

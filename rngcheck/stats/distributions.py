@@ -571,10 +571,15 @@ class Lattice(NumberAccumulator):
         return self.entry("lattice.collisions", z, pvalues.normal_two_sided(z), **extra)
 
     def not_run(self):
+        out = []
         if self.count and self.on < MIN_EXPECTED * self.low.size:
-            return [{"test": f"{self.null.kind}.lattice.low_bits", "stream": "numbers",
-                     "reason": f"needs {MIN_EXPECTED * self.low.size} numbers, got {self.on}"}]
-        return []
+            out.append({"test": f"{self.null.kind}.lattice.low_bits", "stream": "numbers",
+                        "reason": f"needs {MIN_EXPECTED * self.low.size} numbers, got {self.on}"})
+        if self.on and self.used is not None and self._collisions(int(self.used.sum())) is None:
+            out.append({"test": f"{self.null.kind}.lattice.collisions", "stream": "numbers",
+                        "reason": f"{self.on} numbers use all {1 << self.bits} lattice points but for a "
+                                  "variance below 1: nothing to test"})
+        return out
 
 
 def pvalues_chi2_equal(counts) -> float:
