@@ -2,6 +2,7 @@
 merging split streams is one pass, the reference passes, broken conversions are caught by the test
 that should catch them, and the command line's exit codes and one-line errors."""
 
+import itertools
 import json
 import math
 from fractions import Fraction
@@ -130,7 +131,7 @@ def test_split_streams_merge_to_one_pass_exactly(kind, dtype, low, high, count):
     # odd and even positions, inside and across chunks
     cuts = sorted({0, 3, 4097 % count, count // 2, count // 2 + 1, count})
     pieces = []
-    for a, b in zip(cuts, cuts[1:]):
+    for a, b in itertools.pairwise(cuts):
         accs = dist.accumulators(null, start=a)
         for first in range(a, b, 999):                 # uneven updates within a piece
             for acc in accs:

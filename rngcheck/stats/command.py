@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import math
 import os
 import shlex
 import sys
@@ -234,7 +235,7 @@ def _number(text, option: str) -> float:
         value = float(text)
     except ValueError:
         raise RngcheckError(f"{option} {text!r} is not a number") from None
-    if value != value or value in (float("inf"), float("-inf")):
+    if not math.isfinite(value):
         raise RngcheckError(f"{option} {text!r} is not a finite number")
     return value
 

@@ -48,7 +48,7 @@ from __future__ import annotations
 import math
 import time
 from fractions import Fraction
-from functools import lru_cache
+from functools import cache, lru_cache
 
 import numpy as np
 from scipy import integrate, special, stats
@@ -165,7 +165,7 @@ def _mean(values: np.ndarray) -> float:
     return float(np.sum(values, dtype=np.float64) / values.size)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _uniform_image(convention: str, dtype: str, low, high) -> np.ndarray:
     """Every value the convention's uniform takes, one per lattice point, in lattice order."""
     from ..numbers import tensorflow as tf
@@ -176,7 +176,7 @@ def _uniform_image(convention: str, dtype: str, low, high) -> np.ndarray:
     return as_values(dtype, held)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _radii(dtype: str) -> np.ndarray:
     """Box-Muller's r for each of the 2^23 values of u1 (TensorFlow's float32 rule 5, clamp
     included; j = 0 is the clamped one), as float64."""
@@ -196,7 +196,7 @@ def _beyond(t: float, r) -> np.ndarray:
 
 
 @lru_cache(maxsize=32)
-def null_of(request: Request) -> "Null":
+def null_of(request: Request) -> Null:
     """The Null of ``request`` (built once: enumerating a lattice takes a fraction of a second)."""
     return Null(request)
 
@@ -369,7 +369,7 @@ class NumberAccumulator:
         self._update(values, self.end)
         self.end += values.size
 
-    def merge(self, other: "NumberAccumulator") -> "NumberAccumulator":
+    def merge(self, other: NumberAccumulator) -> NumberAccumulator:
         if type(other) is not type(self) or other.null.request != self.null.request or \
                 getattr(other, "parameters", None) != getattr(self, "parameters", None):
             raise ValueError("can only merge accumulators of the same test and request")
@@ -620,7 +620,7 @@ class Moments(NumberAccumulator):
     """Exact sums of (x - mu)^k, k = 1..4 (finite values), as z-scores against the null."""
 
     name = "moments"
-    NAMES = {1: "mean", 2: "variance", 3: "skewness", 4: "kurtosis"}
+    NAMES = ("", "mean", "variance", "skewness", "kurtosis")   # by power
 
     def __init__(self, null, start=0):
         super().__init__(null, start)
