@@ -5,7 +5,10 @@ that should catch them, and the command line's exit codes and one-line errors.""
 import itertools
 import json
 import math
+import subprocess
+import sys
 from fractions import Fraction
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -294,3 +297,11 @@ def test_cli_bad_input_is_one_line_and_exit_2(capsys, argv, message):
     code, out, err = run_cli(capsys, *argv)
     assert code == 2 and out == ""
     assert len(err.splitlines()) == 1 and err.startswith("rngcheck: error: ") and message in err, err
+
+
+def test_cli_in_its_own_process_no_traceback():
+    done = subprocess.run([sys.executable, "-m", "rngcheck", "stats", "--distribution", "uniform", "--low", "1",
+                           "--high", "nan"], capture_output=True, text=True, timeout=120, check=False,
+                          cwd=Path(__file__).resolve().parents[1])   # this tree's rngcheck
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr == "rngcheck: error: --high 'nan' is not a finite number\n"

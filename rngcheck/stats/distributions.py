@@ -58,6 +58,7 @@ from .. import numbers
 from ..errors import NotApplicable, RngcheckError, one_line
 from ..numbers import NORMAL, TRUNCATED_NORMAL, UNIFORM, NumbersError, Request, floats
 from . import pvalues
+from .accumulators import chi2_uniform_exact
 from .battery import FAIL_AT, FAMILY_SUSPECT, judge, suspect_level
 
 KINDS = (UNIFORM, NORMAL, TRUNCATED_NORMAL)
@@ -545,7 +546,7 @@ class Lattice(NumberAccumulator):
                                distinct=distinct)]
         cells = self.low.size
         if self.on >= MIN_EXPECTED * cells:
-            statistic = float(pvalues_chi2_equal(self.low))
+            statistic = float(chi2_uniform_exact(self.low))
             out.append(self.entry("lattice.low_bits", statistic, pvalues.chi2(statistic, cells - 1),
                                   cells=cells, bits=self.low_bits, counted=self.on))
         collision = self._collisions(distinct)
@@ -580,13 +581,6 @@ class Lattice(NumberAccumulator):
                         "reason": f"{self.on} numbers use all {1 << self.bits} lattice points but for a "
                                   "variance below 1: nothing to test"})
         return out
-
-
-def pvalues_chi2_equal(counts) -> float:
-    """Chi-square of counts against equal cells: (k sum O^2 - n^2) / n in integers."""
-    counts = [int(c) for c in counts]
-    n = sum(counts)
-    return (len(counts) * sum(c * c for c in counts) - n * n) / n
 
 
 class Tails(NumberAccumulator):
