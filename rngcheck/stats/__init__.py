@@ -13,6 +13,9 @@ section 3.3.2, or the TestU01 user's guide):
   lanes         per (Philox lane, bit position) frequency and lag-1 / lag-4 agreement
   streams       sources: a backend's operator, a raw file / stdin, generator functions; XOR pairs
   panel         weak generators and good controls (power measurements)
+  distributions goodness of fit of the numbers layer's uniform, normal and truncated normal
+                (rngcheck.numbers conventions): support, chi-square bins, lattice, tails, moments,
+                pair products; ``rngcheck stats --distribution`` (docs/distribution-stats.md)
   battery       tiers, verdicts (PASS / SUSPECT / FAIL, retest), the result document
   command       ``rngcheck stats`` (add_arguments / run)
 """

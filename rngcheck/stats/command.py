@@ -5,6 +5,8 @@
     some-generator | rngcheck stats --input - --tier standard     (also --raw -)
     rngcheck stats --backend numpy --tier smoke --with dieharder   (a real peer beside ours: peers.py)
     rngcheck stats --backend numpy --tier standard --dask local:2  (ranges on Dask: distributed.py)
+    rngcheck stats --distribution normal --dtype float32 --bytes 64M   (numbers: distributions.py;
+        the reference's numbers, or a --backend's random_numbers; --bytes counts the numbers' bytes)
 
 Exit codes: 0 the final verdict is PASS (a SUSPECT resolved by its retest), 1 some test
 FAILs (this takes precedence), 2 usage error, or a stream too short for the tier (the
@@ -16,6 +18,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import math
 import os
 import shlex
 import sys
@@ -25,6 +28,13 @@ from ..errors import RngcheckError
 from .tiers import TIERS, parse_bytes
 
 DEFAULT_SEED = 1
+DEFAULT_CONVENTION = "tensorflow"
+DEFAULT_DTYPE = "float32"
+NUMBERS_OPTIONS = ("convention", "dtype", "low", "high")
+# the options of the word battery that --distribution does not use (refused, never ignored)
+WORDS_ONLY = {"input": "--input", "dask": "--dask", "shard_bytes": "--shard-bytes", "checkpoint": "--checkpoint",
+              "with_peers": "--with", "dieharder_tests": "--dieharder-tests", "workers": "--workers",
+              "no_interstream": "--no-interstream"}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -58,6 +68,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--with", dest="with_peers", action="append", metavar="PEER", default=None,
                         help="also run an installed peer on the same stream and put its results beside ours "
                         "(dieharder: Debian/Ubuntu package 'dieharder'); informative, no effect on the exit code")
+    numbers = parser.add_argument_group("numbers (goodness of fit of a convention's distributions)")
+    numbers.add_argument("--distribution", metavar="KIND", default=None,
+                         help="test numbers instead of words: uniform, normal or truncated_normal, drawn by the "
+                         "reference (rngcheck.numbers) or by --backend's random_numbers; --bytes and the tier "
+                         "count the numbers' bytes")
+    numbers.add_argument("--convention", metavar="NAME", default=None, help="with --distribution: the "
+                         f"conversion rules (default {DEFAULT_CONVENTION})")
+    numbers.add_argument("--dtype", metavar="TYPE", default=None, help="with --distribution: float32 (default), "
+                         "float64, float16 or bfloat16")
+    numbers.add_argument("--low", metavar="X", default=None, help="with --distribution uniform: the range's low end "
+                         "(with --high; default [0, 1))")
+    numbers.add_argument("--high", metavar="X", default=None, help="with --distribution uniform: the range's high end")
     parser.add_argument("--dieharder-tests", metavar="IDS", default=None,
                         help="with --with dieharder: comma-separated dieharder test numbers (-d), or 'all' "
                         "(default by tier: smoke 0,100,15; standard 12 tests; deep all)")
@@ -208,10 +230,92 @@ def _executor(args, progress, identity):
         yield executor
 
 
+def _number(text, option: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise RngcheckError(f"{option} {text!r} is not a number") from None
+    if not math.isfinite(value):
+        raise RngcheckError(f"{option} {text!r} is not a finite number")
+    return value
+
+
+def _numbers_reproduce(args, kind, convention, dtype, seed) -> str:
+    parts = ["rngcheck", "stats", "--distribution", kind, "--convention", convention, "--dtype", dtype]
+    if args.low is not None:
+        parts += [f"--low={args.low}", f"--high={args.high}"]   # "=": a negative bound is not an option
+    if args.backend:
+        parts += ["--backend", args.backend]
+    parts += ["--seed", str(seed), "--tier", args.tier]
+    if args.bytes:
+        parts += ["--bytes", str(args.bytes)]
+    return " ".join(shlex.quote(p) for p in parts)
+
+
+def run_distribution(args) -> int:
+    """``--distribution``: the goodness-of-fit tests of rngcheck.stats.distributions."""
+    for name, option in WORDS_ONLY.items():
+        if getattr(args, name, None) not in (None, False):
+            raise RngcheckError(f"{option} does not apply with --distribution")
+    from . import distributions
+
+    kind = args.distribution
+    if kind not in distributions.KINDS:
+        raise RngcheckError(f"unknown distribution {kind!r} (known: {', '.join(distributions.KINDS)})")
+    convention = args.convention or DEFAULT_CONVENTION
+    dtype = args.dtype or DEFAULT_DTYPE
+    if (args.low is None) != (args.high is None):
+        raise RngcheckError("give both --low and --high (or neither: [0, 1))")
+    low = None if args.low is None else _number(args.low, "--low")
+    high = None if args.high is None else _number(args.high, "--high")
+    request = distributions.request_of(kind, convention, dtype, low, high)
+    size = distributions.ITEMSIZE[dtype]
+    nbytes = parse_bytes(args.bytes) if args.bytes else TIERS[args.tier]
+    if nbytes % size:
+        raise RngcheckError(f"--bytes must be a multiple of {size} (whole {dtype} numbers)")
+    seed = DEFAULT_SEED if args.seed is None else args.seed
+    if not 0 <= seed < 1 << 64:
+        raise RngcheckError("--seed must be a 64-bit unsigned integer")
+    if args.json and args.json != "-":
+        from ..outputs import check_outputs
+        check_outputs({"--json": args.json}, {})
+    backend = None
+    if args.backend:
+        from ..backends.hosting import hosted
+        backend = hosted(args.backend, in_process=getattr(args, "in_process", False))
+    try:
+        stream = distributions.NumberStream(request, key=seed, backend=backend, backend_spec=args.backend)
+        progress = None if args.quiet else (lambda text: print(text, file=sys.stderr))
+        doc = distributions.run(stream, nbytes // size, tier=args.tier, progress=progress,
+                                reproduce=_numbers_reproduce(args, kind, convention, dtype, seed))
+    finally:
+        if backend is not None:
+            from ..backends.hosting import close
+            close(backend)
+    _write(args, doc)
+    return exit_code(doc)
+
+
+def _write(args, doc) -> None:
+    if args.json:
+        text = json.dumps(doc, indent=1, default=_json_default)
+        if args.json == "-":
+            print(text)
+        else:
+            from ..jsonfile import atomic_write
+            atomic_write(args.json, text + "\n")
+    render(doc, sys.stderr if args.json == "-" else sys.stdout, quiet=args.quiet)
+
+
 def run(args) -> int:
     from . import battery, peers
     from .streams import BackendSource, RawSource
 
+    if getattr(args, "distribution", None) is not None:
+        return run_distribution(args)
+    for name in NUMBERS_OPTIONS:
+        if getattr(args, name, None) is not None:
+            raise RngcheckError(f"--{name} applies with --distribution only")
     nbytes = parse_bytes(args.bytes) if args.bytes else None
     if args.workers is not None and args.workers < 1:
         raise RngcheckError(f"--workers {args.workers}: give a positive number of processes")
@@ -261,14 +365,7 @@ def run(args) -> int:
         if tee is not None:
             tee.close()
             os.unlink(tee.name)
-    if args.json:
-        text = json.dumps(doc, indent=1, default=_json_default)
-        if args.json == "-":
-            print(text)
-        else:
-            from ..jsonfile import atomic_write
-            atomic_write(args.json, text + "\n")
-    render(doc, sys.stderr if args.json == "-" else sys.stdout, quiet=args.quiet)
+    _write(args, doc)
     if doc.get("interrupted"):
         print("rngcheck: interrupted; partial stats document " + ("written" if args.json else "shown"),
               file=sys.stderr)
