@@ -340,40 +340,79 @@ def test_jax_randint_edge_cases():
     assert jx.randint_from_bits("uint32", [9], [123], 0, (1 << 32) - 1)[0] == 123
 
 
-@pytest.fixture(scope="module")
-def jax_module():
-    jax = require("jax")
-    return jax
-
-
-@pytest.mark.parametrize("dtype,width", [("float32", 32), ("float16", 16), ("bfloat16", 8)])
-def test_jax_uniform_bit_exact(jax_module, dtype, width):
-    jax, jnp = jax_module, jax_module.numpy
+JAX_CHILD = """
+import os, sys
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+import numpy as np
+import jax, jax.numpy as jnp
+out = {}
+for dtype, width in (("float32", 32), ("float16", 16), ("bfloat16", 8)):
     key = jax.random.key(2026)
     n = 1 << 16
-    bits = np.asarray(jax.random.bits(key, (n,), {8: jnp.uint8, 16: jnp.uint16, 32: jnp.uint32}[width]))
+    out[f"uniform-bits-{dtype}"] = np.asarray(jax.random.bits(key, (n,), {8: jnp.uint8, 16: jnp.uint16, 32: jnp.uint32}[width]))
     got = np.asarray(jax.random.uniform(key, (n,), getattr(jnp, dtype)))
-    if dtype == "bfloat16":
-        got = got.view(np.uint16)
-    assert np.array_equal(jx.uniform_from_bits(dtype, bits), got)
     ranged = np.asarray(jax.random.uniform(key, (n,), getattr(jnp, dtype), -2.0, 3.0))
-    if dtype == "bfloat16":
-        ranged = ranged.view(np.uint16)
-    within(dtype, jx.scaled(dtype, jx.uniform_from_bits(dtype, bits), -2.0, 3.0), ranged,
+    out[f"uniform-{dtype}"] = got.view(np.uint16) if dtype == "bfloat16" else got
+    out[f"ranged-{dtype}"] = ranged.view(np.uint16) if dtype == "bfloat16" else ranged
+for dtype, width in (("float32", 32), ("float16", 16), ("bfloat16", 16)):
+    width = int(sys.argv[2 + ("float32", "float16", "bfloat16").index(dtype)])
+    key = jax.random.key(7)
+    n = 1 << 18
+    out[f"normal-bits-{dtype}"] = np.asarray(jax.random.bits(key, (n,), {8: jnp.uint8, 16: jnp.uint16, 32: jnp.uint32}[width]))
+    got = np.asarray(jax.random.normal(key, (n,), getattr(jnp, dtype)))
+    out[f"normal-{dtype}"] = got.view(np.uint16) if dtype == "bfloat16" else got
+n = 1 << 16
+with jax.enable_x64(True):
+    key = jax.random.key(11)
+    out["f64-bits"] = np.asarray(jax.random.bits(key, (n,), jnp.uint64))
+    out["f64-uniform"] = np.asarray(jax.random.uniform(key, (n,), jnp.float64))
+    out["f64-normal"] = np.asarray(jax.random.normal(key, (n,), jnp.float64))
+    out["f64-ranged"] = np.asarray(jax.random.uniform(key, (n,), jnp.float64, -2.0, 3.0))
+    k1, k2 = jax.random.split(jax.random.key(12))
+    out["i64-higher"] = np.asarray(jax.random.bits(k1, (4096,), jnp.uint64))
+    out["i64-lower"] = np.asarray(jax.random.bits(k2, (4096,), jnp.uint64))
+    for i, (lo, hi) in enumerate(((-5, 1 << 40), (-(1 << 63), (1 << 63) - 1), (0, 3))):
+        out[f"i64-randint-{i}"] = np.asarray(jax.random.randint(jax.random.key(12), (4096,), lo, hi, jnp.int64))
+key = jax.random.key(3)
+k1, k2 = jax.random.split(key)
+out["i32-higher"] = np.asarray(jax.random.bits(k1, (4096,), jnp.uint32))
+out["i32-lower"] = np.asarray(jax.random.bits(k2, (4096,), jnp.uint32))
+for i, (lo, hi) in enumerate(I32_RANGES):
+    out[f"i32-randint-{i}"] = np.asarray(jax.random.randint(key, (4096,), lo, hi, jnp.int32))
+np.savez(sys.argv[1], **out)
+"""
+I32_RANGES = ((0, 10), (-1000, 123457), (-(1 << 31), (1 << 31) - 1), (5, 6), (0, 65536), (0, 65537))
+F64_RANGES = ((-5, 1 << 40), (-(1 << 63), (1 << 63) - 1), (0, 3))
+
+
+@pytest.fixture(scope="module")
+def jax_draws(tmp_path_factory):
+    """JAX's bits and numbers, drawn once in a child process: JAX starts threads, and this process
+    forks later (the statistics' workers), which a multithreaded JAX must not be in."""
+    require("jax", load=False)
+    path = tmp_path_factory.mktemp("jax") / "draws.npz"
+    script = JAX_CHILD.replace("I32_RANGES", repr(I32_RANGES))
+    widths = [str(jx.WIDTHS[d][0]) for d in ("float32", "float16", "bfloat16")]
+    done = subprocess.run([sys.executable, "-c", script, str(path), *widths], capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    with np.load(path) as data:
+        return {name: data[name] for name in data.files}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_jax_uniform_bit_exact(jax_draws, dtype):
+    bits = jax_draws[f"uniform-bits-{dtype}"]
+    assert np.array_equal(jx.uniform_from_bits(dtype, bits), jax_draws[f"uniform-{dtype}"])
+    within(dtype, jx.scaled(dtype, jx.uniform_from_bits(dtype, bits), -2.0, 3.0), jax_draws[f"ranged-{dtype}"],
            bound(Request("jax", UNIFORM, dtype, 1, low=-2.0, high=3.0)))
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
-def test_jax_normal_within_bound(jax_module, dtype):
-    pytest.importorskip("scipy")
-    jax, jnp = jax_module, jax_module.numpy
-    key = jax.random.key(7)
-    n = 1 << 18
+def test_jax_normal_within_bound(jax_draws, dtype):
+    bits, got = jax_draws[f"normal-bits-{dtype}"], jax_draws[f"normal-{dtype}"]
+    n = bits.size
     width = jx.WIDTHS[dtype][0]
-    bits = np.asarray(jax.random.bits(key, (n,), {8: jnp.uint8, 16: jnp.uint16, 32: jnp.uint32}[width]))
-    got = np.asarray(jax.random.normal(key, (n,), getattr(jnp, dtype)))
-    if dtype == "bfloat16":
-        got = got.view(np.uint16)
     request = Request("jax", NORMAL, dtype, n)
     within(dtype, jx.normal_from_bits(dtype, bits), got, bound(request))
     # a wrong conversion (TensorFlow's low-bit mantissa) is far outside the bound
@@ -382,38 +421,24 @@ def test_jax_normal_within_bound(jax_module, dtype):
     assert tolerance.compare(dtype, low_bits, got, bound(request)).over > n // 2
 
 
-def test_jax_float64_within_bound(jax_module):
-    pytest.importorskip("scipy")
-    jax, jnp = jax_module, jax_module.numpy
-    n = 1 << 16
-    with jax.enable_x64(True):
-        key = jax.random.key(11)
-        bits = np.asarray(jax.random.bits(key, (n,), jnp.uint64))
-        uniform = np.asarray(jax.random.uniform(key, (n,), jnp.float64))
-        normal = np.asarray(jax.random.normal(key, (n,), jnp.float64))
-        ranged = np.asarray(jax.random.uniform(key, (n,), jnp.float64, -2.0, 3.0))
-    assert np.array_equal(jx.uniform_from_bits("float64", bits), uniform)
-    assert np.array_equal(jx.scaled("float64", jx.uniform_from_bits("float64", bits), -2.0, 3.0), ranged)
-    with jax.enable_x64(True):
-        k1, k2 = jax.random.split(jax.random.key(12))
-        higher = np.asarray(jax.random.bits(k1, (4096,), jnp.uint64))
-        lower = np.asarray(jax.random.bits(k2, (4096,), jnp.uint64))
-        cases = ((-5, 1 << 40), (-(1 << 63), (1 << 63) - 1), (0, 3))
-        randint = [np.asarray(jax.random.randint(jax.random.key(12), (4096,), lo, hi, jnp.int64)) for lo, hi in cases]
-    for (low, high), got in zip(cases, randint):
+def test_jax_float64_within_bound(jax_draws):
+    bits = jax_draws["f64-bits"]
+    n = bits.size
+    assert np.array_equal(jx.uniform_from_bits("float64", bits), jax_draws["f64-uniform"])
+    assert np.array_equal(jx.scaled("float64", jx.uniform_from_bits("float64", bits), -2.0, 3.0),
+                          jax_draws["f64-ranged"])
+    higher, lower = jax_draws["i64-higher"], jax_draws["i64-lower"]
+    for i, (low, high) in enumerate(F64_RANGES):
+        got = jax_draws[f"i64-randint-{i}"]
         assert np.array_equal(jx.randint_from_bits("int64", higher, lower, low, high), got), (low, high)
-    within("float64", jx.normal_from_bits("float64", bits), normal, bound(Request("jax", NORMAL, "float64", n)))
+    within("float64", jx.normal_from_bits("float64", bits), jax_draws["f64-normal"],
+           bound(Request("jax", NORMAL, "float64", n)))
 
 
-def test_jax_randint_matches(jax_module):
-    jax, jnp = jax_module, jax_module.numpy
-    key = jax.random.key(3)
-    n = 4096
-    k1, k2 = jax.random.split(key)                      # randint's own split (R: _randint)
-    higher = np.asarray(jax.random.bits(k1, (n,), jnp.uint32))
-    lower = np.asarray(jax.random.bits(k2, (n,), jnp.uint32))
-    for low, high in ((0, 10), (-1000, 123457), (-(1 << 31), (1 << 31) - 1), (5, 6), (0, 65536), (0, 65537)):
-        got = np.asarray(jax.random.randint(key, (n,), low, high, jnp.int32))
+def test_jax_randint_matches(jax_draws):
+    higher, lower = jax_draws["i32-higher"], jax_draws["i32-lower"]
+    for i, (low, high) in enumerate(I32_RANGES):
+        got = jax_draws[f"i32-randint-{i}"]
         assert np.array_equal(jx.randint_from_bits("int32", higher, lower, low, high), got), (low, high)
         if high - low > 1 << 16:                     # the multiplier squares to 0: only ``lower`` counts
             assert np.array_equal(low + (lower.astype(np.int64) % (high - low)), got)

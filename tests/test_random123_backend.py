@@ -22,7 +22,7 @@ from rngcheck.conformance.runner import NamedBackend, RunOptions, run
 from rngcheck.errors import BackendSpecError, BackendUnavailable, Rejected
 
 from helpers import unavailable
-from library_cases import KEY, SENTINEL, STATES, WorkerPool, layouts, quick_profile
+from library_cases import KEY, SENTINEL, STATES, WorkerPool, layouts, quick_profile, words_results
 
 RAW = "rngcheck.backends.random123_backend:Random123Backend"
 ENGINE = "rngcheck.backends.random123_backend:engine_backend"   # random123:mode=engine
@@ -81,7 +81,7 @@ def test_quick_profile_shows_the_engine_difference(workers):
     """Every case that generates words fails on every element, and each word shown is the
     reference's lane 3 - L of block P + 1 (P, L: the block and lane it should have come from)."""
     document = run([NamedBackend(ENGINE, workers(ENGINE))], RunOptions(profile="quick"))
-    results = document["results"]
+    results = words_results(document, workers(ENGINE))
     assert document["summary"]["verdict"] == "fail"
     assert not [r for r in results if r["status"] in ("error", "crashed", "timeout")]
     failed = [r for r in results if r["status"] == "failed"]

@@ -61,6 +61,8 @@ def convention_cases() -> list[C.Case]:
                 source = convention.sources.get(kind, convention.title)
                 for label, low, high in _ranges(kind, dtype):
                     suffix = f"-{label}" if label else ""
+                    if not convention.supports(numbers.Request(name, kind, dtype, 1, low, high)):
+                        continue  # the convention defines no such range (cuRAND's uniform has none)
                     for profile_count, profiles in ((QUICK_COUNT, frozenset({"quick"})), (FULL_COUNT, C.FULL_ONLY)):
                         request = numbers.Request(name, kind, dtype, profile_count, low, high)
                         cases.append(_case(f"{stem}{suffix}" + ("" if profiles != C.FULL_ONLY else "-large"),
@@ -160,7 +162,7 @@ def _comparison(request, expected, actual, mask, bound, excess=None):
     cmp = tolerance.compare(request.dtype, expected[mask], actual[mask], bound,
                             excess=None if excess is None else excess[mask])
     positions = np.flatnonzero(mask)
-    distances = tolerance.distances(request.dtype, expected, actual)
+    distances = tolerance.distances(request.dtype, expected, actual, bound.scale)
     distances[~mask] = 0
     rows = [number_row(request, int(i), expected[i], actual[i], distances[i])
             for i in positions[cmp.first_over][:SHOWN]]
@@ -236,8 +238,8 @@ def repro_text(request, values, rows: int = 16) -> list[str]:
     (the elements past the bound first, then the worst; ``*`` marks one past the bound)."""
     expected, actual, mask, excess = values
     fmt = request.format
-    distances = tolerance.distances(request.dtype, expected, actual)
     bound = numbers.bound(request)
+    distances = tolerance.distances(request.dtype, expected, actual, bound.scale)
     past = (excess > 0) if excess is not None else (distances > bound.ulps)
     past &= mask
     order = list(np.flatnonzero(past)[:rows])

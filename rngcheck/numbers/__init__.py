@@ -243,7 +243,5 @@ def excess(request: Request, state, actual, expected=None):
 
 
 def _load() -> None:
-    """Import every convention module once (each registers itself)."""
-    if CONVENTIONS:
-        return
+    """Import every convention module (each registers itself once; importing again is free)."""
     from . import conventions  # noqa: F401  (the list of convention modules)

@@ -123,6 +123,16 @@ def ulp_distance(fmt: Format, expected, actual) -> np.ndarray:
     return np.where(nan_e & nan_a, 0, distance).astype(np.int64)
 
 
+def spacing(fmt: Format, magnitude: float) -> float:
+    """The distance between consecutive values of ``fmt`` at ``magnitude`` (its ULP there; at least
+    the smallest subnormal)."""
+    magnitude = abs(float(magnitude))
+    smallest = 2.0 ** (1 - fmt.exponent_bias - fmt.mantissa)
+    if magnitude == 0 or not np.isfinite(magnitude):
+        return smallest
+    return max(2.0 ** (np.floor(np.log2(magnitude)) - fmt.mantissa), smallest)
+
+
 def hex_bits(fmt: Format, value) -> str:
     """One value's bits in hex, as wide as the format."""
     return f"0x{int(fmt.bits_of(np.asarray([value], dtype=fmt.storage))[0]):0{fmt.bits // 4}x}"

@@ -48,7 +48,7 @@ import numpy as np
 from . import BITS, NORMAL, UNIFORM, Convention, Request, register
 from .curand import SAME_ARITHMETIC
 from .tensorflow import interleave, stream
-from .tolerance import EXACT, ONE_ROUNDING, Bound
+from .tolerance import EXACT, Bound, one_rounding
 
 SOURCE_V = "oneMKL Developer Reference: Statistical Functions / Random Number Generators (VSL)"
 SOURCE_M = "measured: libmkl_rt (MKL 2026.2) viRngUniformBits32 against vsRngUniform/vdRngUniform/v?RngGaussian"
@@ -125,9 +125,10 @@ class Mkl(Convention):
         if request.kind == UNIFORM:
             if request.low is None:
                 return SAME_ARITHMETIC
-            return Bound(ONE_ROUNDING.ulps, "i * scale + middle rounds twice, or once when fused, and the scale "
-                                            "and middle are MKL's own roundings of (b - a) / 2^32, (a + b) / 2: "
-                                            "1 ULP (bit-exact as measured for [-3, 5))")
+            return one_rounding(*request.range, "i * scale + middle rounds twice, or once when fused, and the "
+                                                "scale and middle are MKL's own roundings of (b - a) / 2^32, "
+                                                "(a + b) / 2: 1 ULP of the larger endpoint (tolerance rule 2; "
+                                                "bit-exact as measured for [-3, 5))")
         return Bound(4, "Box-Muller: u1, u2 bit-exact (rule 1/2); log within 1 ULP (halved by sqrt: 0.5), sqrt "
                         "0.5, sin within 1 ULP of the rounded angle, the product 0.5, the reference's own "
                         "rounding of each step 0.5 (float) or the reference libm's 1 ULP (double): at most "

@@ -49,7 +49,7 @@ from . import BITS, INTEGERS, NORMAL, UNIFORM, Convention, Request, floats, regi
 from .curand import SAME_ARITHMETIC, box_muller_double, box_muller_float, uniform_double, uniform_float
 from .jax import fused
 from .tensorflow import interleave, stream
-from .tolerance import EXACT, Bound
+from .tolerance import EXACT, Bound, one_rounding
 
 SOURCE_D = "aten/src/ATen/native/cuda/DistributionTemplates.h"
 SOURCE_T = "aten/src/ATen/core/TransformationHelper.h"
@@ -149,13 +149,13 @@ class PyTorch(Convention):
         if request.kind == UNIFORM:
             if request.low is None:
                 return SAME_ARITHMETIC
-            return Bound(1, "the reference fuses r * range + from as nvcc does by default (one rounding); a build "
-                            "that does not fuse rounds the product once more: 1 ULP, except where the result is "
-                            "near 0 (low < 0 < high), where that rounding is many ULPs of the result "
-                            "(source-only: no CUDA device here)")
+            return one_rounding(*request.range, "the reference fuses r * range + from as nvcc does by default "
+                                                "(one rounding); a build that does not fuse rounds the product "
+                                                "once more: 1 ULP of the larger endpoint (tolerance rule 2; "
+                                                "source-only: no CUDA device here)")
         if request.dtype in ("float16", "bfloat16"):
-            return Bound(1, "cuRAND's float Box-Muller (within 4 float32 ULP) cast to a format with 13-16 fewer "
-                            "bits: at most one step of the narrow format either way")
+            return Bound(4, "cuRAND's float Box-Muller (within 4 float32 ULP) cast to the narrow format: the "
+                            "rounding of a float32 within 4 ULP of the exact model (tolerance rule 5)", wide="float32")
         return Bound(4, "cuRAND's Box-Muller with correctly rounded sin/cos (rngcheck.numbers.curand's bound, same "
                         "derivation): 4 ULP. On a GPU cuRAND's device code uses __sincosf (float, absolute error) "
                         "and sincospi (double), which differ by more near the zeros of sin/cos: source-only, "

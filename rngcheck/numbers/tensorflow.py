@@ -57,7 +57,7 @@ import numpy as np
 from .. import counter as state_words
 from .. import philox, reference
 from . import (BITS, INTEGERS, NORMAL, TRUNCATED_NORMAL, UNIFORM, Convention, Request, floats, register)
-from .tolerance import EXACT, ONE_ROUNDING, Bound
+from .tolerance import EXACT, Bound, one_rounding
 
 SOURCE_R = "tensorflow/core/lib/random/random_distributions.h"
 SOURCE_U = "tensorflow/core/lib/random/random_distributions_utils.h"
@@ -281,7 +281,7 @@ class TensorFlow(Convention):
         if request.kind in (INTEGERS, BITS):
             return EXACT
         if request.kind == UNIFORM:
-            return EXACT if request.low is None else ONE_ROUNDING
+            return EXACT if request.low is None else one_rounding(*request.range)
         if request.dtype in ("float16", "bfloat16"):
             return Bound(4, "Box-Muller in float32 (within 4 float32 ULP, as for float32), then rounded to the "
                             "narrow format: the result must be the rounding of a float32 within 4 ULP of the "

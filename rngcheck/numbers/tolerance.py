@@ -6,7 +6,9 @@ rngcheck makes "almost" a number per conversion:
      minus one; a product with a power of two) are exact: a bound of 0 ULP.
   2. A step that rounds more than once where a valid implementation may round once (a scaled
      uniform ``u * (high - low) + low``, which a fused multiply-add computes with one rounding)
-     gets 1 ULP.
+     gets 1 ULP *of the range's larger endpoint* (``scale``): the rounding of the product is that
+     large whatever the result, and near 0 (low < 0 < high) it is many ULPs of the result itself.
+     A bound with a scale counts |expected - actual| in units of the format's spacing at the scale.
   3. A transcendental step (log, sqrt, sin, cos, erfinv) is compared in ULPs of the output
      format, with a bound derived per conversion in the convention's module from the error of
      each step (libm's float functions are within 1 ULP; the reference evaluates each step in
@@ -39,6 +41,7 @@ class Bound:
     ulps: int
     why: str
     wide: str | None = None     # rule 5: the format the bound is counted in before the last rounding
+    scale: float | None = None  # rule 2: ULPs of this magnitude, not of each result
 
     @property
     def exact(self) -> bool:
@@ -46,7 +49,10 @@ class Bound:
 
 
 EXACT = Bound(0, "bits only: the conversion moves bits and never rounds, so it is exact")
-ONE_ROUNDING = Bound(1, "u * (high - low) + low rounds twice; a fused multiply-add rounds once: 1 ULP")
+def one_rounding(low: float, high: float, why: str = "") -> Bound:
+    """Rule 2: 1 ULP of max(|low|, |high|)."""
+    return Bound(1, why or "u * (high - low) + low rounds twice; a fused multiply-add rounds once: 1 ULP of the "
+                           "range's larger endpoint (tolerance rule 2)", scale=max(abs(float(low)), abs(float(high))))
 
 
 @dataclass
@@ -84,12 +90,19 @@ def histogram(distances: np.ndarray) -> dict[str, int]:
     return {label: int(n) for label, n in zip(histogram_labels(), counts) if n}
 
 
-def distances(dtype: str, expected: np.ndarray, actual: np.ndarray) -> np.ndarray:
-    """Per element: ULPs for a float format, 0/1 (equal or not) for integers."""
+def distances(dtype: str, expected: np.ndarray, actual: np.ndarray, scale: float | None = None) -> np.ndarray:
+    """Per element: ULPs for a float format (of each value, or of ``scale``: rule 2), 0/1 (equal or
+    not) for integers."""
     fmt = floats.FORMATS.get(dtype)
     if fmt is None:
         return (np.asarray(expected) != np.asarray(actual)).astype(np.int64)
-    return floats.ulp_distance(fmt, expected, actual)
+    ulps = floats.ulp_distance(fmt, expected, actual)
+    if scale is None or scale == 0:
+        return ulps
+    with np.errstate(invalid="ignore", over="ignore"):
+        apart = np.abs(floats.as_values(fmt, expected) - floats.as_values(fmt, actual)) / floats.spacing(fmt, scale)
+        scaled = np.ceil(np.nan_to_num(apart, nan=0.0, posinf=0.0))
+    return np.where(ulps == floats.INFINITE_ULPS, ulps, np.minimum(scaled, ulps).astype(np.int64))
 
 
 def from_ordinal(fmt: floats.Format, ordinals: np.ndarray) -> np.ndarray:
@@ -120,7 +133,7 @@ def interval_excess(dtype: str, wide: str, wide_values: np.ndarray, ulps: int, a
 def compare(dtype: str, expected: np.ndarray, actual: np.ndarray, bound: Bound, shown: int = 8,
             excess: np.ndarray | None = None) -> Comparison:
     """Elements past the bound: ULP distance over ``bound.ulps``, or (rule 5) a positive ``excess``."""
-    d = distances(dtype, expected, actual)
+    d = distances(dtype, expected, actual, bound.scale)
     over = np.flatnonzero(d > bound.ulps if excess is None else excess > 0)
     worst_index = int(np.argmax(d)) if d.size else 0
     return Comparison(count=int(d.size), over=int(over.size), worst=int(d[worst_index]) if d.size else 0,
