@@ -99,8 +99,8 @@ def row_labels(name: str, params: Parameters) -> list[str]:
 
 
 def _as_list(value, states=None):
-    """A test's result as a list of p-values, or the NotApplicable reason."""
-    if isinstance(value, nist.NotApplicable):
+    """A test's result as a list of p-values, or the DoesNotApply reason."""
+    if isinstance(value, nist.DoesNotApply):
         return value
     if isinstance(value, dict):
         return [value[x] for x in states]
@@ -110,7 +110,7 @@ def _as_list(value, states=None):
 
 
 def test_sequence(bits: np.ndarray, params: Parameters) -> dict:
-    """The 15 tests on one sequence: {test name: [p-values in row order] or NotApplicable}."""
+    """The 15 tests on one sequence: {test name: [p-values in row order] or DoesNotApply}."""
     n = bits.size
     runners = {
         "Frequency": lambda: nist.monobit(bits),
@@ -133,7 +133,7 @@ def test_sequence(bits: np.ndarray, params: Parameters) -> dict:
     for name, _, _ in TESTS:
         least = minimum_n(name, params)
         if n < least:
-            results[name] = nist.NotApplicable(f"n = {n} < {least}, the minimum of rev1a section {SECTIONS[name]}")
+            results[name] = nist.DoesNotApply(f"n = {n} < {least}, the minimum of rev1a section {SECTIONS[name]}")
         else:
             results[name] = _as_list(runners[name]())
     return results
@@ -195,7 +195,7 @@ def analyse(per_sequence: list[dict], params: Parameters) -> list[Row]:
             row = Row(name, label, section)
             for result in per_sequence:
                 value = result[name]
-                if isinstance(value, nist.NotApplicable):
+                if isinstance(value, nist.DoesNotApply):
                     row.not_applicable.append(str(value))
                 else:
                     row.p_values.append(float(value[index]))
