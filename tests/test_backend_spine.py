@@ -15,11 +15,14 @@ PACKAGE = Path(rngcheck.__file__).parent
 
 
 def test_the_package_hands_on_the_contract_and_the_registry():
-    from rngcheck.backends import (ENTRY_POINT_GROUP, Backend, BackendUnavailable, KnownBackend, Rejected, contract,
-                                   known_backends, load, registry)
-    assert Backend is contract.Backend and load is registry.load and known_backends is registry.known_backends
-    assert KnownBackend is registry.KnownBackend and ENTRY_POINT_GROUP == "rngcheck.backends"
-    assert issubclass(BackendUnavailable, Exception) and issubclass(Rejected, Exception)
+    import rngcheck.backends as backends
+    from rngcheck.backends import contract, registry
+
+    assert backends.Backend is contract.Backend and backends.KnownBackend is registry.KnownBackend
+    assert backends.load is registry.load and backends.known_backends is registry.known_backends
+    assert backends.ENTRY_POINT_GROUP == registry.ENTRY_POINT_GROUP == "rngcheck.backends"
+    assert {"Backend", "BackendUnavailable", "Rejected", "load", "known_backends", "ENTRY_POINT_GROUP"} \
+        <= set(backends.__all__) and all(hasattr(backends, name) for name in backends.__all__)
 
 
 def test_every_native_source_is_package_data():
