@@ -27,7 +27,8 @@ import sys
 import tempfile
 import time
 
-from rngcheck.stats import battery, panel
+from rngcheck.stats import battery
+from rngcheck.stats import weak_generators as panel
 from rngcheck.stats.command import parse_bytes
 from rngcheck.stats.streams import RawSource, philox_source
 

@@ -1,4 +1,4 @@
-"""The Windows DirectML.dll (1.15.4) through examples/exec-directml/dml_exec.c under Wine, on
+"""The Windows DirectML.dll (1.15.4) through rngcheck/backends/directml/bridge/dml_exec.c under Wine, on
 rngcheck's vkd3d D3D12 for Windows (rngcheck.backends.directml.bridge.windows): it passes the quick
 profile, is diagnosed like any backend when it misbehaves, and is unavailable with one line when a
 piece is missing. Set up with `python3 -m rngcheck.backends.directml.bridge.windows`; required in CI."""

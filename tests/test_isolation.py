@@ -99,7 +99,7 @@ def test_a_child_that_cannot_shake_hands_is_one_line_exit_2(mode, words):
 
 def test_a_worker_whose_backend_cannot_run_says_so_in_its_handshake(tmp_path):
     """The worker's HELO for a backend that cannot run is the documented one (docs/exec-protocol.md,
-    the form examples/exec-directml/dml_exec.c writes), byte for byte; the runner raises it as
+    the form rngcheck/backends/directml/bridge/dml_exec.c writes), byte for byte; the runner raises it as
     BackendUnavailable, and a spec that names nothing loadable as BackendSpecError."""
     import struct
     from rngcheck.backends.exec_backend import isolated

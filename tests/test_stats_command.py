@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from rngcheck.errors import RngcheckError
-from rngcheck.stats import battery, command, panel
+from rngcheck.stats import battery, command
+from rngcheck.stats import weak_generators as panel
 from rngcheck.stats.streams import RawSource, philox_source
 
 

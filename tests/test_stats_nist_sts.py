@@ -93,7 +93,7 @@ def test_appendix_b(test, column):
         # J = 412 cycles < 500: the test does not apply (sts prints 0.000000 for it)
         test_function = nist.random_excursions if test == "random_excursions" else nist.random_excursions_variant
         result = test_function(sequence)
-        assert isinstance(result, nist.NotApplicable) and "412" in result, result
+        assert isinstance(result, nist.DoesNotApply) and "412" in result, result
         return
     got = TESTS[test](sequence)
     assert isinstance(got, float), got
@@ -163,7 +163,7 @@ def test_non_overlapping_worked_example():
     bits = np.array([int(c) for c in "10100100101110010110"], dtype=np.uint8)
     (p,) = nist.non_overlapping_template(bits, 3, [(0, 0, 1)], blocks=2)
     assert p == pytest.approx(0.344154, abs=1e-6)
-    assert isinstance(nist.non_overlapping_template(bits, 3), nist.NotApplicable)  # 8 blocks of 2 bits
+    assert isinstance(nist.non_overlapping_template(bits, 3), nist.DoesNotApply)  # 8 blocks of 2 bits
 
 
 def _linear_complexity_slow(s):
@@ -215,15 +215,15 @@ def test_too_few_cycles_is_not_applicable_not_a_failure():
     bits[::3] = 0  # a drifting walk: one cycle
     for test in (nist.random_excursions, nist.random_excursions_variant):
         result = test(bits)
-        assert isinstance(result, nist.NotApplicable) and "J = 3 cycles < 500" in result
+        assert isinstance(result, nist.DoesNotApply) and "J = 3 cycles < 500" in result
 
 
 def test_short_sequences_are_not_applicable():
     bits = np.random.default_rng(1).integers(0, 2, 1000, dtype=np.uint8)
-    assert isinstance(nist.universal(bits), nist.NotApplicable)
-    assert isinstance(nist.matrix_rank(bits), nist.NotApplicable)
-    assert isinstance(nist.longest_run(bits[:100]), nist.NotApplicable)
-    assert isinstance(nist.overlapping_template(bits[:1000]), nist.NotApplicable)
+    assert isinstance(nist.universal(bits), nist.DoesNotApply)
+    assert isinstance(nist.matrix_rank(bits), nist.DoesNotApply)
+    assert isinstance(nist.longest_run(bits[:100]), nist.DoesNotApply)
+    assert isinstance(nist.overlapping_template(bits[:1000]), nist.DoesNotApply)
 
 
 def test_overlapping_probabilities_are_the_programs():

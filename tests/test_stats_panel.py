@@ -8,7 +8,8 @@ by benchmarks/bench_stats.py.
 import numpy as np
 import pytest
 
-from rngcheck.stats import battery, panel
+from rngcheck.stats import battery
+from rngcheck.stats import weak_generators as panel
 
 
 def test_panel_generators_are_the_sequential_ones():

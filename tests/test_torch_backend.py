@@ -208,8 +208,8 @@ def test_missing_torch_is_unavailable_with_install_hint(monkeypatch):
 
 def test_missing_compiler_is_unavailable_with_install_hint(monkeypatch):
     torch_present()
-    from rngcheck.backends import torch_backend
-    monkeypatch.setattr(torch_backend.shutil, "which", lambda name: None)
+    from rngcheck.backends import native, torch_backend
+    monkeypatch.setattr(native.shutil, "which", lambda name: None)
     with pytest.raises(BackendUnavailable) as error:
         torch_backend.TorchBackend()
     assert "apt-get install g++" in str(error.value) and "\n" not in str(error.value)

@@ -195,6 +195,7 @@ class CurandBackend(Backend):
         return {
             "implementation": "cuRAND host generator curandCreateGeneratorHost(CURAND_RNG_PSEUDO_PHILOX4_32_10), "
                               "curandGenerate",
+            "version": f"nvidia-curand-cu12 {wheel}",
             "curand": f"{version // 1000}.{version % 1000 // 100}.{version % 100} (curandGetVersion {version})",
             "nvidia-curand-cu12": wheel,
             "library": self.lib.path,

@@ -106,6 +106,7 @@ class JaxBackend(Backend):
                else "stablehlo.rng_bit_generator, state u64[3] = {key, counter low, counter high}")
         return {
             "implementation": f"XLA RngBitGenerator PHILOX ({api})",
+            "version": f"jax {self._jax.__version__}",
             "jax": self._jax.__version__,
             "jaxlib": jaxlib.__version__,
             "device": f"{self._device.platform}: {self._device.device_kind}",

@@ -118,6 +118,7 @@ class MklBackend(Backend):
     def describe(self) -> dict[str, str]:
         return {
             "implementation": f"mkl_random.MKLRandomState(brng='{BRNG}')",
+            "version": f"mkl_random {self._version()}",
             "mkl_random": self._version(),
             "mkl": mkl_version(),
             "numpy": np.__version__,

@@ -4,8 +4,8 @@ oneDPL (PyPI ``onedpl-devel``, headers only) implements P2075's ``philox_engine`
 C++26 standardises as ``std::philox4x32``. Its public header ``<oneapi/dpl/random>`` needs a
 SYCL compiler (``sycl_defs.h``: ``#error "Device execution policies are enabled, but
 SYCL_LANGUAGE_VERSION/CL_SYCL_LANGUAGE_VERSION macros are not defined"``), but the engine's own
-headers compile with g++ once two SYCL types are declared (rngcheck/backends/torch/
-philox_helper.cpp, built with ``-DRNGCHECK_ENGINE_ONEDPL`` into ``cache_root()/onedpl``).
+headers compile with g++ once two SYCL types are declared (rngcheck/backends/
+philox_helper.cpp, built with ``-DRNGCHECK_ENGINE_ONEDPL`` into ``<cache>/onedpl``).
 
 Mapping (see docs/library-findings.md and the helper):
   * ``seed(k0)`` sets K0 (K1 = 0); ``set_counter({w3, w2, w1, w0})`` the counter, most
@@ -24,7 +24,7 @@ import platform
 from pathlib import Path
 
 from ..errors import BackendUnavailable
-from .torch_backend import HelperBackend, build_helper, compiler_or_unavailable
+from .philox_helper import HelperBackend, build_helper, compiler_or_unavailable
 
 INSTALL_HINT = "oneDPL is not installed: pip install rngcheck[onedpl] (onedpl-devel==2022.14.0, headers only)"
 HEADER = Path("oneapi") / "dpl" / "internal" / "random_impl" / "philox_engine.h"
@@ -63,6 +63,7 @@ class OneDPLBackend(HelperBackend):
     def describe(self) -> dict[str, str]:
         return {
             "implementation": self.engine_name(),
+            "version": f"onedpl {self.version}",
             "onedpl": self.version,
             "header": str(self.include / HEADER),
             "compiler": self.compiler_version(),

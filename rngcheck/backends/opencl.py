@@ -169,6 +169,7 @@ class OpenCLBackend(Backend):
         cl, device = self._cl, self.device
         return {
             "implementation": "rngcheck OpenCL kernel (pyopencl)",
+            "version": f"pyopencl {cl.VERSION_TEXT}",
             "platform": f"{device.platform.name} ({device.platform.version})",
             "device": device.name,
             "device type": ", ".join(kind for kind in ("CPU", "GPU", "ACCELERATOR", "CUSTOM")

@@ -131,6 +131,7 @@ class PyopenclBackend(Backend):
             "pyopencl.clrandom.PhiloxGenerator.fill_uniform (float64 array, words recovered as floor(x * 2^32))")
         return {
             "implementation": implementation,
+            "version": f"pyopencl {cl.VERSION_TEXT}",
             "pyopencl": cl.VERSION_TEXT,
             "device": device.name,
             "platform": f"{device.platform.name} ({device.platform.version})",

@@ -36,9 +36,7 @@ import json
 import os
 import platform
 import re
-import shutil
 import subprocess
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -46,7 +44,7 @@ import numpy as np
 from .. import counter
 from ..description import FEATURE_LEVEL_4_0
 from ..errors import BackendSpecError, BackendUnavailable
-from . import Backend, placement
+from . import Backend, native, placement
 
 SOURCE = Path(__file__).resolve().parent / "random123" / "rngcheck_random123.cpp"
 COMPILER = "g++"
@@ -61,9 +59,7 @@ IMPLEMENTATIONS = {
 
 
 def cache_dir() -> Path:
-    from .directml.bridge.chain import cache_root
-
-    return cache_root() / "random123"
+    return native.cache_root() / "random123"
 
 
 def build_tag() -> str:
@@ -73,48 +69,34 @@ def build_tag() -> str:
     return digest.hexdigest()[:16]
 
 
-def _first_error(text: str) -> str:
-    for line in text.splitlines():
-        if "error" in line:
-            return " ".join(line.split())
-    lines = [line for line in text.splitlines() if line.strip()]
-    return " ".join(lines[0].split()) if lines else "no output"
-
-
 def build(directory: Path | None = None) -> Path:
-    """The shared library, compiled into ``directory`` (default: the cache) unless already there."""
+    """The shared library, compiled into ``directory`` (default: the cache) unless already there
+    (rngcheck.backends.native.build_once), with a note of the header it was built from beside it."""
     directory = directory or cache_dir()
     library = directory / f"rngcheck_random123-{build_tag()}.so"
     if library.is_file():
         return library
-    compiler = shutil.which(COMPILER)
-    if compiler is None:
-        raise BackendUnavailable(f"{COMPILER} is not installed (needed to build the Random123 bridge): "
-                                 f"apt-get install g++ {DEBIAN_PACKAGE}")
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        return _compile(compiler, directory, library)
-    except OSError as error:
-        raise BackendUnavailable(f"cannot build the Random123 bridge in {directory}: {error}") from None
+    compiler = native.compiler(COMPILER, f"{COMPILER} is not installed (needed to build the Random123 bridge): "
+                                         f"apt-get install g++ {DEBIAN_PACKAGE}")
 
+    def command(partial: Path) -> list[str]:
+        return [compiler, *FLAGS, "-o", str(partial), str(SOURCE), "-MD", "-MF", str(partial.parent / "deps.d")]
 
-def _compile(compiler: str, directory: Path, library: Path) -> Path:
-    with tempfile.TemporaryDirectory(dir=directory, prefix=".build-") as scratch:
-        partial = Path(scratch) / library.name
-        depfile = Path(scratch) / "deps.d"
-        done = subprocess.run([compiler, *FLAGS, "-o", str(partial), str(SOURCE), "-MD", "-MF", str(depfile)],
-                              capture_output=True, text=True, check=False)
-        if done.returncode != 0:
-            message = done.stderr + done.stdout
-            if re.search(r"Random123/\S+: No such file", message):
-                raise BackendUnavailable(f"the Random123 headers are not installed: apt-get install {DEBIAN_PACKAGE}")
-            raise BackendUnavailable(f"building the Random123 bridge failed: {_first_error(message)}")
+    def note_the_header(partial: Path) -> None:
+        depfile = partial.parent / "deps.d"
         headers = [w for w in depfile.read_text().replace("\\\n", " ").split() if w.endswith("Random123/philox.h")]
         info = {"header": headers[0] if headers else "unknown", "command": [COMPILER, *FLAGS]}
-        (Path(scratch) / "info.json").write_text(json.dumps(info))
-        os.replace(Path(scratch) / "info.json", library.with_suffix(".json"))
-        os.replace(partial, library)   # last: a library in the cache is always complete
-    return library
+        (partial.parent / "info.json").write_text(json.dumps(info))
+        os.replace(partial.parent / "info.json", library.with_suffix(".json"))
+
+    return native.build_once(library, command, what="building the Random123 bridge failed",
+                             explain=_missing_headers, finish=note_the_header)
+
+
+def _missing_headers(output: str) -> str | None:
+    if re.search(r"Random123/\S+: No such file", output):
+        return f"the Random123 headers are not installed: apt-get install {DEBIAN_PACKAGE}"
+    return None
 
 
 def _debian_version() -> str:
@@ -163,9 +145,11 @@ class Random123Backend(Backend):
             info = json.loads(self._path.with_suffix(".json").read_text())
         except (OSError, ValueError):
             info = {}
+        version = _debian_version()
         return {
             "implementation": IMPLEMENTATIONS[self.mode],
-            "random123": _debian_version(),
+            "version": f"random123 {version}",
+            "random123": version,
             "header": str(info.get("header", "unknown")),
             "rounds": str(self._lib.rngcheck_random123_rounds()),
             "compiler": f"g++ {self._lib.rngcheck_random123_compiler().decode(errors='replace')}",

@@ -40,6 +40,7 @@ class RandomgenBackend(Backend):
     def describe(self) -> dict[str, str]:
         return {
             "implementation": "randomgen.Philox(number=4, width=32)",
+            "version": f"randomgen {self._randomgen.__version__}",
             "randomgen": self._randomgen.__version__,
             "numpy": np.__version__,
             "device": f"cpu ({platform.processor() or platform.machine()})",

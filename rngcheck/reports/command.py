@@ -19,6 +19,7 @@ import os
 import sys
 
 from ..errors import RngcheckError
+from ..results.verdicts import STATS_PASS
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -49,4 +50,4 @@ def run(args) -> int:
         written = " and ".join(filter(None, [args.html, args.summary]))
         print(f"rngcheck report: {model['verdict']} ({len(model['columns'])} backend columns, "
               f"{len(model['stats'])} stats documents); wrote {written}")
-    return 0 if model["verdict"] == "PASS" else 1
+    return 0 if model["verdict"] == STATS_PASS else 1

@@ -19,6 +19,7 @@ from datetime import datetime, timezone
 from .. import __version__
 from ..errors import RngcheckError
 from ..results.text import printable
+from ..results.verdicts import COMPARE_OK, COMPARE_REGRESSED
 
 SHOWN = 40   # changes of one kind printed on the terminal
 TITLES = {
@@ -67,7 +68,7 @@ def load(baseline, new, expected_path=None, *, same_run_check: bool = True):
 
 def text(comparison, quiet: bool = False) -> str:
     counts = comparison.counts()
-    verdict = "REGRESSED" if counts["regression"] else "OK"
+    verdict = COMPARE_REGRESSED if counts["regression"] else COMPARE_OK
     head = (f"rngcheck compare: {verdict}: {counts['regression']} regressions, {counts['fixed']} newly passing, "
             f"{counts['changed']} outputs changed, {counts['xfail']} expected failures, {counts['xpass']} unexpected "
             f"passes, {counts['still']} still failing, {counts['added']} added, {counts['removed']} removed "
@@ -98,7 +99,7 @@ def text(comparison, quiet: bool = False) -> str:
 def model(comparison) -> dict:
     counts = comparison.counts()
     return {
-        "title": "rngcheck compare", "verdict": "REGRESSED" if counts["regression"] else "OK",
+        "title": "rngcheck compare", "verdict": COMPARE_REGRESSED if counts["regression"] else COMPARE_OK,
         "counts": counts, "common": comparison.common, "notes": comparison.notes,
         "baseline_runs": comparison.baseline_runs, "new_runs": comparison.new_runs,
         "sections": [{"kind": k, "title": TITLES[k], "changes": comparison.of(k)}

@@ -33,10 +33,12 @@ from ..errors import RngcheckError
 from ..results.document import agreement
 from ..results.sources import STATS_SCHEMA, Source, classify, read, sources_of  # noqa: F401  (reading API)
 from ..jsonfile import atomic_write
-from ..results.statuses import BROKEN, STATUSES, effective
+from ..results.statuses import BROKEN, PASSED, STATUSES, effective
 from ..results.text import mismatch_fields
 from ..results.tables import counts as status_counts
 from ..results.tables import frame, rows, run_labels
+from ..results.verdicts import (STATS_BAD, STATS_FAIL, STATS_INCOMPLETE, STATS_JUDGED, STATS_PASS, STATS_SUSPECT,
+                                STATS_VERDICTS, report_verdict, run_verdict)
 DETAILED_FAILURES = 40      # per backend column: full sections; the rest in a compact table
 MISMATCH_ROWS = 16          # first mismatching elements shown per case
 TEXT_LIMIT = 4000           # characters of a message / traceback shown
@@ -257,16 +259,7 @@ def build(sources: list[Source], figures: bool = True) -> dict:
         counts.update(column["counts"])
     required_failed = sum(len(c["failures"]) for c in columns)
     problems = [f"{s.name}: {p}" for s in sources for p in list(s.problems) + extra_problems.get(id(s), [])]
-    if any(c["verdict"] == "fail" for c in columns) or any(s["verdict"] == "FAIL" for s in stats):
-        verdict = "FAIL"
-    elif problems or any(s["verdict"] == "INCOMPLETE" for s in stats) or (columns and not counts["passed"]):
-        verdict = "INCOMPLETE" if problems or any(s["verdict"] == "INCOMPLETE" for s in stats) else "FAIL"
-    elif any(s["verdict"] == "SUSPECT" for s in stats):
-        verdict = "SUSPECT"
-    elif not columns and not stats:
-        verdict = "INCOMPLETE"
-    else:
-        verdict = "PASS"
+    verdict = report_verdict([c["verdict"] for c in columns], [s["verdict"] for s in stats], complete=not problems)
 
     errata = list(OrderedDict((_text(e), None) for s in results_sources for e in _list(s.doc.get("errata"))))
     counter_cases = [c for c in case_list if c["category"] in ("counter", "vectors")]
@@ -352,14 +345,8 @@ def _fill_column(column: dict, counts: dict) -> None:
             failures.append(_failure_view(column, case_id, result))
     for number, failure in enumerate(failures):
         failure["detailed"] = number < DETAILED_FAILURES
-    if failures:
-        verdict = "fail"
-    elif not column["run"]["complete"]:
-        verdict = "incomplete"
-    elif not counts["passed"]:
-        verdict = "fail"
-    else:
-        verdict = "pass"
+    verdict = run_verdict(failed=len(failures), passed=counts[PASSED], complete=column["run"]["complete"],
+                          failure_stands=True)
     groups = OrderedDict()
     for failure in failures:
         key = failure["diagnosis_id"] or f"({failure['status']})"
@@ -604,7 +591,7 @@ def _describe_rows(columns) -> list[dict]:
 # Statistics.
 # ---------------------------------------------------------------------------------------
 
-_VERDICT_ORDER = {"FAIL": 0, "SUSPECT": 1, "PASS": 2}
+_VERDICT_ORDER = {STATS_FAIL: 0, STATS_SUSPECT: 1, STATS_PASS: 2}
 
 
 def _stats_view(index: int, source: Source, draw: bool = True) -> dict:
@@ -629,9 +616,9 @@ def _stats_view(index: int, source: Source, draw: bool = True) -> dict:
     rows.sort(key=lambda row: _VERDICT_ORDER.get(row["verdict"], -1))
     thresholds = _dict(doc.get("thresholds"))
     counts = _dict(doc.get("counts"))
-    verdict = _text(doc.get("verdict")) or "INCOMPLETE"
-    if verdict not in ("PASS", "FAIL", "SUSPECT", "INCOMPLETE"):
-        verdict = "INCOMPLETE"
+    verdict = _text(doc.get("verdict"))
+    if verdict not in STATS_VERDICTS:
+        verdict = STATS_INCOMPLETE
     figures = {}
     if not draw:
         results_for_figures = []
@@ -649,7 +636,7 @@ def _stats_view(index: int, source: Source, draw: bool = True) -> dict:
     tables = _lane_tables(results_for_figures)
     if tables:
         figures["lanes"] = _figure("lane_bias", tables)
-    bad = [r for r in results_for_figures if r.get("verdict") in ("FAIL", "SUSPECT") or r.get("first_verdict") in ("FAIL", "SUSPECT")]
+    bad = [r for r in results_for_figures if r.get("verdict") in STATS_BAD or r.get("first_verdict") in STATS_BAD]
     if bad:
         bad.sort(key=lambda r: -math.inf if _log10_p(r) is None else _log10_p(r))
         bad = bad[:30]
@@ -662,7 +649,7 @@ def _stats_view(index: int, source: Source, draw: bool = True) -> dict:
         "file": source.name,
         "title": title,
         "verdict": verdict,
-        "counts": {k: _int(counts.get(k)) for k in ("PASS", "SUSPECT", "FAIL")},
+        "counts": {k: _int(counts.get(k)) for k in STATS_JUDGED},
         "tier": _text(doc.get("tier")),
         "seed": _text(doc.get("seed")),
         "source": [(_text(k, 200), _text(v)) for k, v in src.items()],

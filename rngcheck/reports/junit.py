@@ -12,8 +12,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from ..jsonfile import atomic_write
-from ..results.document import BROKEN
 from ..results import text
+from ..results.statuses import CRASHED, ERROR, FAILED, NOT_RUN, SKIPPED, TIMEOUT, effective
 
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
@@ -45,19 +45,17 @@ def to_junit(document: dict) -> ET.ElementTree:
                 testcase_properties = ET.SubElement(element, "properties")
                 for key, value in said:
                     ET.SubElement(testcase_properties, "property", name=key, value=clean(value))
-            status = result["status"]
-            if status in BROKEN and not result["required"]:
-                status = "info"
-            elif status in ("crashed", "timeout", "not-run"):
-                status = "error"
-            if status == "failed":
+            status = effective(result["status"], result["required"])
+            if status in (CRASHED, TIMEOUT, NOT_RUN):
+                status = ERROR
+            if status == FAILED:
                 counts["failures"] += 1
                 ET.SubElement(element, "failure", message=clean(result["message"][:500])).text = clean(body)
-            elif status == "error":
+            elif status == ERROR:
                 counts["errors"] += 1
                 ET.SubElement(element, "error", message=clean(result["message"][:500])).text = clean(
                     body + "\n" + result["detail"])
-            elif status == "skipped":
+            elif status == SKIPPED:
                 counts["skipped"] += 1
                 ET.SubElement(element, "skipped", message=clean(result["message"][:500]))
             elif result["message"] or result["observations"]:

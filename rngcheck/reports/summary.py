@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ..errors import RngcheckError
 from ..jsonfile import atomic_write
+from ..results.verdicts import STATS_BAD, STATS_FAIL, STATS_PASS, STATS_SUSPECT
 from .html import visible
 
 SHOWN_DIAGNOSES = 6
@@ -93,8 +94,8 @@ def render(model: dict, html_name: str | None = None) -> str:
     for stats in model["stats"]:
         c = stats["counts"]
         lines.append(f"- statistics on {md(stats['title'], 100)} ({md(stats['tier'], 20)}, {stats['mib_tested']} MiB): "
-                     f"**{stats['verdict']}** ({c['PASS']} pass, {c['SUSPECT']} suspect, {c['FAIL']} fail)")
-        bad = [r for r in stats["rows"] if r["verdict"] in ("FAIL", "SUSPECT")][:SHOWN_FAILURES]
+                     f"**{stats['verdict']}** ({c[STATS_PASS]} pass, {c[STATS_SUSPECT]} suspect, {c[STATS_FAIL]} fail)")
+        bad = [r for r in stats["rows"] if r["verdict"] in STATS_BAD][:SHOWN_FAILURES]
         for row in bad:
             lines.append(f"  - {row['verdict']} {md(row['test'], 80)} ({md(row['stream'], 40)}, {md(row['level'], 30)}): "
                          f"p = {md(row['p'], 40)}")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..results.document import BROKEN, STATUSES
+from ..results.statuses import STATUSES, is_failure
 from ..results.text import detail_lines, printable
 
 SHOWN_FAILURES = 12
@@ -34,7 +34,7 @@ def summary(document: dict) -> str:
         for category, counts in by_category.get(backend["name"], {}).items():
             parts = ", ".join(f"{counts[s]} {s}" for s in STATUSES if counts[s])
             lines.append(f"  {category:<11} {parts}")
-        failures = [r for r in results if r["required"] and r["status"] in BROKEN]
+        failures = [r for r in results if is_failure(r["status"], r["required"])]
         for r in failures[:SHOWN_FAILURES]:
             tag = f" [{printable(r['diagnosis'].get('id'))}]" if isinstance(r.get("diagnosis"), dict) else ""
             lines.append(f"  {r['status'].upper()} {r['case']}{tag}: {printable(r['message'])[:160]}")

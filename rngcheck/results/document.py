@@ -15,7 +15,8 @@ newer major version):
             reproduce{state, sizes, strides, feature_level} | null, reproduce_command, detail}],
   agreement [{case, agree, outputs{backend: sha256}}]   (cases run on two or more backends),
   summary {verdict: "pass" | "fail" | "incomplete", counts{status: n}, required_failed, cases, backends}
-Statuses: rngcheck.results.statuses (the one list). The published JSON Schema of this
+  stats [a stats document per backend] (``run --stats``; a FAIL among them fails the run)
+Statuses: rngcheck.results.statuses (the one list); verdicts: rngcheck.results.verdicts. The published JSON Schema of this
 document: rngcheck/results/schemas/rngcheck-result.schema.json.
 """
 
@@ -34,6 +35,7 @@ from ..jsonfile import read_json, write_json
 from . import statuses
 from .records import CaseRecord, ResultRecord
 from .statuses import BROKEN, STATUSES  # noqa: F401  (re-exported for readers of documents)
+from .verdicts import run_verdict
 
 SCHEMA = "rngcheck-result"
 SCHEMA_VERSION = 1
@@ -125,24 +127,21 @@ def agreement(outputs) -> list[dict]:
 
 
 def finish(document: dict) -> dict:
-    """Fill in per-backend summaries, cross-backend agreement and the overall summary."""
+    """Fill in per-backend summaries, cross-backend agreement and the overall summary (its verdict
+    folds in the verdicts of ``stats``, when the run has them)."""
     by_backend = {}
     for result in document["results"]:
         by_backend.setdefault(result["backend"], []).append(result)
     for entry in document["backends"]:
         results = by_backend.get(entry["name"], [])
         entry["summary"] = {s: sum(r["status"] == s for r in results) for s in STATUSES}
-        entry["verdict"] = "fail" if any(is_failure(r) for r in results) else "pass"
+        entry["verdict"] = run_verdict(failed=sum(is_failure(r) for r in results))
     if len(document["backends"]) > 1:
         document["agreement"] = agreement((r["case"], r["backend"], r["output_sha256"]) for r in document["results"])
     counts = {s: sum(r["status"] == s for r in document["results"]) for s in STATUSES}
     failed = sum(is_failure(r) for r in document["results"])
-    if not document.get("complete", True):
-        verdict = "incomplete"
-    elif failed or counts["passed"] == 0:
-        verdict = "fail"
-    else:
-        verdict = "pass"
+    verdict = run_verdict(failed=failed, passed=counts[statuses.PASSED], complete=document.get("complete", True),
+                          stats=[s["verdict"] for s in document.get("stats", [])])
     document["summary"] = {"verdict": verdict, "counts": counts, "required_failed": failed,
                            "cases": len(document["cases"]), "backends": len(document["backends"])}
     return document

@@ -7,6 +7,8 @@ as a statistics section, through ``as_stats_document``.
 
 from __future__ import annotations
 
+from .verdicts import NOT_APPLICABLE, STATS_FAIL, STATS_INCOMPLETE, STATS_PASS, STATS_SUSPECT
+
 SCHEMA, SCHEMA_VERSION = "rngcheck-nist", 1
 
 
@@ -19,7 +21,7 @@ def as_stats_document(doc: dict) -> dict:
     results, not_run = [], []
     for row in doc.get("rows", []):
         name = f"nist.sts.{row.get('test')}" + (f" {row['label']}" if row.get("label") else "")
-        if row.get("verdict") == "NOT APPLICABLE":
+        if row.get("verdict") == NOT_APPLICABLE:
             not_run.append({"test": name, "stream": "main", "reason": "; ".join(row.get("reasons") or [])})
             continue
         u = row.get("uniformity_p")
@@ -41,7 +43,7 @@ def as_stats_document(doc: dict) -> dict:
         "seed": (doc.get("source") or {}).get("seed"), "source": doc.get("source") or {},
         "reproduce": doc.get("reproduce", ""), "bytes_requested": bits // 8, "bytes_tested": bits // 8,
         "complete": True, "message": "", "thresholds": {"fail": None, "suspect": None, "tests": len(results)},
-        "verdict": verdict if verdict in ("PASS", "FAIL") else "INCOMPLETE",
-        "counts": {"PASS": counts.get("PASS", 0), "SUSPECT": 0, "FAIL": counts.get("FAIL", 0)},
+        "verdict": verdict if verdict in (STATS_PASS, STATS_FAIL) else STATS_INCOMPLETE,
+        "counts": {STATS_PASS: counts.get(STATS_PASS, 0), STATS_SUSPECT: 0, STATS_FAIL: counts.get(STATS_FAIL, 0)},
         "elapsed_seconds": doc.get("elapsed_seconds"), "results": results, "not_run": not_run,
     }

@@ -7,7 +7,9 @@ Columns (COLUMNS, in this order):
   created         when the run started (UTC ISO 8601, as the document says)
   rngcheck_version, schema_version, complete (False: a journal of an unfinished or interrupted run)
   backend         the backend's name in its run; spec: how it was loaded
-  implementation, version, device   from the backend's describe() (version: the first of VERSION_KEYS)
+  implementation, version, device   from the backend's describe() (version: its "version"; in a
+                  document written before describe() had one, or from a backend that does not say
+                  it, the first of OLD_VERSION_KEYS it has, as "key value")
   case, category
   status          the result's own status (rngcheck.results.statuses)
   effective       what it counts as (a broken result that is not required is info)
@@ -34,8 +36,9 @@ from .records import ResultRecord
 from .sources import Source, sources_of
 from .statuses import effective
 
-VERSION_KEYS = ("tensorflow", "jax", "randomgen", "mkl_random", "random123", "nvidia-curand-cu12", "pyopencl",
-                "torch", "onedpl", "DirectML version", "driver version", "numpy", "rngcheck", "exec-protocol")
+OLD_VERSION_KEYS = ("tensorflow", "jax", "randomgen", "mkl_random", "random123", "nvidia-curand-cu12",
+                    "pyopencl", "torch", "onedpl", "DirectML version", "driver version", "numpy", "rngcheck",
+                    "exec-protocol")
 
 
 @dataclass(frozen=True)
@@ -90,8 +93,11 @@ def _int(value) -> int:
 
 
 def version_of(describe: dict) -> str:
-    """The version a backend reports, as ``key value`` of the first key of VERSION_KEYS it has."""
-    return next((f"{k} {describe[k]}" for k in VERSION_KEYS if k in describe), "")
+    """The version a backend reports: its ``version``, else ``key value`` of the first of
+    OLD_VERSION_KEYS it has (documents written before describe() had a version)."""
+    if _str(describe.get("version")):
+        return _str(describe["version"])
+    return next((f"{k} {describe[k]}" for k in OLD_VERSION_KEYS if k in describe), "")
 
 
 def run_labels(sources: list[Source]) -> list[str]:

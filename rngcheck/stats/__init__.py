@@ -3,21 +3,30 @@
 Modules (each test cites its source: NIST SP 800-22 rev1a section, Knuth TAOCP vol. 2
 section 3.3.2, or the TestU01 user's guide):
 
-  accumulators  the streaming, mergeable shape of every test (update / merge / result)
-  pvalues       p-values from exact distributions or scipy survival functions; display
-  bits          how words are read as bits; walk extremes
-  nist          NIST SP 800-22: monobit, block frequency, runs, longest run, matrix rank,
-                spectral (DFT), serial, approximate entropy, cumulative sums
-  knuth         bytes and 16-bit chi-square, gap, poker, coupon collector, maximum-of-t, runs up
-  testu01       birthday spacings, Hamming weight and independence, collision, random walk
-  lanes         per (Philox lane, bit position) frequency and lag-1 / lag-4 agreement
-  streams       sources: a backend's operator, a raw file / stdin, generator functions; XOR pairs
-  panel         weak generators and good controls (power measurements)
-  distributions goodness of fit of the numbers layer's uniform, normal and truncated normal
-                (rngcheck.numbers conventions): support, chi-square bins, lattice, tails, moments,
-                pair products; ``rngcheck stats --distribution`` (docs/distribution-stats.md)
-  battery       tiers, verdicts (PASS / SUSPECT / FAIL, retest), the result document
-  command       ``rngcheck stats`` (add_arguments / run)
+  accumulators     the streaming, mergeable shape of every test (update / merge / result)
+  pvalues          p-values from exact distributions or scipy survival functions; display
+  bits             how words are read as bits; walk extremes
+  nist             NIST SP 800-22: monobit, block frequency, runs, longest run, matrix rank,
+                   spectral (DFT), serial, approximate entropy, cumulative sums
+  nist_stream      streaming forms of SP 800-22 sections 2.7 - 2.10, 2.14 and 2.15
+  knuth            bytes and 16-bit chi-square, gap, poker, coupon collector, maximum-of-t, runs up
+  testu01          birthday spacings, Hamming weight and independence, collision, random walk
+  lanes            per (Philox lane, bit position) frequency and lag-1 / lag-4 agreement
+  linear           linear complexity of long bit sequences (GF(2)-linear generators)
+  practrand_kinds  tests of the kinds that give PractRand its power
+  streams          sources: a backend's operator, a raw file / stdin, generator functions; XOR pairs
+  weak_generators  weak generators and good controls (power measurements)
+  distributions    goodness of fit of the numbers layer's uniform, normal and truncated normal
+                   (rngcheck.numbers conventions): support, chi-square bins, lattice, tails, moments,
+                   pair products; ``rngcheck stats --distribution`` (docs/distribution-stats.md)
+  tiers            the tiers and byte counts (light: imported when the command line is built)
+  battery          which tests, tiers, verdicts (PASS / SUSPECT / FAIL, retest), the result document
+  checkpoint       checkpoints of a battery run cut into ranges (finished ranges survive a killed client)
+  distributed      the battery's ranges on Dask (a LocalCluster, or a scheduler's address)
+  peers            real peers: an installed tool (dieharder) reads the same stream, beside ours
+  command          ``rngcheck stats`` (add_arguments / run)
+  nist_options     ``rngcheck nist``'s command line: its options and sts-2.1.2's parameters
+  nist_sts         ``rngcheck nist``: NIST's own SP 800-22 workflow (sts-2.1.2's), its document
 """
 
 from .tiers import TIERS

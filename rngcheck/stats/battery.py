@@ -87,6 +87,7 @@ import numpy as np
 
 from ..backends.lifetime import die_with_parent
 from ..errors import BackendProcessFailed, BackendStopped, RngcheckError, one_line
+from ..results.verdicts import STATS_FAIL, STATS_INCOMPLETE, STATS_JUDGED, STATS_PASS, STATS_SUSPECT
 from . import knuth, lanes, linear, nist, nist_stream, practrand_kinds, testu01
 from .accumulators import shared_chunk
 from .streams import NEIGHBOURS, XorSource
@@ -338,10 +339,10 @@ def suspect_level(m: int) -> float:
 def judge(entry, suspect_at: float) -> str:
     t = tail(entry)
     if t < FAIL_AT:
-        return "FAIL"
+        return STATS_FAIL
     if t < suspect_at:
-        return "SUSPECT"
-    return "PASS"
+        return STATS_SUSPECT
+    return STATS_PASS
 
 
 def _key(entry):
@@ -426,7 +427,7 @@ def run(source, *, tier: str = "smoke", nbytes: int | None = None, seed=None, re
         entry["retest"] = None
 
     # Retest every SUSPECT on the next range of its stream (PractRand-style escalation).
-    suspects = [e for e in results if e["verdict"] == "SUSPECT" and not interrupted]
+    suspects = [e for e in results if e["verdict"] == STATS_SUSPECT and not interrupted]
     for stream in sorted({e["stream"] for e in suspects}):
         src, factories, want = accs_by_stream[stream]
         names = {e["test"] for e in suspects if e["stream"] == stream}
@@ -453,21 +454,21 @@ def run(source, *, tier: str = "smoke", nbytes: int | None = None, seed=None, re
             again = retested.get(_key(entry))
             if again is None:
                 continue
-            verdict = "FAIL" if judge(again, suspect_at) != "PASS" else "PASS"
+            verdict = STATS_FAIL if judge(again, suspect_at) != STATS_PASS else STATS_PASS
             entry["retest"] = {"p_value": again["p_value"], "q_value": again["q_value"],
                                "p_display": again["p_display"], "words_from": want, "words": got,
                                "verdict": judge(again, suspect_at)}
             entry["verdict"] = verdict
 
-    counts = {v: sum(e["verdict"] == v for e in results) for v in ("PASS", "SUSPECT", "FAIL")}
-    if counts["FAIL"]:
-        verdict = "FAIL"  # a failure found on the data there was stands, complete or not
+    counts = {v: sum(e["verdict"] == v for e in results) for v in STATS_JUDGED}
+    if counts[STATS_FAIL]:
+        verdict = STATS_FAIL  # a failure found on the data there was stands, complete or not
     elif not results or not complete:
-        verdict = "INCOMPLETE"
-    elif counts["SUSPECT"]:
-        verdict = "SUSPECT"
+        verdict = STATS_INCOMPLETE
+    elif counts[STATS_SUSPECT]:
+        verdict = STATS_SUSPECT
     else:
-        verdict = "PASS"
+        verdict = STATS_PASS
     elapsed = time.perf_counter() - began
     document = {
         "schema": "rngcheck-stats",

@@ -34,7 +34,7 @@ from .bits import ones as count_ones, walk_extremes
 SAMPLE_WORDS = 1 << 15  # 2^20 bits
 
 
-class NotApplicable(str):
+class DoesNotApply(str):
     """A test that does not apply to this sequence (too short, too few cycles): the reason.
 
     Not a failure and not a p-value; tables print it in the p-value's place."""
@@ -102,7 +102,7 @@ def longest_run(bits, *, exact: bool = False) -> float:
     bits = np.asarray(bits, dtype=np.int64)
     n = bits.size
     if n < 128:
-        return NotApplicable(f"n = {n} < 128")
+        return DoesNotApply(f"n = {n} < 128")
     M = 8 if n < 6272 else 128 if n < 750000 else 10000
     bounds, _ = LONGEST_RUN_TABLE[M]
     probs = longest_run_probabilities(M, bounds[0], bounds[-1]) if exact else STS_LONGEST_RUN_PROBABILITIES[M]
@@ -188,7 +188,7 @@ def matrix_rank(bits, M: int = 32, Q: int = 32, *, published: bool = False) -> f
     bits = np.asarray(bits, dtype=np.uint8)
     N = bits.size // (M * Q)
     if N < 38 and not published:
-        return NotApplicable(f"n = {bits.size} < {38 * M * Q} (38 matrices of {M}x{Q})")
+        return DoesNotApply(f"n = {bits.size} < {38 * M * Q} (38 matrices of {M}x{Q})")
     if M == Q == 32:
         ranks = gf2_rank32(np.packbits(bits[:N * M * Q]).view(">u4").astype(np.uint32).reshape(N, 32))
     else:
@@ -315,7 +315,7 @@ def cumulative_sums(bits, mode: str = "forward") -> float:
 #
 # Where the text and NIST's program sts-2.1.2 differ, these follow the program: its printed
 # p-values (rev1a Appendix B) are what users compare against. Each difference is named in
-# the docstring. ``NotApplicable`` is returned (never a p-value) where a test does not apply.
+# the docstring. ``DoesNotApply`` is returned (never a p-value) where a test does not apply.
 
 
 def aperiodic_templates(m: int) -> list[tuple[int, ...]]:
@@ -346,7 +346,7 @@ def non_overlapping_template(bits, m: int = 9, templates=None, blocks: int = NON
     N = blocks
     M = bits.size // N
     if M < m:
-        return NotApplicable(f"n = {bits.size} < {N * m} (needs M = n/{N} >= m = {m})")
+        return DoesNotApply(f"n = {bits.size} < {N * m} (needs M = n/{N} >= m = {m})")
     templates = aperiodic_templates(m) if templates is None else templates
     W = template_counts(bits, m, N, templates).astype(np.float64)
     mu, variance = non_overlapping_moments(M, m)
@@ -393,7 +393,7 @@ def overlapping_template(bits, m: int = 9, M: int = 1032, K: int = 5) -> float:
     The minimum n is M (one block; the text recommends n >= 10^6)."""
     N = np.asarray(bits).size // M
     if N < 1:
-        return NotApplicable(f"n = {np.asarray(bits).size} < M = {M}")
+        return DoesNotApply(f"n = {np.asarray(bits).size} < M = {M}")
     nu = overlapping_classes(bits, m, M, K)
     probs = np.array(overlapping_probabilities(M, m, K))
     chi2 = float(((nu - N * probs) ** 2 / (N * probs)).sum())
@@ -447,18 +447,18 @@ def universal(bits) -> float:
     when unseen); sigma = c sqrt(variance(L)/K), c = 0.7 - 0.8/L + (4 + 32/L) K^(-3/L) / 15;
     p = erfc(|f_n - expectedValue(L)| / (sqrt 2 sigma)). Not applicable below n = 387,840."""
     found = universal_statistic(bits)
-    if isinstance(found, NotApplicable):
+    if isinstance(found, DoesNotApply):
         return found
     fn, L, K = found
     return float(special.erfc(abs(fn - UNIVERSAL_TABLE[L][0]) / (math.sqrt(2) * universal_sigma(L, K))))
 
 
 def universal_statistic(bits):
-    """(f_n, L, K) of section 2.9.4, or NotApplicable below n = 387,840."""
+    """(f_n, L, K) of section 2.9.4, or DoesNotApply below n = 387,840."""
     bits = np.asarray(bits, dtype=np.uint8)
     n = bits.size
     if n < UNIVERSAL_MIN_N[6]:
-        return NotApplicable(f"n = {n} < {UNIVERSAL_MIN_N[6]}")
+        return DoesNotApply(f"n = {n} < {UNIVERSAL_MIN_N[6]}")
     L, Q, K = universal_parameters(n)
     values = _window_values(bits[:(Q + K) * L], L)[::L].astype(np.uint8 if L <= 8 else np.uint16)  # radix sort
     index = np.arange(1, Q + K + 1)
@@ -549,7 +549,7 @@ def linear_complexity(bits, M: int = 500) -> float:
     bits = np.asarray(bits, dtype=np.uint8)
     N = bits.size // M
     if N < 1:
-        return NotApplicable(f"n = {bits.size} < M = {M}")
+        return DoesNotApply(f"n = {bits.size} < M = {M}")
     nu = linear_complexity_classes(bits, M)
     pi = np.array(LINEAR_COMPLEXITY_PI)
     chi2 = float(((nu - N * pi) ** 2 / (N * pi)).sum())
@@ -572,7 +572,7 @@ def _walk_cycles(bits):
 def _too_few_cycles(n: int, J: int):
     least = max(0.005 * math.sqrt(n), MIN_CYCLES)
     if J < least:
-        return NotApplicable(f"J = {J} cycles < {least:g}")
+        return DoesNotApply(f"J = {J} cycles < {least:g}")
     return None
 
 
@@ -603,7 +603,7 @@ def random_excursions(bits) -> dict:
     (the end is a zero too); for each state x = -4..-1, 1..4, nu_k(x) = cycles visiting x k
     times (k = 0..4, >= 5); chi2(x) against J pi_k(x), p = igamc(5/2, chi2/2).
 
-    Returns {x: p-value}, or NotApplicable when J < max(0.005 sqrt(n), 500): the test does not
+    Returns {x: p-value}, or DoesNotApply when J < max(0.005 sqrt(n), 500): the test does not
     apply (sts-2.1.2 prints p = 0 for every state then, which is not a failure)."""
     walk, cycle, J = _walk_cycles(bits)
     skip = _too_few_cycles(walk.size, J)
@@ -622,7 +622,7 @@ def random_excursions(bits) -> dict:
 def random_excursions_variant(bits) -> dict:
     """2.15 Random Excursions Variant Test: xi(x) = visits of the walk to x over all J cycles,
     p = erfc(|xi(x) - J| / sqrt(2J(4|x| - 2))) for x = -9..-1, 1..9. Returns {x: p-value}, or
-    NotApplicable when J < max(0.005 sqrt(n), 500) (as 2.14)."""
+    DoesNotApply when J < max(0.005 sqrt(n), 500) (as 2.14)."""
     walk, _, J = _walk_cycles(bits)
     skip = _too_few_cycles(walk.size, J)
     if skip:

@@ -37,6 +37,7 @@ from scipy import special
 
 from ..errors import RngcheckError
 from ..results.nist_document import SCHEMA, SCHEMA_VERSION  # noqa: F401  (the document's format lives in results)
+from ..results.verdicts import NOT_APPLICABLE, STATS_FAIL, STATS_PASS
 from . import nist
 from .nist_options import DEFAULT_BACKEND_SEQUENCES, DEFAULT_LENGTH, Parameters  # noqa: F401
 from .bits import to_bits
@@ -98,8 +99,8 @@ def row_labels(name: str, params: Parameters) -> list[str]:
 
 
 def _as_list(value, states=None):
-    """A test's result as a list of p-values, or the NotApplicable reason."""
-    if isinstance(value, nist.NotApplicable):
+    """A test's result as a list of p-values, or the DoesNotApply reason."""
+    if isinstance(value, nist.DoesNotApply):
         return value
     if isinstance(value, dict):
         return [value[x] for x in states]
@@ -109,7 +110,7 @@ def _as_list(value, states=None):
 
 
 def test_sequence(bits: np.ndarray, params: Parameters) -> dict:
-    """The 15 tests on one sequence: {test name: [p-values in row order] or NotApplicable}."""
+    """The 15 tests on one sequence: {test name: [p-values in row order] or DoesNotApply}."""
     n = bits.size
     runners = {
         "Frequency": lambda: nist.monobit(bits),
@@ -132,7 +133,7 @@ def test_sequence(bits: np.ndarray, params: Parameters) -> dict:
     for name, _, _ in TESTS:
         least = minimum_n(name, params)
         if n < least:
-            results[name] = nist.NotApplicable(f"n = {n} < {least}, the minimum of rev1a section {SECTIONS[name]}")
+            results[name] = nist.DoesNotApply(f"n = {n} < {least}, the minimum of rev1a section {SECTIONS[name]}")
         else:
             results[name] = _as_list(runners[name]())
     return results
@@ -181,7 +182,7 @@ class Row:
     sample_size: int = 0
     proportion_min: int = 0
     proportion_max: int = 0
-    verdict: str = "NOT APPLICABLE"
+    verdict: str = NOT_APPLICABLE
     reasons: list = field(default_factory=list)
 
 
@@ -194,7 +195,7 @@ def analyse(per_sequence: list[dict], params: Parameters) -> list[Row]:
             row = Row(name, label, section)
             for result in per_sequence:
                 value = result[name]
-                if isinstance(value, nist.NotApplicable):
+                if isinstance(value, nist.DoesNotApply):
                     row.not_applicable.append(str(value))
                 else:
                     row.p_values.append(float(value[index]))
@@ -205,7 +206,7 @@ def analyse(per_sequence: list[dict], params: Parameters) -> list[Row]:
 def _judge(row: Row) -> Row:
     s = row.sample_size = len(row.p_values)
     if s == 0:
-        row.verdict = "NOT APPLICABLE"
+        row.verdict = NOT_APPLICABLE
         row.reasons = sorted(set(row.not_applicable))[:1]
         return row
     row.bins = bins_of(row.p_values)
@@ -217,7 +218,7 @@ def _judge(row: Row) -> Row:
         row.reasons.append(f"{row.passed}/{s} passed, outside {row.proportion_min}..{row.proportion_max}")
     if row.uniformity_p is not None and row.uniformity_p < UNIFORMITY_FAIL:
         row.reasons.append(f"uniformity p = {row.uniformity_p:.6f} < {UNIFORMITY_FAIL}")
-    row.verdict = "FAIL" if row.reasons else "PASS"
+    row.verdict = STATS_FAIL if row.reasons else STATS_PASS
     return row
 
 
@@ -349,8 +350,8 @@ def run(bits: np.ndarray, *, n: int, sequences: int | None, params: Parameters, 
                             f"--sequences asks for {count}")
     per_sequence = run_sequences(bits, n, count, params, workers, progress)
     rows = analyse(per_sequence, params)
-    judged = [r for r in rows if r.verdict != "NOT APPLICABLE"]
-    failed = [r for r in judged if r.verdict == "FAIL"]
+    judged = [r for r in rows if r.verdict != NOT_APPLICABLE]
+    failed = [r for r in judged if r.verdict == STATS_FAIL]
     elapsed = time.perf_counter() - began
     return {
         "schema": SCHEMA,
@@ -362,9 +363,9 @@ def run(bits: np.ndarray, *, n: int, sequences: int | None, params: Parameters, 
         "unused_bits": int(bits.size - count * n),
         "parameters": asdict(params),
         "alpha": ALPHA,
-        "verdict": "FAIL" if failed else "PASS" if judged else "NOT APPLICABLE",
-        "counts": {"PASS": len(judged) - len(failed), "FAIL": len(failed),
-                   "NOT APPLICABLE": len(rows) - len(judged)},
+        "verdict": STATS_FAIL if failed else STATS_PASS if judged else NOT_APPLICABLE,
+        "counts": {STATS_PASS: len(judged) - len(failed), STATS_FAIL: len(failed),
+                   NOT_APPLICABLE: len(rows) - len(judged)},
         "elapsed_seconds": elapsed,
         "rows": [asdict(r) for r in rows],
     }
@@ -384,7 +385,7 @@ def render(doc: dict, out=None) -> None:
     print(line, file=out)
     for row in doc["rows"]:
         name = row["test"] + (f" {row['label']}" if row["label"] else "")
-        if row["verdict"] == "NOT APPLICABLE":
+        if row["verdict"] == NOT_APPLICABLE:
             print(f"{'':40s}  ----      ----     {name}: not applicable: {row['reasons'][0]}", file=out)
             continue
         bins = "".join(f"{b:3d} " for b in row["bins"])
@@ -402,7 +403,7 @@ def render(doc: dict, out=None) -> None:
           f"uniformity p-value below {UNIFORMITY_FAIL} (shown from 10 sequences; rev1a 4.2.2 asks 55 or more).",
           file=out)
     c = doc["counts"]
-    print(f"{doc['verdict']}: {c['PASS']} p-value streams pass, {c['FAIL']} fail, {c['NOT APPLICABLE']} not "
+    print(f"{doc['verdict']}: {c[STATS_PASS]} p-value streams pass, {c[STATS_FAIL]} fail, {c[NOT_APPLICABLE]} not "
           f"applicable; {doc['elapsed_seconds']:.1f} s; reproduce: {doc['reproduce']}", file=out)
 
 
@@ -463,7 +464,7 @@ def command(args) -> int:
     out = sys.stderr if args.json == "-" else sys.stdout
     if args.quiet:
         c = doc["counts"]
-        print(f"{doc['verdict']}: {c['PASS']} pass, {c['FAIL']} fail, {c['NOT APPLICABLE']} not applicable", file=out)
+        print(f"{doc['verdict']}: {c[STATS_PASS]} pass, {c[STATS_FAIL]} fail, {c[NOT_APPLICABLE]} not applicable", file=out)
     else:
         render(doc, out)
-    return 1 if doc["verdict"] == "FAIL" else 0
+    return 1 if doc["verdict"] == STATS_FAIL else 0

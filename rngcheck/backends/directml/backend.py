@@ -77,6 +77,7 @@ class DirectMLBackend(Backend):
         if adapter is not None:
             info.update(adapter())
         info["DirectML version"] = self.exports.directml_version
+        info["version"] = f"DirectML version {self.exports.directml_version}"
         info["max feature level"] = info.pop("feature level", "?")
         info.update(getattr(self.exports, "details", {}))
         for library, path in getattr(self.exports, "paths", {}).items():

@@ -8,16 +8,16 @@ source package, plus the bridge in this folder (d3d12_bridge.c, dxcore_bridge.c)
 Vulkan device: Mesa's lavapipe where there is no GPU. ``build.py`` fetches and builds it all
 into the cache; ``rngcheck.backends.directml.loader`` finds it there.
 
-This module is the one home of the pins and the cache layout; it imports nothing native.
+This module is the one home of the pins and of the layout under the cache (rngcheck.backends.native's
+cache root); it loads nothing native.
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
-ENV_CACHE = "RNGCHECK_CACHE"
+from ...native import cache_root
 
 
 @dataclass(frozen=True)
@@ -79,15 +79,6 @@ class DebianBinary:
 # It needs only libc, so the package is unpacked, not installed (that would pull ~750 MB).
 WIDL = DebianBinary("wine64-tools", "8.0~repack-4",
                     "0bccfe63a6b25d0fa4c517d7f2b47546eb371ca974e4823716f1176b406e08db", "usr/lib/wine/widl")
-
-
-def cache_root() -> Path:
-    """$RNGCHECK_CACHE, else $XDG_CACHE_HOME/rngcheck, else ~/.cache/rngcheck."""
-    configured = os.environ.get(ENV_CACHE, "").strip()
-    if configured:
-        return Path(configured).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
-    return (Path(xdg) if xdg else Path.home() / ".cache") / "rngcheck"
 
 
 @dataclass(frozen=True)

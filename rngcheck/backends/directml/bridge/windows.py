@@ -4,7 +4,7 @@
 
 The DirectML that Windows users run is DirectML.dll; the ``onnxruntime-directml`` wheel pinned
 below holds DirectML 1.15.4 (feature level 6.4). rngcheck drives it with a native Windows
-program, examples/exec-directml/dml_exec.c, that speaks the exec protocol. On Linux that program
+program, dml_exec.c (beside this file, package data), that speaks the exec protocol. On Linux that program
 runs under Wine on a D3D12 made here: Wine 8.0's own d3d12.dll skips DXIL, so vkd3d 1.14 (the copy
 bundled in Debian's wine source package, the same one build.py builds natively) is cross-built for
 Windows with mingw-w64, with its DXIL front end, into ``rngcheck_d3d12.dll`` (d3d12_windows.c).
@@ -35,12 +35,12 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from .build import (IDL_FILES, PARSERS, VKD3D_DIRS, SetupError, check_tools, compile_all, fetch_widl, layout_of,
-                    pip_wheel, report, run, say, set_up_parser, unpack_member, unpack_sources)
+from .build import (IDL_FILES, PARSERS, VKD3D_DIRS, check_tools, compile_all, fetch_widl, layout_of, pip_wheel, report,
+                    run, say, set_up_parser, unpack_member, unpack_sources)
 from .chain import VKD3D_VERSION, WIDL, WINE_SOURCE, Layout
 
 HERE = Path(__file__).resolve().parent
-PROGRAM = HERE.parents[3] / "examples" / "exec-directml" / "dml_exec.c"
+PROGRAM = HERE / "dml_exec.c"
 
 
 @dataclass(frozen=True)
@@ -210,8 +210,6 @@ def build_d3d12(layout: WindowsLayout, offline: bool, workers: int, vulkan_inclu
 
 
 def build_program(layout: WindowsLayout) -> None:
-    if not PROGRAM.is_file():
-        raise SetupError(f"{PROGRAM} is missing (it comes with rngcheck's source tree, not with the wheel)")
     layout.root.mkdir(parents=True, exist_ok=True)
     part = layout.root / ".dml_exec.exe.part"
     run([MINGW, "-O2", "-Wall", "-o", str(part), str(PROGRAM), "-lversion"], f"{MINGW} dml_exec.c")

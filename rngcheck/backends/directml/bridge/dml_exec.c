@@ -43,7 +43,7 @@
 #include <string.h>
 
 #define MAX_RANK 16
-#define PROGRAM "examples/exec-directml/dml_exec.c"
+#define PROGRAM "rngcheck/backends/directml/bridge/dml_exec.c"
 
 /* ---- DirectML.h: the part this program uses (DirectML 1.x, DML_TARGET_VERSION 0x6400) ------ */
 enum { DML_TENSOR_TYPE_BUFFER = 1, DML_OPERATOR_RANDOM_GENERATOR = 132, DML_RANDOM_GENERATOR_TYPE_PHILOX_4X32_10 = 0,

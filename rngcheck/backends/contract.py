@@ -1,0 +1,86 @@
+"""The backend contract: what an implementation under test provides.
+
+A backend only computes. It never sees an expected answer and never decides a verdict.
+
+    class Backend:
+        name: str
+        validates: bool = False
+        fork_safe: bool = False
+        def describe(self) -> dict[str, str]     # "version" among its keys
+        def random_generator(self, state, sizes, strides, buffer, *,
+                             output_state=True, feature_level=(4, 0)) -> numpy.ndarray | None
+        # optional, the numbers layer (rngcheck.numbers):
+        conventions: tuple[str, ...] = ()
+        def random_numbers(self, request: dict, state) -> numpy.ndarray
+
+``state``: numpy uint32 array of 6 words whose shape is the InputStateTensor's sizes
+((6,) at feature level 4.0 by default; (1, 1, 1, 6) at 3.0). ``sizes``: tuple of int.
+``strides``: tuple of int, or None for packed row-major. ``buffer``: 1-D numpy array,
+prefilled by the suite; write element i at its physical offset and touch nothing else.
+``output_state``: True for an OutputStateTensor with the input state's sizes, a tuple of
+sizes for one described differently, False for none. Return the new state (6 uint32) when
+an output state was asked for, else None. Raise :class:`rngcheck.Rejected` for a
+description the backend refuses. ``validates``: True if it refuses invalid descriptions
+itself, as DirectML does (the suite then requires it to). ``fork_safe``: True if a forked
+copy of the process may go on calling it (the statistical batteries then read a backend
+stream in several forked processes, ``--workers``); leave it False for anything that holds
+a device context, threads, or a child process (all of which a fork breaks or shares).
+``describe()``: what each run records of the backend (device, driver, library versions); its
+``version`` says what is tested and its version in one line ("torch 2.13.0+cpu"), the results
+table's version column.
+
+``conventions`` names the numbers conventions (rngcheck.numbers.CONVENTIONS) the backend can
+draw under; ``random_numbers`` answers one ``request`` (rngcheck.numbers.Request.to_dict(): convention,
+kind, dtype, count, and low/high/seed when set) for the 6-word uint32 ``state`` (ignored when the
+request has a seed) with ``count`` numbers: numpy float16/float32/float64 or the integer dtype asked
+for, bfloat16 as its bits in uint16 (or float32 values that are bfloat16 values). It raises
+:class:`rngcheck.errors.NotApplicable` for a request it cannot express; a backend without the
+method, or whose ``conventions`` lack the request's, is "not applicable" for every numbers case
+(never a pass).
+
+How a backend is named and loaded: rngcheck.backends.registry.
+"""
+
+from __future__ import annotations
+
+from ..description import FEATURE_LEVEL_4_0
+from ..errors import BackendSpecError, NotApplicable
+
+
+class Backend:
+    """Base class of every backend (subclassing is optional: the methods are the contract)."""
+
+    name: str = "unnamed"
+    validates: bool = False
+    fork_safe: bool = False
+
+    def describe(self) -> dict[str, str]:
+        """Device, driver and versions, ``version`` among them: recorded in every result document."""
+        return {}
+
+    def random_generator(self, state, sizes, strides, buffer, *, output_state=True,
+                         feature_level=FEATURE_LEVEL_4_0):
+        raise NotImplementedError
+
+    conventions: tuple[str, ...] = ()
+
+    def random_numbers(self, request: dict, state):
+        """The numbers layer (optional): ``request['count']`` numbers for ``state``; see the module doc."""
+        raise NotApplicable(f"backend {self.name!r} draws no numbers")
+
+    def close(self) -> None:
+        """Release devices and contexts (optional)."""
+
+    @classmethod
+    def from_options(cls, options: str) -> "Backend":
+        """Build from the text after ``name:`` on the command line; default: ``key=value,...``."""
+        kwargs = {}
+        for item in filter(None, options.split(",")):
+            key, sep, value = item.partition("=")
+            if not sep:
+                raise BackendSpecError(f"backend option {item!r} is not key=value")
+            kwargs[key.strip()] = value.strip()
+        try:
+            return cls(**kwargs)
+        except TypeError as error:
+            raise BackendSpecError(f"bad options for backend {cls.name!r}: {error}") from None

@@ -1,0 +1,165 @@
+"""How a backend is named on the command line, loaded, and listed.
+
+A backend is named on the command line by:
+  * a registered name, optionally with options: ``numpy``, ``opencl:platform=0,device=1``
+    (entry-point group ``rngcheck.backends``);
+  * ``module:attr`` or ``path/to/file.py:attr``, where attr is a Backend class, an
+    instance, or a zero-argument factory.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import inspect
+import os
+import sys
+from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+from pathlib import Path
+
+from ..errors import BackendSpecError, BackendUnavailable, RngcheckError, one_line
+
+ENTRY_POINT_GROUP = "rngcheck.backends"
+
+
+@dataclass
+class KnownBackend:
+    name: str
+    target: str
+    available: bool
+    reason: str
+    describe: dict = field(default_factory=dict)    # what the backend says of itself, when available
+
+
+def _registered():
+    return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def _instantiate(obj, options: str, spec: str):
+    try:
+        return _construct(obj, options, spec)
+    except RngcheckError:
+        raise
+    except Exception as error:  # the backend's constructor or factory failed: one line, no traceback
+        raise BackendSpecError(f"creating backend {spec!r} failed: {one_line(error)}") from None
+
+
+def _construct(obj, options: str, spec: str):
+    if inspect.isclass(obj):
+        if options:
+            if hasattr(obj, "from_options"):
+                return obj.from_options(options)
+            raise BackendSpecError(f"backend {spec!r} takes no options")
+        return obj()
+    if callable(obj) and not hasattr(obj, "random_generator"):
+        return obj()
+    return obj
+
+
+def _check_contract(backend, spec: str):
+    if not callable(getattr(backend, "random_generator", None)):
+        raise BackendSpecError(f"{spec!r} is not a backend: it has no random_generator method")
+    if not getattr(backend, "name", None):
+        backend.name = spec
+    return backend
+
+
+def _load_file_attr(path: str, attr: str, spec: str):
+    file = Path(path)
+    if not file.is_file():
+        raise BackendSpecError(f"backend file {path!r} does not exist")
+    module_name = "rngcheck_user_backend_" + file.stem
+    module_spec = importlib.util.spec_from_file_location(module_name, file)
+    module = importlib.util.module_from_spec(module_spec)
+    sys.modules[module_name] = module
+    try:
+        module_spec.loader.exec_module(module)
+    except Exception as error:  # the user's file: report, do not crash
+        raise BackendSpecError(f"importing {path!r} failed: {type(error).__name__}: {error}") from None
+    if not hasattr(module, attr):
+        raise BackendSpecError(f"{path!r} has no attribute {attr!r}")
+    return getattr(module, attr)
+
+
+def load(spec: str):
+    """The backend a command-line spec names, instantiated (raises BackendSpecError / BackendUnavailable)."""
+    spec = spec.strip()
+    if not spec:
+        raise BackendSpecError("empty backend name")
+    head, sep, rest = spec.partition(":")
+    registered = _registered()
+    if head in registered:
+        try:
+            obj = registered[head].load()
+        except ImportError as error:
+            raise BackendUnavailable(f"backend {head!r} is unavailable: {error}") from None
+        return _check_contract(_instantiate(obj, rest, spec), spec)
+    if not sep:
+        names = ", ".join(sorted(registered)) or "none"
+        raise BackendSpecError(f"unknown backend {spec!r} (registered: {names}; or use module:attr or file.py:attr)")
+    path, _, attr = spec.rpartition(":")
+    if path.endswith(".py") or "/" in path:
+        obj = _load_file_attr(path, attr, spec)
+    else:
+        try:
+            module = importlib.import_module(path)
+        except ImportError as error:
+            raise BackendSpecError(f"cannot import module {path!r}: {error}") from None
+        if not hasattr(module, attr):
+            raise BackendSpecError(f"module {path!r} has no attribute {attr!r}")
+        obj = getattr(module, attr)
+    return _check_contract(_instantiate(obj, "", spec), spec)
+
+
+def known_backends(specs=None) -> list[KnownBackend]:
+    """Every registered backend (or each of ``specs``, options included), tried in its own worker
+    process: available or not, with the reason, and its describe().
+
+    (A worker per backend: TensorFlow and OpenCL, for one, cannot share a process.)
+    """
+    registered = _registered()
+    if specs:
+        names = [spec.partition(":")[0] for spec in specs]
+        return _probe_all([(spec, registered[name].value if name in registered else spec)
+                           for spec, name in zip(specs, names)])
+    known, probes = {}, []
+    for name, ep in sorted(registered.items()):
+        try:
+            target = ep.load()
+        except Exception as error:
+            known[name] = KnownBackend(name, ep.value, False, f"cannot import {ep.value}: {error}")
+            continue
+        usage = getattr(target, "usage", None)
+        if usage:  # needs options to exist at all (exec:COMMAND)
+            known[name] = KnownBackend(name, ep.value, True, usage)
+            continue
+        probes.append((name, ep.value))
+    known.update(zip([name for name, _ in probes], _probe_all(probes)))
+    return [known[name] for name in sorted(known)]
+
+
+def _probe_all(probes: list[tuple[str, str]]) -> list[KnownBackend]:
+    """_probe on each (spec, target), as many workers at once as there are CPUs; results in order.
+    Each probe starts and closes its worker in one pool thread (a child's PR_SET_PDEATHSIG
+    follows the thread that started it, and the thread outlives the child)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=max(1, min(len(probes), os.cpu_count() or 1))) as pool:
+        return list(pool.map(lambda probe: _probe(*probe), probes))
+
+
+def _probe(spec: str, target: str) -> KnownBackend:
+    from .exec_backend import isolated
+
+    try:
+        backend = isolated(spec)
+    except Exception as error:  # listing must not die with one broken backend
+        return KnownBackend(spec, target, False, str(error) or type(error).__name__)
+    try:
+        described = {str(k): str(v) for k, v in backend.describe().items()}
+    except Exception as error:
+        described = {"describe() failed": str(error) or type(error).__name__}
+    finally:
+        backend.close()
+    return KnownBackend(spec, target, True, "", described)

@@ -1,0 +1,78 @@
+"""The verdicts a run, a statistics stream and a comparison can have, what each means, and the
+one rule that decides a run's. Everything else imports them (a test holds that no verdict is
+spelled anywhere else in the package).
+
+A run's verdict (lowercase; a result document's ``summary.verdict`` and each backend's ``verdict``):
+  pass        every required case passed, and something passed
+  fail        a required case is broken (statuses.BROKEN), nothing passed, or a statistics
+              stream folded into the run failed
+  incomplete  the run did not finish (interrupted, or past its --deadline): resume it
+
+A statistics verdict (uppercase; a stats document's ``verdict``, each p-value's ``verdict``
+and ``first_verdict``, the keys of its ``counts``; the HTML page's verdict is said in these):
+  PASS            no p-value is below the suspect threshold (or each one that was passed its retest)
+  SUSPECT         a p-value is below the suspect threshold and no fresh data was left to retest it
+  FAIL            a p-value is below the fail threshold, or a suspect one failed its retest
+  INCOMPLETE      the battery did not finish, or nothing could be tested (a stream's verdict only)
+  NOT APPLICABLE  a NIST SP 800-22 test whose minimum input the sequences do not reach (a row of
+                  ``rngcheck nist``, never a battery's)
+
+A comparison's verdict (``rngcheck compare``, ``run --baseline``):
+  OK          nothing that passed before is broken now
+  REGRESSED   a case that passed before is broken now
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+PASS, FAIL, INCOMPLETE = "pass", "fail", "incomplete"
+RUN_VERDICTS = (PASS, FAIL, INCOMPLETE)
+
+STATS_PASS, STATS_SUSPECT, STATS_FAIL, STATS_INCOMPLETE = "PASS", "SUSPECT", "FAIL", "INCOMPLETE"
+STATS_VERDICTS = (STATS_PASS, STATS_SUSPECT, STATS_FAIL, STATS_INCOMPLETE)
+STATS_JUDGED = (STATS_PASS, STATS_SUSPECT, STATS_FAIL)  # a p-value's verdict: the keys of a stats document's counts
+STATS_BAD = (STATS_FAIL, STATS_SUSPECT)                 # a p-value worth showing
+NOT_APPLICABLE = "NOT APPLICABLE"
+
+COMPARE_OK, COMPARE_REGRESSED = "OK", "REGRESSED"
+
+
+def run_verdict(*, failed: int, passed: int | None = None, complete: bool = True, stats: Iterable[str] = (),
+                failure_stands: bool = False) -> str:
+    """A run's verdict (PASS, FAIL or INCOMPLETE), the one rule.
+
+    ``failed``: its required results that are broken. ``passed``: its results that passed, or
+    None where nothing needs to pass (one backend's verdict in a document; the reproduction of an
+    implementation-defined case, whose answer is info): the run then passes unless a required
+    result failed. ``complete``: whether it finished. ``stats``: the statistics verdicts folded
+    into it (``run --stats``): a FAIL fails the run, finished or not. ``failure_stands``: a
+    required failure fails the run even when it did not finish (the report page's column);
+    otherwise an unfinished run is incomplete (the document: resume it).
+    """
+    if any(verdict == STATS_FAIL for verdict in stats) or (failed and failure_stands):
+        return FAIL
+    if failed:
+        return FAIL if complete else INCOMPLETE
+    if passed is None:
+        return PASS
+    if not complete:
+        return INCOMPLETE
+    return PASS if passed else FAIL
+
+
+def report_verdict(runs: Iterable[str], stats: Iterable[str], *, complete: bool) -> str:
+    """The verdict of a report over several runs (their run verdicts) and statistics streams (their
+    verdicts), said in the statistics vocabulary: FAIL if any failed, else INCOMPLETE if a source
+    is not ``complete`` or a stream is incomplete, else SUSPECT if a stream is, else INCOMPLETE
+    when there is nothing at all, else PASS."""
+    runs, stats = list(runs), list(stats)
+    if FAIL in runs or STATS_FAIL in stats:
+        return STATS_FAIL
+    if not complete or STATS_INCOMPLETE in stats:
+        return STATS_INCOMPLETE
+    if STATS_SUSPECT in stats:
+        return STATS_SUSPECT
+    if not runs and not stats:
+        return STATS_INCOMPLETE
+    return STATS_PASS

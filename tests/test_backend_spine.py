@@ -1,0 +1,72 @@
+"""The backends' spine: the package hands on the contract and the registry; one native-helper
+module; every C/C++ source the backends compile ships as package data; the version a backend
+says is the results table's."""
+
+import ast
+import fnmatch
+import tomllib
+from pathlib import Path
+
+import rngcheck
+from rngcheck.backends import native
+from rngcheck.results.tables import version_of
+
+PACKAGE = Path(rngcheck.__file__).parent
+
+
+def test_the_package_hands_on_the_contract_and_the_registry():
+    import rngcheck.backends as backends
+    from rngcheck.backends import contract, registry
+
+    assert backends.Backend is contract.Backend and backends.KnownBackend is registry.KnownBackend
+    assert backends.load is registry.load and backends.known_backends is registry.known_backends
+    assert backends.ENTRY_POINT_GROUP == registry.ENTRY_POINT_GROUP == "rngcheck.backends"
+    assert {"Backend", "BackendUnavailable", "Rejected", "load", "known_backends", "ENTRY_POINT_GROUP"} \
+        <= set(backends.__all__) and all(hasattr(backends, name) for name in backends.__all__)
+
+
+def test_every_native_source_is_package_data():
+    project = tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text())
+    patterns = project["tool"]["setuptools"]["package-data"]
+    sources = [p for p in PACKAGE.rglob("*") if p.suffix in (".c", ".cpp", ".h", ".map")]
+    assert any(p.name == "dml_exec.c" for p in sources)
+    for path in sources:
+        owners = [(package, globs) for package, globs in patterns.items()
+                  if path.is_relative_to(PACKAGE.parent / package.replace(".", "/"))]
+        assert any(fnmatch.fnmatch(path.relative_to(PACKAGE.parent / package.replace(".", "/")).as_posix(), glob)
+                   for package, globs in owners for glob in globs), path
+
+
+def test_no_backend_reaches_into_another_backend_s_folder():
+    """A backend module imports the shared modules (contract, registry, native, philox_helper,
+    placement, ...), never another backend's module or folder."""
+    folder = PACKAGE / "backends"
+    backends = {p.stem for p in folder.glob("*_backend.py")}
+    backend_folders = {p.name for p in folder.iterdir() if p.is_dir() and p.name != "__pycache__"}
+    for path in folder.glob("*_backend.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level == 1:
+                names = [node.module] if node.module else [a.name for a in node.names]
+                tops = {name.split(".")[0] for name in names}
+                assert not tops & ((backends - {path.stem}) | backend_folders), (path.name, node.module)
+
+
+def test_a_failed_build_is_its_first_error_in_one_line():
+    output = "x.cpp: In function 'f':\nx.cpp:2:1: error:   'y'   was not declared\nx.cpp:3: error: more\n"
+    assert native.first_error(output) == "x.cpp:2:1: error: 'y' was not declared"
+    assert native.first_error("ld: cannot find -lfoo\n") == "ld: cannot find -lfoo"
+    assert native.first_error("") == ""
+
+
+def test_the_cache_root(monkeypatch, tmp_path):
+    monkeypatch.setenv(native.ENV_CACHE, str(tmp_path))
+    assert native.cache_root() == tmp_path
+    monkeypatch.delenv(native.ENV_CACHE)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert native.cache_root() == tmp_path / "xdg" / "rngcheck"
+
+
+def test_the_table_reads_a_backend_s_version_and_old_documents_still():
+    assert version_of({"version": "mine 1.2", "numpy": "2.0"}) == "mine 1.2"
+    assert version_of({"implementation": "x", "torch": "2.13.0+cpu", "numpy": "2.0"}) == "torch 2.13.0+cpu"
+    assert version_of({"device": "cpu"}) == ""
