@@ -351,7 +351,7 @@ def _repro_numbers(args, state) -> int:
     if args.json:
         from .results.document import write
         write(document, args.json)
-    return EXIT_PASS if document["summary"]["verdict"] == "pass" else EXIT_FAIL
+    return EXIT_PASS if document["summary"]["verdict"] == verdicts.PASS else EXIT_FAIL
 
 
 def cmd_repro(args) -> int:

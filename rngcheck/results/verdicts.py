@@ -61,6 +61,19 @@ def run_verdict(*, failed: int, passed: int | None = None, complete: bool = True
     return PASS if passed else FAIL
 
 
+def stats_verdict(counts: dict, *, found: bool, complete: bool = True) -> str:
+    """A statistics stream's verdict from the counts of its p-values' verdicts (STATS_JUDGED): a
+    failure found on the data there was stands, complete or not; then INCOMPLETE when nothing was
+    tested (``found`` False) or it did not finish; then SUSPECT; else PASS."""
+    if counts.get(STATS_FAIL):
+        return STATS_FAIL
+    if not found or not complete:
+        return STATS_INCOMPLETE
+    if counts.get(STATS_SUSPECT):
+        return STATS_SUSPECT
+    return STATS_PASS
+
+
 def report_verdict(runs: Iterable[str], stats: Iterable[str], *, complete: bool) -> str:
     """The verdict of a report over several runs (their run verdicts) and statistics streams (their
     verdicts), said in the statistics vocabulary: FAIL if any failed, else INCOMPLETE if a source

@@ -87,7 +87,7 @@ import numpy as np
 
 from ..backends.lifetime import die_with_parent
 from ..errors import BackendProcessFailed, BackendStopped, RngcheckError, one_line
-from ..results.verdicts import STATS_FAIL, STATS_INCOMPLETE, STATS_JUDGED, STATS_PASS, STATS_SUSPECT
+from ..results.verdicts import STATS_FAIL, STATS_JUDGED, STATS_PASS, STATS_SUSPECT, stats_verdict
 from . import knuth, lanes, linear, nist, nist_stream, practrand_kinds, testu01
 from .accumulators import shared_chunk
 from .streams import NEIGHBOURS, XorSource
@@ -461,14 +461,7 @@ def run(source, *, tier: str = "smoke", nbytes: int | None = None, seed=None, re
             entry["verdict"] = verdict
 
     counts = {v: sum(e["verdict"] == v for e in results) for v in STATS_JUDGED}
-    if counts[STATS_FAIL]:
-        verdict = STATS_FAIL  # a failure found on the data there was stands, complete or not
-    elif not results or not complete:
-        verdict = STATS_INCOMPLETE
-    elif counts[STATS_SUSPECT]:
-        verdict = STATS_SUSPECT
-    else:
-        verdict = STATS_PASS
+    verdict = stats_verdict(counts, found=bool(results), complete=complete)
     elapsed = time.perf_counter() - began
     document = {
         "schema": "rngcheck-stats",

@@ -25,6 +25,7 @@ import sys
 import tempfile
 
 from ..errors import RngcheckError
+from ..results import verdicts
 from .tiers import TIERS, parse_bytes
 
 DEFAULT_SEED = 1
@@ -153,7 +154,7 @@ def render(doc: dict, stream=None, quiet: bool = False) -> None:
     out = stream or sys.stdout
     if not quiet:
         for entry in doc["results"]:
-            if entry["verdict"] != "PASS" or entry["first_verdict"] != "PASS":
+            if entry["verdict"] != verdicts.STATS_PASS or entry["first_verdict"] != verdicts.STATS_PASS:
                 retest = f"  retest {entry['retest']['p_display']}" if entry.get("retest") else ""
                 print(f"{entry['verdict']:8s} {entry['test']:36s} {entry['stream']:20s} {entry['level']:14s} "
                       f"p = {entry['p_display']}{retest}", file=out)
@@ -168,8 +169,8 @@ def render(doc: dict, stream=None, quiet: bool = False) -> None:
     short = "" if doc["complete"] else (" (interrupted)" if doc.get("interrupted") else
                                         " (the backend failed)" if doc.get("backend_failed") else
                                         " (stream too short for the tier)")
-    print(f"{doc['verdict']}{short}: {len(doc['results'])} p-values ({c['PASS']} pass, {c['SUSPECT']} suspect, "
-          f"{c['FAIL']} fail) on {doc['bytes_tested'] / (1 << 20):.1f} MiB, tier {doc['tier']}, "
+    tally = ", ".join(f"{c[v]} {v.lower()}" for v in verdicts.STATS_JUDGED)
+    print(f"{doc['verdict']}{short}: {len(doc['results'])} p-values ({tally}) on {doc['bytes_tested'] / (1 << 20):.1f} MiB, tier {doc['tier']}, "
           f"{doc['elapsed_seconds']:.1f} s; reproduce: {doc['reproduce']}", file=out)
 
 
@@ -192,9 +193,9 @@ def render_peer(peer: dict, out) -> None:
 
 
 def exit_code(doc: dict) -> int:
-    if doc["counts"]["FAIL"]:
+    if doc["counts"][verdicts.STATS_FAIL]:
         return 1
-    if not doc["complete"] or doc["verdict"] in ("SUSPECT", "INCOMPLETE"):
+    if not doc["complete"] or doc["verdict"] in (verdicts.STATS_SUSPECT, verdicts.STATS_INCOMPLETE):
         return 2
     return 0
 

@@ -57,6 +57,7 @@ from .. import counter as state_words
 from .. import numbers
 from ..errors import NotApplicable, RngcheckError, one_line
 from ..numbers import NORMAL, TRUNCATED_NORMAL, UNIFORM, NumbersError, Request, floats
+from ..results.verdicts import STATS_FAIL, STATS_JUDGED, STATS_PASS, STATS_SUSPECT, stats_verdict
 from . import pvalues
 from .accumulators import chi2_uniform_exact
 from .battery import FAIL_AT, FAMILY_SUSPECT, judge, suspect_level
@@ -844,7 +845,7 @@ def run(stream: NumberStream, count: int, *, tier: str = "smoke", reproduce: str
     for entry in found:
         entry["first_verdict"] = entry["verdict"] = judge(entry, suspect_at)
         entry["retest"] = None
-    suspects = {e["test"] for e in found if e["verdict"] == "SUSPECT"}
+    suspects = {e["test"] for e in found if e["verdict"] == STATS_SUSPECT}
     if suspects:   # the next range of the stream, numbers count .. 2 count - 1
         say(f"retesting {sorted(suspects)} on numbers {count}..{2 * count - 1}")
         again = {e["test"]: e for e in results(feed(stream, null, count, count))[0]}
@@ -854,16 +855,9 @@ def run(stream: NumberStream, count: int, *, tier: str = "smoke", reproduce: str
                 other = again[entry["test"]]
                 entry["retest"] = {"p_value": other["p_value"], "q_value": other["q_value"],
                                    "p_display": other["p_display"], "numbers_from": count, "verdict": verdict}
-                entry["verdict"] = "FAIL" if verdict != "PASS" else "PASS"
-    counts = {v: sum(e["verdict"] == v for e in found) for v in ("PASS", "SUSPECT", "FAIL")}
-    if counts["FAIL"]:
-        verdict = "FAIL"
-    elif not found:
-        verdict = "INCOMPLETE"
-    elif counts["SUSPECT"]:
-        verdict = "SUSPECT"
-    else:
-        verdict = "PASS"
+                entry["verdict"] = STATS_FAIL if verdict != STATS_PASS else STATS_PASS
+    counts = {v: sum(e["verdict"] == v for e in found) for v in STATS_JUDGED}
+    verdict = stats_verdict(counts, found=bool(found))
     elapsed = time.perf_counter() - began
     size = ITEMSIZE[stream.request.dtype]
     return {
