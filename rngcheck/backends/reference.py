@@ -24,6 +24,7 @@ class NumpyBackend(Backend):
             "device": platform.processor() or platform.machine(),
             "rngcheck": __version__,
             "numpy": np.__version__,
+            "version": f"numpy {np.__version__}",
         }
 
     @property

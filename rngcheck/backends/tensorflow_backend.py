@@ -95,6 +95,7 @@ class _TensorFlow:
             "implementation": "tf.raw_ops.StatelessRandomUniformFullIntV2 (alg=Philox)"
                               + (", XLA-compiled (jit_compile=True)" if self.jit_compile else ""),
             "tensorflow": self.tf.__version__,
+            "version": f"tensorflow {self.tf.__version__}",
             "device": self.device_name,
         }
 
