@@ -25,6 +25,7 @@ from rngcheck.stats import battery, distributed
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_stats import write_stream  # noqa: E402  (the same 1 GiB file bench_stats writes)
+
 from rngcheck.stats.command import _json_default, parse_bytes
 from rngcheck.stats.streams import RawSource
 

@@ -27,7 +27,7 @@ import time
 import numpy as np
 
 from rngcheck.cli import main as rngcheck_main
-from rngcheck.stats import nist, nist_sts
+from rngcheck.stats import nist
 from rngcheck.stats.bits import to_bits
 from rngcheck.stats.streams import philox_source
 

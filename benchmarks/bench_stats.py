@@ -30,7 +30,7 @@ import time
 from rngcheck.stats import battery
 from rngcheck.stats import weak_generators as panel
 from rngcheck.stats.command import parse_bytes
-from rngcheck.stats.streams import RawSource, philox_source
+from rngcheck.stats.streams import philox_source
 
 MiB = 1 << 20
 

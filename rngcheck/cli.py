@@ -238,9 +238,9 @@ def _gate(document: dict, args) -> int:
         comparison = compare.load(args.baseline, [document], args.expected_failures, same_run_check=False)
         print(compare.text(comparison, quiet=args.quiet))
         return EXIT_FAIL if comparison.regressions else EXIT_PASS
-    from .results.text import printable
     from .results.baseline import gate, read_expected
     from .results.tables import table
+    from .results.text import printable
 
     failures, passes = gate(table([document]), read_expected(args.expected_failures))
     for change in failures[:compare.SHOWN]:

@@ -49,7 +49,7 @@ class Description:
     output_dtype: str = "uint32"
 
     @classmethod
-    def of_call(cls, state, sizes, strides, buffer, output_state, feature_level) -> "Description":
+    def of_call(cls, state, sizes, strides, buffer, output_state, feature_level) -> Description:
         """The description implied by a backend-contract call."""
         state = np.asarray(state)
         if output_state is True:

@@ -30,8 +30,15 @@ class Progress:
             terminal = bool(getattr(self.stream, "isatty", lambda: False)())
         if self.enabled and terminal:
             from rich.console import Console
-            from rich.progress import (BarColumn, DownloadColumn, MofNCompleteColumn, Progress as RichProgress,
-                                       TextColumn, TimeElapsedColumn, TimeRemainingColumn)
+            from rich.progress import (
+                BarColumn,
+                DownloadColumn,
+                MofNCompleteColumn,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
+            from rich.progress import Progress as RichProgress
 
             count = DownloadColumn(binary_units=True) if what == "bytes" else MofNCompleteColumn()
             self.bar = RichProgress(TextColumn("{task.description}"), BarColumn(), count,

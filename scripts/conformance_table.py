@@ -26,6 +26,7 @@ sys.path.insert(0, str(ROOT))  # rngcheck from this checkout
 
 from rngcheck.results.statuses import BROKEN  # noqa: E402
 from rngcheck.results.tables import table as results_table  # noqa: E402
+
 DEFAULT = ["numpy", "opencl", "randomgen", "tensorflow", "tensorflow:state=spec", "jax", "jax:state_words=3",
            "mkl", "random123", "random123:mode=engine", "curand", "pyopencl", "pyopencl:mode=generator",
            "torch", "torch:state=spec", "onedpl", "directml:lib=0.2.5", "directml:lib=0.2.0",

@@ -17,8 +17,6 @@ import subprocess
 import sys
 import time
 
-import numpy as np
-
 from rngcheck import Rejected, reference
 from rngcheck.backends import exec_protocol as P
 

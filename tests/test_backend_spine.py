@@ -4,8 +4,9 @@ says is the results table's."""
 
 import ast
 import fnmatch
-import tomllib
 from pathlib import Path
+
+import tomllib
 
 import rngcheck
 from rngcheck.backends import native

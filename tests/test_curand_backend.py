@@ -12,14 +12,13 @@ import sys
 import numpy as np
 import pytest
 
+from helpers import require, unavailable
+from library_cases import KEY, SENTINEL, layouts, run_one
 from rngcheck import NotApplicable, counter, layout, reference
 from rngcheck.backends import load
 from rngcheck.conformance import cases as C
 from rngcheck.conformance.runner import NamedBackend, RunOptions, run
 from rngcheck.errors import BackendUnavailable, Rejected
-
-from helpers import require, unavailable
-from library_cases import KEY, SENTINEL, layouts, run_one
 
 SPEC = "rngcheck.backends.curand_backend:CurandBackend"
 

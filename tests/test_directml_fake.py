@@ -15,17 +15,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from directml_fake import FakeDirectML  # tests/directml_fake.py
 from rngcheck import Rejected, counter, reference
 from rngcheck.backends import load
-from rngcheck.results.document import BROKEN
 from rngcheck.backends.directml import dispatch, loader
 from rngcheck.backends.directml.backend import DirectMLBackend
 from rngcheck.backends.directml.com import HResultError, InvalidArgument
 from rngcheck.conformance.runner import NamedBackend, RunOptions, run
 from rngcheck.description import FEATURE_LEVEL_3_0
 from rngcheck.errors import BackendSpecError, BackendUnavailable
-
-from directml_fake import FakeDirectML  # tests/directml_fake.py
+from rngcheck.results.document import BROKEN
 
 STATE = counter.make_state(0x0123456789ABCDEF_FEDCBA9876543210, (0xDEADBEEF, 0x0BADF00D))
 

@@ -36,15 +36,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from directml_fake import FakeDirectML  # tests/directml_fake.py
+from helpers import unavailable
 from rngcheck import Rejected, counter, layout, reference
 from rngcheck.backends.directml.backend import DirectMLBackend
 from rngcheck.backends.directml.bridge import chain
 from rngcheck.backends.directml.com import Com, InvalidArgument
 from rngcheck.description import FEATURE_LEVEL_3_0, FEATURE_LEVEL_4_0
 from rngcheck.errors import BackendUnavailable
-
-from directml_fake import FakeDirectML  # tests/directml_fake.py
-from helpers import unavailable
 
 REPO = Path(__file__).resolve().parent.parent
 STATE = counter.make_state(0x0123456789ABCDEF_FEDCBA9876543210, (0xDEADBEEF, 0x0BADF00D))

@@ -13,7 +13,9 @@ import ctypes
 
 import pytest
 
-from rngcheck.backends.directml import com, interfaces as I, structs as S
+from rngcheck.backends.directml import com
+from rngcheck.backends.directml import interfaces as I
+from rngcheck.backends.directml import structs as S
 
 # (structure, size, alignment, {field: offset}) -- x64
 LAYOUTS = [

@@ -15,7 +15,6 @@ import numpy as np
 import pytest
 
 from helpers import sigint_as_a_terminal_sends_it
-
 from rngcheck.backends.exec_backend import STDERR_KEPT, ExecBackend, isolated
 
 TESTS = Path(__file__).parent

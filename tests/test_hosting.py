@@ -7,7 +7,6 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # also in a worker that loads this file
 import panel  # noqa: E402
-
 from rngcheck import cli  # noqa: E402
 from rngcheck.backends import hosting  # noqa: E402
 from rngcheck.backends.exec_backend import ExecBackend  # noqa: E402

@@ -11,9 +11,8 @@ from pathlib import Path
 import pytest
 
 from helpers import sigint_as_a_terminal_sends_it
-
-from rngcheck.results import journal as J
 from rngcheck.results import document as D
+from rngcheck.results import journal as J
 
 TESTS = Path(__file__).parent
 FAULTS = str(TESTS / "faults.py")
@@ -102,6 +101,7 @@ def test_a_worker_whose_backend_cannot_run_says_so_in_its_handshake(tmp_path):
     the form rngcheck/backends/directml/bridge/dml_exec.c writes), byte for byte; the runner raises it as
     BackendUnavailable, and a spec that names nothing loadable as BackendSpecError."""
     import struct
+
     from rngcheck.backends.exec_backend import isolated
     from rngcheck.errors import BackendSpecError, BackendUnavailable
     (tmp_path / "absent.py").write_text(

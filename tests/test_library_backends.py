@@ -15,12 +15,11 @@ import sys
 import numpy as np
 import pytest
 
+from helpers import require
 from rngcheck import counter, layout, reference
-from rngcheck.backends import load, placement
+from rngcheck.backends import load
 from rngcheck.backends.exec_backend import isolated
 from rngcheck.errors import BackendUnavailable, Rejected
-
-from helpers import require
 
 SENTINEL = 0xA5A5A5A5
 KEY = (0xDEADBEEF, 0xCAFEBABE)

@@ -17,11 +17,10 @@ import textwrap
 import numpy as np
 import pytest
 
-from rngcheck import counter, layout, reference
-from rngcheck.errors import BackendUnavailable, Rejected
-
 from helpers import require
 from library_cases import KEY, SENTINEL, STATES, isolated_or_unavailable, layouts, quick_profile
+from rngcheck import counter, layout, reference
+from rngcheck.errors import BackendUnavailable, Rejected
 
 SPEC = "rngcheck.backends.mkl_backend:MklBackend"
 

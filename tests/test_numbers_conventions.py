@@ -17,16 +17,26 @@ import textwrap
 import numpy as np
 import pytest
 
+from helpers import require, unavailable
 from rngcheck import counter, reference
-from rngcheck.numbers import (BITS, INTEGERS, NORMAL, UNIFORM, NumbersError, Request, bound, convention_of, draw,
-                              floats, tolerance)
+from rngcheck.numbers import (
+    BITS,
+    INTEGERS,
+    NORMAL,
+    UNIFORM,
+    NumbersError,
+    Request,
+    bound,
+    convention_of,
+    draw,
+    floats,
+    tolerance,
+)
 from rngcheck.numbers import curand as cu
 from rngcheck.numbers import jax as jx
 from rngcheck.numbers import mkl as mk
 from rngcheck.numbers import onnxruntime as ort
 from rngcheck.numbers import pytorch as pt
-
-from helpers import require, unavailable
 
 EDGE_WORDS = np.array([0, 1, 0x7FFFFF, 0x800000, 0x7FFFFFFF, 0x80000000, 0xFFFFFF7F, 0xFFFFFF80,
                        0xFFFFFFFF], dtype=np.uint32)

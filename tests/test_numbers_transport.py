@@ -15,8 +15,14 @@ import rngcheck
 from rngcheck import counter, numbers
 from rngcheck.backends import exec_protocol as P
 from rngcheck.backends.exec_backend import ExecBackend, isolated
-from rngcheck.errors import (BackendCrashed, BackendProtocolError, BackendTimeout, BackendUnavailable, NotApplicable,
-                             RemoteError)
+from rngcheck.errors import (
+    BackendCrashed,
+    BackendProtocolError,
+    BackendTimeout,
+    BackendUnavailable,
+    NotApplicable,
+    RemoteError,
+)
 
 TESTS = Path(__file__).parent
 ROOT = Path(rngcheck.__file__).parents[1]

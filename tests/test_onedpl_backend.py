@@ -14,15 +14,13 @@ import random
 import numpy as np
 import pytest
 
+from helpers import unavailable
+from library_cases import isolated_or_unavailable, quick_profile
 from rngcheck import counter, reference
 from rngcheck.backends import load
 from rngcheck.backends.exec_backend import isolated
 from rngcheck.conformance.runner import NamedBackend, RunOptions, run
 from rngcheck.errors import BackendUnavailable
-
-from library_cases import isolated_or_unavailable, quick_profile
-
-from helpers import unavailable
 
 SPEC = "rngcheck.backends.onedpl_backend:OneDPLBackend"
 BROKEN = ("failed", "error", "crashed", "timeout")

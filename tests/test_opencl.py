@@ -17,12 +17,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from helpers import unavailable
 from rngcheck import Rejected, counter, layout, philox, reference
-from rngcheck.backends import opencl   # imports pyopencl only when a backend is made
+from rngcheck.backends import opencl  # imports pyopencl only when a backend is made
 from rngcheck.description import FEATURE_LEVEL_3_0
 from rngcheck.errors import BackendSpecError, BackendUnavailable
-
-from helpers import unavailable
 
 GUARD = 16
 FILL = 0xA5A5A5A5

@@ -13,15 +13,12 @@ import sys
 import numpy as np
 import pytest
 
-from rngcheck import NotApplicable
-
-from rngcheck import counter, layout, reference
+from helpers import require, unavailable
+from library_cases import KEY, SENTINEL, STATES, layouts, run_one
+from rngcheck import NotApplicable, counter, layout, reference
 from rngcheck.backends import load, placement
 from rngcheck.conformance.runner import NamedBackend, RunOptions, run
 from rngcheck.errors import BackendUnavailable, Rejected
-
-from helpers import require, unavailable
-from library_cases import KEY, SENTINEL, STATES, layouts, run_one
 
 MASK96 = (1 << 96) - 1
 INT32_MAX = (1 << 31) - 1

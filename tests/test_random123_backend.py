@@ -16,13 +16,12 @@ import shutil
 import numpy as np
 import pytest
 
+from helpers import unavailable
+from library_cases import KEY, SENTINEL, STATES, WorkerPool, layouts, quick_profile, words_results
 from rngcheck import counter, layout, reference
 from rngcheck.backends import random123_backend as r123
 from rngcheck.conformance.runner import NamedBackend, RunOptions, run
 from rngcheck.errors import BackendSpecError, BackendUnavailable, Rejected
-
-from helpers import unavailable
-from library_cases import KEY, SENTINEL, STATES, WorkerPool, layouts, quick_profile, words_results
 
 RAW = "rngcheck.backends.random123_backend:Random123Backend"
 ENGINE = "rngcheck.backends.random123_backend:engine_backend"   # random123:mode=engine

@@ -7,10 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from helpers import require, unavailable
 from rngcheck import counter, layout, philox, reference
 from rngcheck.vectors import kat_vectors
-
-from helpers import require, unavailable
 
 SHARED_KAT = Path(__file__).resolve().parents[2] / "shared" / "reference" / "random123_kat_vectors.txt"
 

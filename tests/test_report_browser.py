@@ -20,9 +20,8 @@ from pathlib import Path
 import pytest
 
 import panel
-from test_report_html import EVIL_NAME, EvilName, history_documents, result_document, stats_document
-
 from rngcheck.reports import html
+from test_report_html import EVIL_NAME, EvilName, history_documents, result_document, stats_document
 
 ARTIFACTS = "RNGCHECK_TEST_ARTIFACTS"   # a directory for what CI keeps of the tests (.ci/run)
 CHROMIUM = os.environ.get("RNGCHECK_CHROMIUM", "/usr/bin/chromium")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import copy
 import json
+import os
 import re
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
@@ -22,8 +23,6 @@ from hypothesis import strategies as st
 
 from rngcheck import cli
 
-import os
-
 for _module in ("jinja2", "matplotlib"):  # the report extra: required in CI, skipped without it elsewhere
     if os.environ.get("CI") == "true":
         __import__(_module)
@@ -33,7 +32,7 @@ for _module in ("jinja2", "matplotlib"):  # the report extra: required in CI, sk
 import panel
 from rngcheck.conformance.runner import NamedBackend, RunOptions, run
 from rngcheck.errors import RngcheckError
-from rngcheck.reports import command, html, junit, summary
+from rngcheck.reports import html, junit, summary
 from rngcheck.results import document as D
 
 PANEL = str(Path(__file__).parent / "panel.py")

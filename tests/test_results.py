@@ -8,14 +8,13 @@ import json
 import pytest
 
 import panel
-from test_report_html import result_document
-
 from rngcheck import cli
 from rngcheck.errors import RngcheckError
 from rngcheck.results import baseline as B
 from rngcheck.results import document as D
 from rngcheck.results import journal as J
 from rngcheck.results import statuses, table, tables
+from test_report_html import result_document
 
 pd = pytest.importorskip("pandas")
 

@@ -8,11 +8,10 @@ import json
 import pytest
 
 import panel
-from test_report_html import result_document, stats_document
-
 from rngcheck import cli
 from rngcheck.errors import RngcheckError
 from rngcheck.results import schema, statuses
+from test_report_html import result_document, stats_document
 
 pytest.importorskip("jsonschema")
 

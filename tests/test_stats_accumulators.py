@@ -7,7 +7,8 @@ import pickle
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from rngcheck.errors import RngcheckError
 from rngcheck.stats import battery, knuth, lanes, nist, testu01

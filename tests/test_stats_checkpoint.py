@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from rngcheck.errors import RngcheckError
-from rngcheck.stats import battery, checkpoint as checkpoint_module
+from rngcheck.stats import battery
+from rngcheck.stats import checkpoint as checkpoint_module
 from rngcheck.stats.checkpoint import MANIFEST, Checkpoint, restore, versions
 from rngcheck.stats.streams import NEIGHBOURS, Source, XorSource, philox_source
 from test_stats_accumulators import same  # deep equality of accumulator attributes
@@ -482,6 +483,7 @@ def test_a_sigkilled_writer_leaves_a_checkpoint_that_resumes(tmp_path):
     import subprocess
     import sys
     import time
+
     from rngcheck.stats import knuth
     plan_identity = identity(plan=[[i, 1] for i in range(100000)])
     (tmp_path / "identity.json").write_text(json.dumps(plan_identity))

@@ -165,6 +165,7 @@ def test_the_backend_contract_decides_whether_a_stream_is_read_in_forked_process
     False, or nothing (a backend need not subclass Backend), is read in this process only.
     The words, and so the results, are the same either way."""
     import os
+
     from rngcheck.stats.streams import BackendSource, XorSource
     monkeypatch.setattr(battery, "PARALLEL_MIN_WORDS", 1 << 16)
     log = tmp_path / "pids"

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import require
 
+from helpers import require
 from rngcheck import cli
 from rngcheck.errors import RngcheckError
 from rngcheck.stats import battery, command

@@ -51,6 +51,7 @@ def test_spectral_examples(bits, expected):
 
 def test_spectral_formula_on_the_documents_counts():
     import math
+
     from scipy import special
     d = (4 - 4.75) / math.sqrt(10 * 0.95 * 0.05 / 4)
     assert special.erfc(abs(d) / math.sqrt(2)) == pytest.approx(0.029523, abs=2e-6)

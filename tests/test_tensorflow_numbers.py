@@ -15,7 +15,6 @@ import numpy as np
 import pytest
 
 from helpers import require
-
 from rngcheck import counter, numbers, reference
 from rngcheck.backends.exec_backend import isolated
 from rngcheck.errors import NotApplicable

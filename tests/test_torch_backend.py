@@ -22,16 +22,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from helpers import require, unavailable
+from library_cases import WorkerPool, quick_profile, words_results
 from rngcheck import counter, layout, reference
 from rngcheck.backends import load
 from rngcheck.backends.exec_backend import isolated
 from rngcheck.conformance import cases as C
 from rngcheck.conformance.runner import NamedBackend, RunOptions, run
 from rngcheck.errors import BackendUnavailable
-
-from library_cases import WorkerPool, quick_profile, words_results
-
-from helpers import require, unavailable
 
 SPEC = "rngcheck.backends.torch_backend:TorchBackend"
 SPEC_STATE = "rngcheck.backends.torch_backend:torch_spec_state"

@@ -5,11 +5,10 @@ import json
 import numpy as np
 import pytest
 
+from helpers import require
 from rngcheck import counter, vectors
 from rngcheck.errors import VectorFileError
 from rngcheck.vectors import generate
-
-from helpers import require
 
 
 def test_committed_vector_files_equal_the_generator_output(tmp_path):

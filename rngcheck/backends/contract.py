@@ -72,7 +72,7 @@ class Backend:
         """Release devices and contexts (optional)."""
 
     @classmethod
-    def from_options(cls, options: str) -> "Backend":
+    def from_options(cls, options: str) -> Backend:
         """Build from the text after ``name:`` on the command line; default: ``key=value,...``."""
         kwargs = {}
         for item in filter(None, options.split(",")):

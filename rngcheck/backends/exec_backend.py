@@ -36,12 +36,21 @@ import time
 import numpy as np
 
 from ..description import FEATURE_LEVEL_4_0
-from ..errors import (BackendCrashed, BackendProcessFailed, BackendProtocolError, BackendSpecError, BackendStopped,
-                      BackendTimeout, BackendUnavailable, NotApplicable, Rejected, RemoteError)
+from ..errors import (
+    BackendCrashed,
+    BackendProcessFailed,
+    BackendProtocolError,
+    BackendSpecError,
+    BackendStopped,
+    BackendTimeout,
+    BackendUnavailable,
+    NotApplicable,
+    Rejected,
+    RemoteError,
+)
 from ..numbers import Request
-from . import Backend
+from . import Backend, lifetime
 from . import exec_protocol as P
-from . import lifetime
 
 DEFAULT_TIMEOUT = 120.0
 DEFAULT_MAX_RESTARTS = 3  # fresh children in a row that fail before answering a call
@@ -122,7 +131,7 @@ class ExecBackend(Backend):
         self.validates = self.hello.get("validates") is True
 
     @classmethod
-    def from_options(cls, options: str) -> "ExecBackend":
+    def from_options(cls, options: str) -> ExecBackend:
         try:
             command = shlex.split(options)
         except ValueError as error:

@@ -41,10 +41,10 @@ def _philox_u64x3():
         return _PRIMITIVE["fn"]
     import jax
     from jax import core as jax_core
-    from jax.extend.core import Primitive
-    from jax.interpreters import mlir
     from jax._src.lib.mlir import ir
     from jax._src.lib.mlir.dialects import hlo
+    from jax.extend.core import Primitive
+    from jax.interpreters import mlir
 
     primitive = Primitive("rngcheck_philox_u64x3")
     primitive.multiple_results = True

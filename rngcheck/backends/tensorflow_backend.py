@@ -143,7 +143,7 @@ class _TensorFlow:
             return tf.random.stateless_uniform(shape, seed, dtype=dtype, alg="philox")
         return tf.random.stateless_uniform(shape, seed, minval=low, maxval=high, dtype=dtype, alg="philox")
 
-    def numbers(self, request: "numbers.Request", state) -> np.ndarray:
+    def numbers(self, request: numbers.Request, state) -> np.ndarray:
         """The request's numbers from TensorFlow (bfloat16 as its bits in uint16)."""
         tf = self.tf
         dtype = tf.as_dtype(request.dtype)

@@ -17,8 +17,16 @@ import numpy as np
 
 from .. import counter, layout, reference
 from ..description import FEATURE_LEVEL_4_0
-from ..errors import (BackendCrashed, BackendProcessFailed, BackendProtocolError, BackendStopped, BackendTimeout,
-                      NotApplicable, Rejected, one_line)
+from ..errors import (
+    BackendCrashed,
+    BackendProcessFailed,
+    BackendProtocolError,
+    BackendStopped,
+    BackendTimeout,
+    NotApplicable,
+    Rejected,
+    one_line,
+)
 from ..results.records import Verdict
 from ..results.statuses import BROKEN, CRASHED, ERROR, FAILED, INFO, NOT_RUN, PASSED, SKIPPED, TIMEOUT  # noqa: F401
 from ..vectors import sha256_of_words

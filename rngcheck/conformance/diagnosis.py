@@ -12,8 +12,8 @@ check.py writes them through ``named``. Ids and summaries live here only.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 

@@ -11,8 +11,8 @@ answer). Every other registered convention that defines the same kind and dtype 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Callable
 
 import numpy as np
 

@@ -19,11 +19,11 @@ Rows are Philox blocks: words first+4j .. first+4j+3 of a window; every word is 
 
 from __future__ import annotations
 
-from .comparison import Comparison, StateComparison, WordComparison
 from ..counter import COUNTER_WORDS, STATE_WORDS  # state words 0-3 are the counter, 4-5 the key
 from ..jsonfile import write_json
 from ..reference import LANES
 from ..results import document as D
+from .comparison import Comparison, StateComparison, WordComparison
 
 SCHEMA = "rngcheck-repro"
 SCHEMA_VERSION = 1

@@ -6,11 +6,11 @@ import fnmatch
 import time
 from dataclasses import dataclass, field
 
-from . import cases as C
-from . import check
 from ..errors import one_line
 from ..progress import Progress
 from ..results import document as D
+from . import cases as C
+from . import check
 
 
 @dataclass

@@ -133,7 +133,7 @@ class Request:
         return options_of(self.to_dict())
 
     @classmethod
-    def from_dict(cls, data: dict) -> "Request":
+    def from_dict(cls, data: dict) -> Request:
         if not isinstance(data, dict):
             raise NumbersError(f"a request is an object, got {type(data).__name__}")
         known = {"convention", "kind", "dtype", "count", "low", "high", "seed"}

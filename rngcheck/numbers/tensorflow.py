@@ -56,7 +56,7 @@ import numpy as np
 
 from .. import counter as state_words
 from .. import philox, reference
-from . import (BITS, INTEGERS, NORMAL, TRUNCATED_NORMAL, UNIFORM, Convention, Request, floats, register)
+from . import BITS, INTEGERS, NORMAL, TRUNCATED_NORMAL, UNIFORM, Convention, Request, floats, register
 from .tolerance import EXACT, Bound, one_rounding
 
 SOURCE_R = "tensorflow/core/lib/random/random_distributions.h"
@@ -348,13 +348,13 @@ class Generator:
     key: int = 0
 
     @classmethod
-    def from_seed(cls, seed: int) -> "Generator":
+    def from_seed(cls, seed: int) -> Generator:
         generator = cls()
         generator.reset_from_seed(seed)
         return generator
 
     @classmethod
-    def from_state(cls, state) -> "Generator":
+    def from_state(cls, state) -> Generator:
         low, high, key = (int(v) & MASK64 for v in state)
         return cls(counter=low | high << 64, key=key)
 
@@ -397,7 +397,7 @@ class Generator:
         return [TENSORFLOW.draw(request, state_words.make_state(counter_value, replica_key(key, r)))
                 for r in range(replicas)]
 
-    def split(self, count: int) -> list["Generator"]:
+    def split(self, count: int) -> list[Generator]:
         """Rule 14."""
         keys = self.draw(BITS, "int64", (count,))
         return [Generator(counter=0, key=int(k) & MASK64) for k in keys]

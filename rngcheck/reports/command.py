@@ -16,9 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 
-from ..errors import RngcheckError
 from ..results.verdicts import STATS_PASS
 
 

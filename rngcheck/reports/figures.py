@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import io
 import itertools
-from html import escape
 import math
 import re
+from html import escape
 
 import numpy as np
 

@@ -30,15 +30,25 @@ from pathlib import Path
 
 from .. import __version__, counter
 from ..errors import RngcheckError
+from ..jsonfile import atomic_write
 from ..results.document import agreement
 from ..results.sources import STATS_SCHEMA, Source, classify, read, sources_of  # noqa: F401  (reading API)
-from ..jsonfile import atomic_write
 from ..results.statuses import BROKEN, PASSED, STATUSES, effective
-from ..results.text import mismatch_fields
 from ..results.tables import counts as status_counts
 from ..results.tables import frame, rows, run_labels
-from ..results.verdicts import (STATS_BAD, STATS_FAIL, STATS_INCOMPLETE, STATS_JUDGED, STATS_PASS, STATS_SUSPECT,
-                                STATS_VERDICTS, report_verdict, run_verdict)
+from ..results.text import mismatch_fields
+from ..results.verdicts import (
+    STATS_BAD,
+    STATS_FAIL,
+    STATS_INCOMPLETE,
+    STATS_JUDGED,
+    STATS_PASS,
+    STATS_SUSPECT,
+    STATS_VERDICTS,
+    report_verdict,
+    run_verdict,
+)
+
 DETAILED_FAILURES = 40      # per backend column: full sections; the rest in a compact table
 MISMATCH_ROWS = 16          # first mismatching elements shown per case
 TEXT_LIMIT = 4000           # characters of a message / traceback shown

@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ..errors import RngcheckError
 from ..jsonfile import atomic_write
 from ..results.verdicts import STATS_BAD, STATS_FAIL, STATS_PASS, STATS_SUSPECT
 from .html import visible

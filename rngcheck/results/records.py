@@ -58,7 +58,7 @@ class CaseRecord:
     inputs: dict
 
     @classmethod
-    def of(cls, case) -> "CaseRecord":
+    def of(cls, case) -> CaseRecord:
         """The record of a conformance case (rngcheck.conformance.cases.Case)."""
         output_state = case.output_state if isinstance(case.output_state, bool) else list(case.output_state)
         inputs = {"state": [f"0x{int(w):08x}" for w in case.state], "sizes": list(case.sizes),
@@ -74,7 +74,7 @@ class CaseRecord:
         return asdict(self)
 
     @classmethod
-    def from_json(cls, value) -> "CaseRecord":
+    def from_json(cls, value) -> CaseRecord:
         value = _dict(value)
         return cls(*(_str(value.get(f.name)) for f in fields(cls) if f.name != "inputs"), _dict(value.get("inputs")))
 
@@ -115,7 +115,7 @@ class ResultRecord(Verdict):
     reproduce_command: str | None = None
 
     @classmethod
-    def of(cls, verdict: Verdict, **where) -> "ResultRecord":
+    def of(cls, verdict: Verdict, **where) -> ResultRecord:
         return cls(**{f.name: getattr(verdict, f.name) for f in fields(Verdict)}, **where)
 
     @property
@@ -127,7 +127,7 @@ class ResultRecord(Verdict):
         return {key: value[key] for key in RESULT_ORDER}
 
     @classmethod
-    def from_json(cls, value) -> "ResultRecord":
+    def from_json(cls, value) -> ResultRecord:
         value = _dict(value)
         status = value.get("status")
         diagnosis, reproduce = value.get("diagnosis"), value.get("reproduce")

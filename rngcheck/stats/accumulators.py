@@ -159,7 +159,7 @@ class Accumulator:
             self._consume(words[:usable], position)
         self._tail = words[usable:].copy()
 
-    def merge(self, other: "Accumulator") -> "Accumulator":
+    def merge(self, other: Accumulator) -> Accumulator:
         """Absorb ``other``, which must have seen the words right after this one's."""
         if type(other) is not type(self) or other.parameters != self.parameters:
             raise ValueError("can only merge accumulators of the same test and parameters")
@@ -183,7 +183,7 @@ class Accumulator:
         self.end = other.end
         return self
 
-    def _adopt(self, other: "Accumulator") -> None:
+    def _adopt(self, other: Accumulator) -> None:
         self._records.extend(other._records)
         for key, value in other.totals.items():
             self.totals[key] = self.totals[key] + value if key in self.totals else _copy(value)
@@ -240,7 +240,7 @@ class Accumulator:
         return out
 
     @classmethod
-    def from_state(cls, state) -> "Accumulator":
+    def from_state(cls, state) -> Accumulator:
         """The accumulator ``state`` describes (from ``state()``, or read back from an .npz:
         0-d arrays are accepted for scalars). Raises StateError (one line) if it is not a
         state of this class."""
@@ -252,7 +252,7 @@ class Accumulator:
             raise StateError(f"not a state of {cls.name}: {one_line(error)}") from None
 
     @classmethod
-    def _from_state(cls, state) -> "Accumulator":
+    def _from_state(cls, state) -> Accumulator:
         if not hasattr(state, "keys"):
             raise TypeError(f"a state is a dict, not {type(state).__name__}")
         kind = _scalar(state["class"])

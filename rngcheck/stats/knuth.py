@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 from scipy import special
@@ -125,7 +125,7 @@ class Gap(_CountsTest):
         return [frequency] + super().evaluate(records, totals, samples)
 
 
-@lru_cache(maxsize=None)
+@cache
 def stirling2(n: int, k: int) -> int:
     """Stirling numbers of the second kind {n k} (Knuth vol. 1, 1.2.6), exact."""
     if n == k:

@@ -22,14 +22,15 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 from scipy import special
 
 from . import pvalues
 from .accumulators import Accumulator, chi2_counts
-from .bits import ones as count_ones, walk_extremes
+from .bits import ones as count_ones
+from .bits import walk_extremes
 
 SAMPLE_WORDS = 1 << 15  # 2^20 bits
 
@@ -126,7 +127,7 @@ def longest_runs(blocks) -> np.ndarray:
     return best
 
 
-@lru_cache(maxsize=None)
+@cache
 def _no_run_longer(M: int, k: int) -> int:
     """Number of M-bit strings whose longest run of ones is <= k (exact)."""
     # ways[j] = strings so far ending in exactly j ones (j <= k)

@@ -41,7 +41,7 @@ records, results independent of chunking); the battery gives them budgets (batte
 from __future__ import annotations
 
 import math
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 from scipy import stats
@@ -113,7 +113,7 @@ def _count_rows(codes, cells):
     return np.bincount(flat.reshape(-1), minlength=rows * cells).reshape(rows, cells)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _weight_classes(bits: int):
     """Three classes of the Hamming weight of ``bits`` fair bits, the outer two as near 1/3 as
     the binomial allows without exceeding it: (lower cut, upper cut, exact class probabilities). Class 0: weight <=
@@ -250,7 +250,7 @@ class FloatFrequency(Accumulator):
 GAP_P = 2.0 ** -16
 
 
-@lru_cache(maxsize=None)
+@cache
 def _gap_classes(values: int):
     """Gap classes [2^c, 2^(c+1)) for gaps up to ``values`` - 1, merged from the top until the
     expected count is at least MIN_EXPECTED in a sample; returns (upper bounds, expected)."""

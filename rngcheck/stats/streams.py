@@ -45,10 +45,10 @@ class Source:
     def describe(self) -> dict:
         return {}
 
-    def at(self, word: int) -> "Source":
+    def at(self, word: int) -> Source:
         raise RngcheckError("this stream cannot be opened at an offset")
 
-    def neighbour(self, kind: str) -> "Source | None":
+    def neighbour(self, kind: str) -> Source | None:
         return None
 
     def close(self) -> None:

@@ -175,7 +175,7 @@ class _GF2Matrix:
         self.columns = list(columns)
 
     @classmethod
-    def of(cls, step, bits: int) -> "_GF2Matrix":
+    def of(cls, step, bits: int) -> _GF2Matrix:
         return cls(step(1 << b) for b in range(bits))
 
     def __call__(self, x: int) -> int:
@@ -187,10 +187,10 @@ class _GF2Matrix:
             b += 1
         return out
 
-    def __matmul__(self, other: "_GF2Matrix") -> "_GF2Matrix":
+    def __matmul__(self, other: _GF2Matrix) -> _GF2Matrix:
         return _GF2Matrix(self(c) for c in other.columns)
 
-    def power(self, k: int) -> "_GF2Matrix":
+    def power(self, k: int) -> _GF2Matrix:
         return _power(self, k, _GF2Matrix(1 << b for b in range(len(self.columns))))
 
 

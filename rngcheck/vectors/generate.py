@@ -13,8 +13,6 @@ import json
 import sys
 from pathlib import Path
 
-import numpy as np
-
 from .. import counter, layout, reference
 from . import FORMAT, FORMAT_VERSION, KAT_FILE, OPERATOR_FILE, data_path, sha256_of_words
 

@@ -40,7 +40,7 @@ class GUID(ctypes.Structure):
     _fields_ = [("Data1", c_uint32), ("Data2", c_uint16), ("Data3", c_uint16), ("Data4", ctypes.c_uint8 * 8)]
 
     @classmethod
-    def parse(cls, text: str) -> "GUID":
+    def parse(cls, text: str) -> GUID:
         value = uuid.UUID(text)
         guid = cls()
         guid.Data1, guid.Data2, guid.Data3 = value.fields[0], value.fields[1], value.fields[2]

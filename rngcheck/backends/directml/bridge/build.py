@@ -35,7 +35,7 @@ import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from .chain import (DIRECTML_BUILDS, VKD3D_VERSION, WHEEL_MEMBER, WIDL, WINE_SOURCE, DirectMLBuild, Layout)
+from .chain import DIRECTML_BUILDS, VKD3D_VERSION, WHEEL_MEMBER, WIDL, WINE_SOURCE, DirectMLBuild, Layout
 
 HERE = Path(__file__).resolve().parent
 BRIDGE_SOURCES = ("bridge.h", "d3d12_bridge.c", "d3d12_bridge.map", "dxcore_bridge.c", "vkd3d_device.h")

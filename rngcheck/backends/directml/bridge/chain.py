@@ -89,7 +89,7 @@ class Layout:
     fetched: Path | None = None     # where fetched files go (default: root/downloads)
 
     @classmethod
-    def default(cls) -> "Layout":
+    def default(cls) -> Layout:
         return cls(cache_root() / "directml")
 
     @property

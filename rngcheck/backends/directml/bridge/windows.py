@@ -35,8 +35,22 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from .build import (IDL_FILES, PARSERS, VKD3D_DIRS, check_tools, compile_all, fetch_widl, layout_of, pip_wheel, report,
-                    run, say, set_up_parser, unpack_member, unpack_sources)
+from .build import (
+    IDL_FILES,
+    PARSERS,
+    VKD3D_DIRS,
+    check_tools,
+    compile_all,
+    fetch_widl,
+    layout_of,
+    pip_wheel,
+    report,
+    run,
+    say,
+    set_up_parser,
+    unpack_member,
+    unpack_sources,
+)
 from .chain import VKD3D_VERSION, WIDL, WINE_SOURCE, Layout
 
 HERE = Path(__file__).resolve().parent
