@@ -77,7 +77,8 @@ def measure(directml, numpy_backend, args, state):
         want = np.full(extent, SENTINEL, dtype=np.uint32)
         got = want.copy()
         want_state = numpy_backend.random_generator(state, sizes, strides, want)
-        first = seconds(lambda: directml.random_generator(state, sizes, strides, got))
+        first = seconds(lambda sizes=sizes, strides=strides, got=got:
+                        directml.random_generator(state, sizes, strides, got))
         got_state = directml.random_generator(state, sizes, strides, got)
         if not np.array_equal(got, want):
             return {"mismatch": f"{label}: {first_difference(got, want)}"}
@@ -88,8 +89,10 @@ def measure(directml, numpy_backend, args, state):
     rows = []
     for label, sizes, strides, want, got, first in plan:
         mine = np.full(want.size, SENTINEL, dtype=np.uint32)
-        runs = {"directml": lambda: directml.random_generator(state, sizes, strides, got),
-                "numpy": lambda: numpy_backend.random_generator(state, sizes, strides, mine)}
+        runs = {"directml": lambda sizes=sizes, strides=strides, got=got:
+                    directml.random_generator(state, sizes, strides, got),
+                "numpy": lambda sizes=sizes, strides=strides, mine=mine:
+                    numpy_backend.random_generator(state, sizes, strides, mine)}
         calls = args.calls if label == "per call" else 1
         best = dict.fromkeys(runs, float("inf"))
         for repeat in range(args.repeats):

@@ -91,11 +91,13 @@ def main():
         n = int(np.prod(sizes))
         print(f"\n== {name}: {n} words in a buffer of {extent}")
         want = np.zeros(extent, dtype=np.uint32)
-        best = {"numpy reference": min(seconds(lambda: reference.random_generator(STATE, sizes, strides, want))
+        best = {"numpy reference": min(seconds(lambda sizes=sizes, strides=strides, want=want:
+                                               reference.random_generator(STATE, sizes, strides, want))
                                        for _ in range(max(1, args.repeats // 3)))}
 
         buffer = np.zeros(extent, dtype=np.uint32)
-        first_call = seconds(lambda: backend.random_generator(STATE, sizes, strides, buffer))
+        first_call = seconds(lambda sizes=sizes, strides=strides, buffer=buffer:
+                             backend.random_generator(STATE, sizes, strides, buffer))
         assert np.array_equal(buffer, want), "opencl differs from the reference"
         if randomgen:
             assert np.array_equal(randomgen_words(n), reference.words(STATE, 0, n)), "randomgen's words differ"

@@ -85,7 +85,8 @@ def speed(deep_bytes: int, tiers=("smoke", "standard", "deep"), workers=None, ag
                     walls[name].append(found["wall"])
                     verdicts = found
             best = {name: min(values) for name, values in walls.items()}
-            line = (f"{tier:9s} {nbytes / MiB:8.0f} MiB  {best['this']:7.2f} s  {nbytes / 1e6 / best['this']:7.1f} MB/s  "
+            line = (f"{tier:9s} {nbytes / MiB:8.0f} MiB  {best['this']:7.2f} s  "
+                    f"{nbytes / 1e6 / best['this']:7.1f} MB/s  "
                     f"verdict {verdicts['verdict']}  ({verdicts['results']} p-values)")
             if against:
                 line += (f"  | {against}: {best['against']:7.2f} s {nbytes / 1e6 / best['against']:7.1f} MB/s"
@@ -138,7 +139,8 @@ def _size(nbytes):
 
 
 def power(max_bytes: int, names=None) -> dict:
-    print(f"== power: bytes of the main stream before the first FAIL (doubling from 64 KiB, up to {max_bytes / MiB:.0f} MiB;"
+    print("== power: bytes of the main stream before the first FAIL "
+          f"(doubling from 64 KiB, up to {max_bytes / MiB:.0f} MiB;"
           " main stream only; PractRand's figure beside it where one is published or measured)")
     found = {}
     for name, factory in {**panel.WEAK, **panel.BOUNDARY, **panel.GOOD}.items():
@@ -180,7 +182,8 @@ def false_alarms(seeds: int, tier: str) -> dict:
                 flagged[f"{e['test']} [{e['stream']}] {e['first_verdict']}->{e['verdict']}"] += 1
     rate = verdicts["FAIL"] / seeds
     print(f"final verdicts: {dict(verdicts)}; FAIL rate {rate:.3f} ({', '.join(failed) or 'none'}); "
-          f"first-range SUSPECT/FAIL results: {dict(flagged) or 'none'}; {time.perf_counter() - began:.0f} s", flush=True)
+          f"first-range SUSPECT/FAIL results: {dict(flagged) or 'none'}; {time.perf_counter() - began:.0f} s",
+          flush=True)
     return {"seeds": seeds, "tier": tier, "fail_rate": rate, "verdicts": dict(verdicts)}
 
 

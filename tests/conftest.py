@@ -5,8 +5,8 @@ sys.path through ``pythonpath = ["tests"]`` in pyproject.toml, not through this 
 
 Hypothesis runs deterministically here: the profile "rngcheck" derives every example from the
 test itself (derandomize) and keeps no example database, so a run is the same on every machine
-(hypothesis still caches constants in .hypothesis/, which git ignores). HYPOTHESIS_PROFILE=explore runs random examples instead (a
-failure then prints the @seed that reproduces it).
+(hypothesis still caches constants in .hypothesis/, which git ignores). HYPOTHESIS_PROFILE=explore
+runs random examples instead (a failure then prints the @seed that reproduces it).
 """
 
 import os

@@ -1,7 +1,7 @@
 """The five sequences of SP 800-22 rev1a Appendix B, computed here with exact integer arithmetic
 (no data files): the first n bits of the binary expansions of e, pi, sqrt(2), sqrt(3) (integer
-part first: e = 10.1011..., pi = 11.0010..., sqrt 2 = 1.0110..., sqrt 3 = 1.1011...), as in sts-2.1.2's data files. Each is computed once
-per test session (functools.cache), in a few seconds.
+part first: e = 10.1011..., pi = 11.0010..., sqrt 2 = 1.0110..., sqrt 3 = 1.1011...), as in
+sts-2.1.2's data files. Each is computed once per test session (functools.cache), in a few seconds.
 
 The fifth sequence of Appendix B, NIST's SHA-1 generator (G-SHA1), is not here: sts-2.1.2's
 generator code (FIPS 186-2 appendix 3.1 G function, seed ec822a61...) as read here did not

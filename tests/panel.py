@@ -20,7 +20,7 @@ MASK32 = 0xFFFFFFFF
 def philox_blocks(counters: np.ndarray, k0: int, k1: int, rounds: int = 10) -> np.ndarray:
     """Philox4x32-R over an (m, 4) array of counter words; returns (m, 4) uint32."""
     x = counters.astype(np.uint64)
-    for r in range(rounds):
+    for _ in range(rounds):
         p0 = x[:, 0] * np.uint64(0xD2511F53)
         p1 = x[:, 2] * np.uint64(0xCD9E8D57)
         x = np.stack([(p1 >> np.uint64(32)) ^ x[:, 1] ^ np.uint64(k0), p1 & np.uint64(MASK32),

@@ -74,7 +74,8 @@ def test_a_broken_backend_exits_1_and_junit_counts_match_json(tmp_path):
       "/proc/rngcheck-nowhere/r.json"], "cannot write"),
     (["run", "--backend", "numpy", "--timeout", "nan"], "not a positive number of seconds"),
     (["run", "--backend", "numpy", "--timeout", "-1"], "not a positive number of seconds"),
-    (["run", "--backend", "numpy", "--expected-failures", "/nonexistent/known.txt"], "cannot read the expected-failures"),
+    (["run", "--backend", "numpy", "--expected-failures", "/nonexistent/known.txt"],
+     "cannot read the expected-failures"),
     (["run", "--backend", "numpy", "--baseline", "/nonexistent/base.json"], "cannot read document"),
     (["compare", "/nonexistent/a.json", "/nonexistent/b.json"], "cannot read document"),
     (["export", "/nonexistent/a.json"], "one of the arguments --csv --parquet is required"),
@@ -85,7 +86,7 @@ def test_bad_input_is_one_line_and_exit_2(args, message, capsys):
     assert code == 2, out + err
     assert message in err
     assert "Traceback" not in err
-    assert len([l for l in err.strip().splitlines() if "error" in l]) == 1
+    assert len([ln for ln in err.strip().splitlines() if "error" in ln]) == 1
 
 
 @pytest.mark.parametrize("args, message", [
@@ -96,7 +97,7 @@ def test_bad_input_in_a_real_process(args, message):
     result = rngcheck(*args)
     assert result.returncode == 2, result.stdout + result.stderr
     assert message in result.stderr and "Traceback" not in result.stderr
-    assert len([l for l in result.stderr.strip().splitlines() if "error" in l]) == 1
+    assert len([ln for ln in result.stderr.strip().splitlines() if "error" in ln]) == 1
 
 
 def test_repro_passes_a_correct_backend_and_diagnoses_a_broken_one():
@@ -123,8 +124,8 @@ def test_backends_with_specs_shows_what_each_says_of_itself():
     assert result.returncode == 0
     lines = result.stdout.splitlines()
     assert lines[0].startswith("numpy") and "available" in lines[0]
-    assert any(l.strip().startswith("implementation:") and "rngcheck reference" in l for l in lines)
-    unavailable = next(l for l in lines if l.startswith("directml:lib=no-such-build"))
+    assert any(ln.strip().startswith("implementation:") and "rngcheck reference" in ln for ln in lines)
+    unavailable = next(ln for ln in lines if ln.startswith("directml:lib=no-such-build"))
     assert "unavailable:" in unavailable
 
 
@@ -177,7 +178,7 @@ def test_impossible_descriptions_in_repro_are_usage_errors(capsys):
 def test_failures_print_a_ready_to_paste_reproduction():
     result = rngcheck("run", "--backend", f"{PANEL}:Only4D", "--case", "mapping/rank-2")
     assert result.returncode == 1
-    line = next(l for l in result.stdout.splitlines() if "reproduce: rngcheck repro" in l)
+    line = next(ln for ln in result.stdout.splitlines() if "reproduce: rngcheck repro" in ln)
     command = line.split("reproduce: ", 1)[1].split()
     again = rngcheck(*command[1:])
     assert again.returncode == 1 and "rank-4-only" in again.stdout
@@ -188,7 +189,7 @@ def test_without_an_opencl_platform_opencl_is_listed_unavailable_and_run_exits_2
 
     env = dict(os.environ, OCL_ICD_VENDORS=str(tmp_path))  # an ICD directory with no vendor in it
     listing = subprocess.run([sys.executable, "-m", "rngcheck", "backends"], capture_output=True, text=True, env=env)
-    line = next(l for l in listing.stdout.splitlines() if l.startswith("opencl"))
+    line = next(ln for ln in listing.stdout.splitlines() if ln.startswith("opencl"))
     assert "unavailable: no OpenCL platform found" in line
     run = subprocess.run([sys.executable, "-m", "rngcheck", "run", "--backend", "opencl"], capture_output=True,
                          text=True, env=env)

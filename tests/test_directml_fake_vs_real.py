@@ -256,7 +256,7 @@ def fakes():
 def test_set_up_and_close_calls(build, fakes):
     actual = real(build)
     assert actual["platform"] == "vkd3d" and actual["DirectML version"] == build.version
-    assert "%d.%d" % tuple(actual["feature level"]) == build.feature_level
+    assert "{}.{}".format(*actual["feature level"]) == build.feature_level
     like_real = fakes(build.short, actual)
     assert like_real["feature level"] == actual["feature level"]
     assert like_real["set-up"] == actual["set-up"]

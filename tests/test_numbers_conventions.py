@@ -359,7 +359,8 @@ out = {}
 for dtype, width in (("float32", 32), ("float16", 16), ("bfloat16", 8)):
     key = jax.random.key(2026)
     n = 1 << 16
-    out[f"uniform-bits-{dtype}"] = np.asarray(jax.random.bits(key, (n,), {8: jnp.uint8, 16: jnp.uint16, 32: jnp.uint32}[width]))
+    out[f"uniform-bits-{dtype}"] = np.asarray(
+        jax.random.bits(key, (n,), {8: jnp.uint8, 16: jnp.uint16, 32: jnp.uint32}[width]))
     got = np.asarray(jax.random.uniform(key, (n,), getattr(jnp, dtype)))
     ranged = np.asarray(jax.random.uniform(key, (n,), getattr(jnp, dtype), -2.0, 3.0))
     out[f"uniform-{dtype}"] = got.view(np.uint16) if dtype == "bfloat16" else got
@@ -368,7 +369,8 @@ for dtype, width in (("float32", 32), ("float16", 16), ("bfloat16", 16)):
     width = int(sys.argv[2 + ("float32", "float16", "bfloat16").index(dtype)])
     key = jax.random.key(7)
     n = 1 << 18
-    out[f"normal-bits-{dtype}"] = np.asarray(jax.random.bits(key, (n,), {8: jnp.uint8, 16: jnp.uint16, 32: jnp.uint32}[width]))
+    out[f"normal-bits-{dtype}"] = np.asarray(
+        jax.random.bits(key, (n,), {8: jnp.uint8, 16: jnp.uint16, 32: jnp.uint32}[width]))
     got = np.asarray(jax.random.normal(key, (n,), getattr(jnp, dtype)))
     out[f"normal-{dtype}"] = got.view(np.uint16) if dtype == "bfloat16" else got
 n = 1 << 16

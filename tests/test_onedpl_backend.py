@@ -63,7 +63,8 @@ def test_chunks_use_the_engines_discard():
     except BackendUnavailable as error:
         unavailable(str(error))
     try:
-        document = run([NamedBackend(SPEC, backend)], RunOptions(profile="quick", select=["counter", "mapping", "state"]))
+        document = run([NamedBackend(SPEC, backend)],
+                       RunOptions(profile="quick", select=["counter", "mapping", "state"]))
     finally:
         backend.close()
     assert not [r["case"] for r in document["results"] if r["required"] and r["status"] in BROKEN]

@@ -134,7 +134,7 @@ def test_terminal_junit_html_and_pytest_say_a_failure_with_the_same_lines(tmp_pa
 
     ours = _failures(ET.parse(tmp_path / "r.xml").getroot())
     theirs = _failures(ET.parse(tmp_path / "pytest.xml").getroot())
-    terminal = [l.strip() for l in run.stdout.splitlines()]
+    terminal = [ln.strip() for ln in run.stdout.splitlines()]
     pytest_lines = tested.stdout.splitlines()
     assert len(ours) == len(theirs) == 2
     for spec, result in ((FLIPS, flips), (LANES, lanes)):

@@ -211,6 +211,7 @@ def test_generator_quick_profile_fails_as_documented(generator):
 def test_missing_pyopencl_is_unavailable_with_install_hint(mode, monkeypatch):
     monkeypatch.setitem(sys.modules, "pyopencl", None)
     with pytest.raises(BackendUnavailable) as error:
-        load(f"rngcheck.backends.pyopencl_backend:{'PyopenclBackend' if mode == 'header' else 'PyopenclGeneratorBackend'}")
+        name = "PyopenclBackend" if mode == "header" else "PyopenclGeneratorBackend"
+        load(f"rngcheck.backends.pyopencl_backend:{name}")
     message = str(error.value)
     assert "pip install rngcheck[opencl]" in message and "\n" not in message

@@ -21,19 +21,18 @@ import pytest
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
+import panel
 from rngcheck import cli
+from rngcheck.conformance.runner import NamedBackend, RunOptions, run
+from rngcheck.errors import RngcheckError
+from rngcheck.reports import html, junit, summary
+from rngcheck.results import document as D
 
 for _module in ("jinja2", "matplotlib"):  # the report extra: required in CI, skipped without it elsewhere
     if os.environ.get("CI") == "true":
         __import__(_module)
     else:
         pytest.importorskip(_module)
-
-import panel
-from rngcheck.conformance.runner import NamedBackend, RunOptions, run
-from rngcheck.errors import RngcheckError
-from rngcheck.reports import html, junit, summary
-from rngcheck.results import document as D
 
 PANEL = str(Path(__file__).parent / "panel.py")
 EVIL_NAME = "<script>alert(1)</script>"
@@ -241,7 +240,8 @@ def test_broken_backends_diagnosis_is_at_the_top(counter_reversed, tmp_path):
     assert "rngcheck repro --backend panel:counter-words-reversed" in text
     # configuration: describe(), versions, profile, seed, command line, date, reproduce command
     for needle in ("rngcheck reference model (numpy)", counter_reversed["created"], "quick, seed 0",
-                   counter_reversed["environment"]["python"], "numpy " + counter_reversed["environment"]["packages"]["numpy"],
+                   counter_reversed["environment"]["python"],
+                   "numpy " + counter_reversed["environment"]["packages"]["numpy"],
                    counter_reversed["reproduce"].replace("'", "&#39;")):
         assert needle in text, needle
 
@@ -276,7 +276,8 @@ def test_every_case_has_an_anchor_and_failures_have_per_backend_anchors(typical)
         assert f"case-{result['backend']}-{result['case']}" in ids
     # case-<id> of a failing case is its failure section, showing the diagnosis
     first = failing[0]
-    section = re.search(r'<section class="case" id="case-' + re.escape(first["case"]) + r'">(.*?)</section>', text, re.S)
+    section = re.search(r'<section class="case" id="case-' + re.escape(first["case"]) + r'">(.*?)</section>',
+                        text, re.S)
     assert section and first["diagnosis"]["id"] in section.group(1)
     # links inside the page resolve
     for target in set(re.findall(r'href="#([^"]+)"', text)):
@@ -345,7 +346,10 @@ def test_figures_have_unique_ids_and_no_external_references(typical, biased_stat
 def test_merge_of_several_documents(typical, counter_reversed, biased_stats, tmp_path):
     paths = []
     for name, doc in (("a.json", typical), ("b.json", counter_reversed), ("s.json", biased_stats)):
-        D.write(doc, tmp_path / name) if doc.get("schema") == D.SCHEMA else (tmp_path / name).write_text(json.dumps(doc))
+        if doc.get("schema") == D.SCHEMA:
+            D.write(doc, tmp_path / name)
+        else:
+            (tmp_path / name).write_text(json.dumps(doc))
         paths.append(tmp_path / name)
     model = html.build([html.read(p) for p in paths], figures=False)
     labels = [c["label"] for c in model["columns"]]
@@ -464,7 +468,8 @@ BAD_VALUES = [None, 0, -1, "", "x", [], {}, [None], {"a": None}, 1.5, True, floa
               "\x1b[31mred\x00nul\x7f\u202e", ["<b>list", "\x07"], {"<i>key</i>": "<u>value</u>"},
               "<s>" * 2000]
 HOSTILE_KEYS = ["<script>alert(7)</script>", "\x1b]0;t\x07", "k"]
-RAW_HOSTILE = ["<script", "<img", 'onmouseover="alert(5)', "' onfocus='alert(6)", "<b>list", "<i>key", "<u>value", "<s><s>"]
+RAW_HOSTILE = ["<script", "<img", 'onmouseover="alert(5)', "' onfocus='alert(6)", "<b>list", "<i>key", "<u>value",
+               "<s><s>"]
 NEVER_DAMAGED = ("schema", "schema_version")   # damaged, they make a one-line refusal, tested above
 DAMAGE_SETTINGS = dict(deadline=None, database=None, derandomize=True,   # the same examples every run
                        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -549,8 +554,9 @@ def test_damaged_fields_never_crash(intact_documents, data, which, figures):
 def test_report_command_writes_html_and_summary(typical, biased_stats, tmp_path, capsys):
     D.write(typical, tmp_path / "r.json")
     (tmp_path / "s.json").write_text(json.dumps(biased_stats))
-    code = cli.main(["report", str(tmp_path / "r.json"), str(tmp_path / "s.json"), "--html", str(tmp_path / "out" / "report.html"),
-                         "--summary", str(tmp_path / "out" / "summary.md")])
+    code = cli.main(["report", str(tmp_path / "r.json"), str(tmp_path / "s.json"),
+                     "--html", str(tmp_path / "out" / "report.html"),
+                     "--summary", str(tmp_path / "out" / "summary.md")])
     assert code == 1  # Only4D fails
     assert (tmp_path / "out" / "report.html").stat().st_size > 10_000
     md = (tmp_path / "out" / "summary.md").read_text()

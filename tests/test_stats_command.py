@@ -57,7 +57,10 @@ def test_raw_file_same_result_as_the_stream(tmp_path):
     path = write_words(tmp_path / "s.bin", words)
     doc_file = battery.run(RawSource(path), tier="smoke", nbytes=2 << 20, workers=1)
     doc_func = battery.run(philox_source(3), tier="smoke", nbytes=2 << 20, workers=1, interstream=False)
-    strip = lambda d: [(e["test"], e["level"], e["p_value"]) for e in d["results"]]
+
+    def strip(d):
+        return [(e["test"], e["level"], e["p_value"]) for e in d["results"]]
+
     assert strip(doc_file) == strip(doc_func)
 
 
@@ -126,7 +129,10 @@ def test_parallel_split_and_retest_on_the_next_range(monkeypatch):
     nbytes = 3 << 20
     one = battery.run(philox_source(21), tier="smoke", nbytes=nbytes, workers=1, interstream=False)
     two = battery.run(philox_source(21), tier="smoke", nbytes=nbytes, workers=2, interstream=False)
-    key = lambda d: [(e["test"], e["level"], e["p_value"], e["verdict"], e["retest"]) for e in d["results"]]
+
+    def key(d):
+        return [(e["test"], e["level"], e["p_value"], e["verdict"], e["retest"]) for e in d["results"]]
+
     assert key(one) == key(two)
     from rngcheck.stats.streams import FunctionSource
     base = philox_source(21)
@@ -183,7 +189,10 @@ def test_the_backend_contract_decides_whether_a_stream_is_read_in_forked_process
     else:
         assert callers == {os.getpid()}, "a backend that did not declare itself fork-safe was called after a fork"
     serial, _ = battery.feed(philox_source(17), factories, words)
-    key = lambda accs: json.dumps([acc.result() for acc in accs], sort_keys=True, default=float)
+
+    def key(accs):
+        return json.dumps([acc.result() for acc in accs], sort_keys=True, default=float)
+
     assert key(accs) == key(serial)
 
 

@@ -186,7 +186,8 @@ def test_a_range_that_keeps_killing_its_worker_ends_the_run_in_one_line(tmp_path
     message = str(caught.value)
     assert "\n" not in message and "KilledWorker" in message
     found = re.search(r"range (\d+) of (\d+) of the main stream \(words (\d+)\.\.(\d+)\)", message)
-    assert found and int(found[3]) <= 3 << 19 <= int(found[4])  # the one holding word 1572864 (the plan: balanced_ranges)
+    # the one holding word 1572864 (the plan: balanced_ranges)
+    assert found and int(found[3]) <= 3 << 19 <= int(found[4])
     assert marker.read_text() == "xx"  # allowed-failures=1: it was tried twice, then given up
     assert time.perf_counter() - began < 120  # not a hang
 

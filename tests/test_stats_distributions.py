@@ -271,8 +271,8 @@ def test_cli_reference_and_numpy_backend_agree(tmp_path, capsys):
 
 
 def test_cli_a_broken_backend_exits_1(capsys):
-    code, out, _ = run_cli(capsys, "--distribution", "uniform", "--backend", "test_stats_distributions:SixteenBitUniform",
-                           "--in-process", "--bytes", "16K")
+    code, out, _ = run_cli(capsys, "--distribution", "uniform",
+                           "--backend", "test_stats_distributions:SixteenBitUniform", "--in-process", "--bytes", "16K")
     assert code == 1
     assert "FAIL     uniform.lattice.low_bits" in out and out.splitlines()[-1].startswith("FAIL: ")
 

@@ -21,8 +21,10 @@ def word_sets(s, k=4):
     r = RNG.integers(0, 2 ** 32, (k, s), dtype=np.uint32)
     return {
         "random": r,
-        "sparse": r & RNG.integers(0, 2 ** 32, (k, s), dtype=np.uint32) & RNG.integers(0, 2 ** 32, (k, s), dtype=np.uint32),
-        "dense": r | RNG.integers(0, 2 ** 32, (k, s), dtype=np.uint32) | RNG.integers(0, 2 ** 32, (k, s), dtype=np.uint32),
+        "sparse": (r & RNG.integers(0, 2 ** 32, (k, s), dtype=np.uint32)
+                   & RNG.integers(0, 2 ** 32, (k, s), dtype=np.uint32)),
+        "dense": (r | RNG.integers(0, 2 ** 32, (k, s), dtype=np.uint32)
+                  | RNG.integers(0, 2 ** 32, (k, s), dtype=np.uint32)),
         "zeros": np.zeros((k, s), np.uint32),
         "ones": np.full((k, s), 0xFFFFFFFF, np.uint32),
         "counter": np.arange(k * s, dtype=np.uint32).reshape(k, s),

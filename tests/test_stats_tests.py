@@ -111,7 +111,8 @@ def bad_lane(n):
 
 def bad_lag4(n):
     w = random_words(n)
-    w[0::4] = (w[0::4] & np.uint32(0xFFFFFFFE)) | (np.arange(n // 4) & 1).astype(np.uint32)  # bit 0 of lane 0 alternates
+    # bit 0 of lane 0 alternates
+    w[0::4] = (w[0::4] & np.uint32(0xFFFFFFFE)) | (np.arange(n // 4) & 1).astype(np.uint32)
     return w
 
 

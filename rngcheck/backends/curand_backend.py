@@ -123,7 +123,8 @@ class Generator:
                   "curandCreateGeneratorHost(PHILOX4_32_10)")
 
     def start(self, seed: int, offset: int) -> None:
-        self.lib.check(self.lib.curandSetPseudoRandomGeneratorSeed(self.handle, seed), "curandSetPseudoRandomGeneratorSeed")
+        self.lib.check(self.lib.curandSetPseudoRandomGeneratorSeed(self.handle, seed),
+                       "curandSetPseudoRandomGeneratorSeed")
         self.lib.check(self.lib.curandSetGeneratorOffset(self.handle, offset), "curandSetGeneratorOffset")
 
     def generate(self, out: np.ndarray) -> np.ndarray:

@@ -21,7 +21,8 @@ as its kernel (pyopencl/clrandom.py) and host code say and rngcheck's tests veri
     ``gen_bits`` (carry from word 0 to 1 to 2, none into word 3);
   * there is no uint32 output (measured on PoCL): float32 is A rounded to 24 bits, int32 over
     [0, 2^31 - 1) is floor(A * (2^31 - 1) / 2^32) (0xFFFFFFFE and 0xFFFFFFFF always agree),
-    int64 over [0, 2^32) is A + int32(B), two blocks added. float64 is ``2^-32 * A + 2^-64 * B`` for two consecutive blocks A, B
+    int64 over [0, 2^32) is A + int32(B), two blocks added. float64 is ``2^-32 * A + 2^-64 * B``
+    for two consecutive blocks A, B
     (gen_bits is called twice per pass: A = counter + 2p, B = counter + 2p + 1, in PoCL's
     evaluation order), rounded to 53 bits. floor(x * 2^32) is exactly A's word unless the
     fraction left is 0, where A's word and A's word - 1 (with B's rounding up) cannot be

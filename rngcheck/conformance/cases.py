@@ -2,8 +2,9 @@
 
 Families: kat, mapping, counter, key, layout, state, validation, property, scale
 (see README, "What the suite checks"); and the numbers layer's uniform, normal,
-truncated-normal, integers, bits, seed and guide (rngcheck.conformance.numbers). A case's expectation is explicit (from a vector
-file) or, by default, the reference model's answer, computed when the case is checked.
+truncated-normal, integers, bits, seed and guide (rngcheck.conformance.numbers). A case's
+expectation is explicit (from a vector file) or, by default, the reference model's answer,
+computed when the case is checked.
 """
 
 from __future__ import annotations

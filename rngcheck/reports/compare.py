@@ -62,7 +62,8 @@ def load(baseline, new, expected_path=None, *, same_run_check: bool = True):
     comparison = compare(old_table, new_table, expected)
     if not comparison.common:
         raise RngcheckError("no case in common between the baseline and the new documents "
-                            f"(backends {sorted(set(old_table['backend']))} against {sorted(set(new_table['backend']))})")
+                            f"(backends {sorted(set(old_table['backend']))} "
+                            f"against {sorted(set(new_table['backend']))})")
     return comparison
 
 
@@ -85,7 +86,8 @@ def text(comparison, quiet: bool = False) -> str:
         lines.append(f"{TITLES[kind]}: {len(changes)}")
         for c in changes[:SHOWN]:
             what = f" [{c.diagnosis}]" if c.diagnosis and kind in ("regression", "still", "xfail") else ""
-            why = f" ({c.reason})" if c.reason else f": {c.message}" if c.message and kind in ("regression", "removed") else ""
+            why = (f" ({c.reason})" if c.reason
+                   else f": {c.message}" if c.message and kind in ("regression", "removed") else "")
             lines.append(f"  {printable(c.backend)}: {printable(c.case)} {c.before or '-'} -> {c.after or '-'}"
                          f"{printable(what)}{printable(why)[:200]}")
         if len(changes) > SHOWN:

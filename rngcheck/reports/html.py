@@ -442,7 +442,8 @@ def _case_view(case_id: str, case: dict) -> dict:
         "strides": "packed" if strides is None else "{" + ", ".join(_text(s) for s in _list(strides)) + "}",
         "feature_level": _text(inputs.get("feature_level")),
         "output_state": ("yes" if output_state is True else "omitted" if output_state is False
-                         else "{" + ", ".join(_text(s) for s in _list(output_state)) + "}" if output_state is not None else ""),
+                         else "{" + ", ".join(_text(s) for s in _list(output_state)) + "}"
+                         if output_state is not None else ""),
     }
 
 
@@ -528,7 +529,8 @@ def _trend(data) -> list[dict]:
 
         views.append({
             "backend": _text(backend, 200), "anchor": f"trend-{_anchor_part(backend)}", "categories": categories,
-            "runs": [{"run": _text(r), "created": _text(first.at[r, "created"]), "version": _text(first.at[r, "version"]),
+            "runs": [{"run": _text(r), "created": _text(first.at[r, "created"]),
+                      "version": _text(first.at[r, "version"]),
                       "complete": bool(first.at[r, "complete"]),
                       "cells": [cell(counts, (r, c)) for c in categories], "total": cell(totals, r)} for r in runs],
             "since": since,
@@ -650,8 +652,9 @@ def _stats_view(index: int, source: Source, draw: bool = True) -> dict:
     if bad:
         bad.sort(key=lambda r: -math.inf if _log10_p(r) is None else _log10_p(r))
         bad = bad[:30]
-        figures["worst"] = _figure("log10_p_bars", [f"{_text(r.get('test'))} {_text(r.get('stream'))} {_text(r.get('level'))}"
-                                                   for r in bad], [_log10_p(r) for r in bad],
+        figures["worst"] = _figure("log10_p_bars",
+                                   [f"{_text(r.get('test'))} {_text(r.get('stream'))} {_text(r.get('level'))}"
+                                    for r in bad], [_log10_p(r) for r in bad],
                                    _float(thresholds.get("fail")) or 1e-10, _float(thresholds.get("suspect")))
     return {
         "index": index + 1,

@@ -59,7 +59,8 @@ def to_junit(document: dict) -> ET.ElementTree:
                 counts["skipped"] += 1
                 ET.SubElement(element, "skipped", message=clean(result["message"][:500]))
             elif result["message"] or result["observations"]:
-                ET.SubElement(element, "system-out").text = clean("\n".join([result["message"], *result["observations"]]))
+                ET.SubElement(element, "system-out").text = clean(
+                    "\n".join([result["message"], *result["observations"]]))
         for key, value in counts.items():
             suite.set(key, str(value))
             totals[key] += value

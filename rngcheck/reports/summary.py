@@ -96,8 +96,8 @@ def render(model: dict, html_name: str | None = None) -> str:
                      f"**{stats['verdict']}** ({c[STATS_PASS]} pass, {c[STATS_SUSPECT]} suspect, {c[STATS_FAIL]} fail)")
         bad = [r for r in stats["rows"] if r["verdict"] in STATS_BAD][:SHOWN_FAILURES]
         for row in bad:
-            lines.append(f"  - {row['verdict']} {md(row['test'], 80)} ({md(row['stream'], 40)}, {md(row['level'], 30)}): "
-                         f"p = {md(row['p'], 40)}")
+            lines.append(f"  - {row['verdict']} {md(row['test'], 80)} "
+                         f"({md(row['stream'], 40)}, {md(row['level'], 30)}): p = {md(row['p'], 40)}")
     if model["stats"]:
         lines.append("")
     if model["agreement"].get("shown"):

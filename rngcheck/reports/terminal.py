@@ -38,7 +38,8 @@ def summary(document: dict) -> str:
         for r in failures[:SHOWN_FAILURES]:
             tag = f" [{printable(r['diagnosis'].get('id'))}]" if isinstance(r.get("diagnosis"), dict) else ""
             lines.append(f"  {r['status'].upper()} {r['case']}{tag}: {printable(r['message'])[:160]}")
-            lines += [f"       {printable(line)}" for line in detail_lines(r, mismatches=SHOWN_MISMATCHES, diagnosis=False)]
+            lines += [f"       {printable(line)}"
+                      for line in detail_lines(r, mismatches=SHOWN_MISMATCHES, diagnosis=False)]
         if len(failures) > SHOWN_FAILURES:
             lines.append(f"  ... and {len(failures) - SHOWN_FAILURES} more failures (see the JSON document)")
         info = [r for r in results if r["status"] == "info" and r["observations"]]

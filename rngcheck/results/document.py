@@ -16,8 +16,8 @@ newer major version):
   agreement [{case, agree, outputs{backend: sha256}}]   (cases run on two or more backends),
   summary {verdict: "pass" | "fail" | "incomplete", counts{status: n}, required_failed, cases, backends}
   stats [a stats document per backend] (``run --stats``; a FAIL among them fails the run)
-Statuses: rngcheck.results.statuses (the one list); verdicts: rngcheck.results.verdicts. The published JSON Schema of this
-document: rngcheck/results/schemas/rngcheck-result.schema.json.
+Statuses: rngcheck.results.statuses (the one list); verdicts: rngcheck.results.verdicts. The
+published JSON Schema of this document: rngcheck/results/schemas/rngcheck-result.schema.json.
 """
 
 from __future__ import annotations

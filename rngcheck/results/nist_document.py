@@ -31,7 +31,8 @@ def as_stats_document(doc: dict) -> dict:
             "p_display": "---- (fewer than 10 p-values)" if u is None else f"{u:.6f}",
             "verdict": row.get("verdict"), "first_verdict": row.get("verdict"), "retest": None,
             "source": f"NIST SP 800-22 rev1a, section {row.get('section')}; "
-                      f"{row['passed']}/{row['sample_size']} passed (range {row['proportion_min']}..{row['proportion_max']})"
+                      f"{row['passed']}/{row['sample_size']} passed "
+                      f"(range {row['proportion_min']}..{row['proportion_max']})"
                       + ("; " + "; ".join(row["reasons"]) if row.get("reasons") else ""),
         })
     bits = int(doc.get("length", 0)) * int(doc.get("sequences", 0))

@@ -124,7 +124,8 @@ def rows(documents) -> list[Row]:
     out = []
     for label, source in zip(run_labels(sources), sources):
         doc = source.doc
-        categories = {_str(c.get("id")): _str(c.get("category")) for c in _list(doc.get("cases")) if isinstance(c, dict)}
+        categories = {_str(c.get("id")): _str(c.get("category"))
+                      for c in _list(doc.get("cases")) if isinstance(c, dict)}
         backends = {_str(b.get("name")): b for b in _list(doc.get("backends")) if isinstance(b, dict)}
         for value in _list(doc.get("results")):
             if not isinstance(value, dict):

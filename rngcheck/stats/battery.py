@@ -42,8 +42,8 @@ Result document (JSON; schema "rngcheck-stats", schema_version 1), flat on purpo
   not_run                     [{"test", "stream", "reason"}]: tests that needed more data
 
 Tiers (bytes of the main stream; --bytes overrides): smoke 8 MiB (seconds: a CI gate),
-standard 256 MiB (seconds on 2 cores: about 6 CPU-seconds, benchmarks/bench_stats.py), deep 4 GiB by default. Every test reads
-the whole main stream except the slowest ones (SLOW_TESTS: matrix rank, serial/ApEn,
+standard 256 MiB (seconds on 2 cores: about 6 CPU-seconds, benchmarks/bench_stats.py), deep 4 GiB
+by default. Every test reads the whole main stream except the slowest ones (SLOW_TESTS: matrix rank, serial/ApEn,
 cumulative sums, coupon collector read 1/8 of it, at least 2 MiB; the spectral test 1/32,
 at least 1 MiB; SP 800-22's template, universal and random excursion tests 1/128, at least
 2 MiB; its linear complexity test 1/256, at least 2 MiB, and only in the deep tier: FROM_TIER;

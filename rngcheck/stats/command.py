@@ -170,7 +170,8 @@ def render(doc: dict, stream=None, quiet: bool = False) -> None:
                                         " (the backend failed)" if doc.get("backend_failed") else
                                         " (stream too short for the tier)")
     tally = ", ".join(f"{c[v]} {v.lower()}" for v in verdicts.STATS_JUDGED)
-    print(f"{doc['verdict']}{short}: {len(doc['results'])} p-values ({tally}) on {doc['bytes_tested'] / (1 << 20):.1f} MiB, tier {doc['tier']}, "
+    print(f"{doc['verdict']}{short}: {len(doc['results'])} p-values ({tally}) "
+          f"on {doc['bytes_tested'] / (1 << 20):.1f} MiB, tier {doc['tier']}, "
           f"{doc['elapsed_seconds']:.1f} s; reproduce: {doc['reproduce']}", file=out)
 
 

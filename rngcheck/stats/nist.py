@@ -372,7 +372,7 @@ def non_overlapping_moments(M: int, m: int) -> tuple[float, float]:
 
 def overlapping_probabilities(M: int = 1032, m: int = 9, K: int = 5) -> tuple[float, ...]:
     """Class probabilities of section 2.8 as sts-2.1.2 computes them (its function Pr):
-    eta = (M-m+1)/2^(m+1), P(0) = e^-eta, P(u) = e^-eta 2^-u sum_{l=1..u} eta^l/l! C(u-1, l-1),
+    eta = (M-m+1)/2^(m+1), P(0) = e^-eta, P(u) = e^-eta 2^-u sum_{j=1..u} eta^j/j! C(u-1, j-1),
     the last class 1 - sum (for m = 9, M = 1032: eta = 1, P(0) = 1/e = 0.367879). They differ
     from the text's table of 2.8.4 (0.364091, 0.185659, 0.139381, 0.100571, 0.070432, 0.139865,
     from the corrected formula of Hamano and Kaneko) by up to 3.8e-3; sts-2.1.2's printed
@@ -380,9 +380,9 @@ def overlapping_probabilities(M: int = 1032, m: int = 9, K: int = 5) -> tuple[fl
     eta = (M - m + 1) / 2.0 ** m / 2.0
     probs = [math.exp(-eta)]
     for u in range(1, K):
-        probs.append(sum(math.exp(-eta - u * math.log(2) + l * math.log(eta) - math.lgamma(l + 1)
-                                  + math.lgamma(u) - math.lgamma(l) - math.lgamma(u - l + 1))
-                         for l in range(1, u + 1)))
+        probs.append(sum(math.exp(-eta - u * math.log(2) + j * math.log(eta) - math.lgamma(j + 1)
+                                  + math.lgamma(u) - math.lgamma(j) - math.lgamma(u - j + 1))
+                         for j in range(1, u + 1)))
     probs.append(1.0 - sum(probs))
     return tuple(probs)
 
@@ -494,7 +494,7 @@ def linear_complexities(bits, M: int) -> np.ndarray:
     N = bits.size // M
     blocks = np.ascontiguousarray(bits[:N * M].reshape(N, M).T)  # (M, N): step t reads row t
     words = (M + 2 + 63) // 64
-    one, top, zero = np.uint64(1), np.uint64(63), np.uint64(0)
+    one, top = np.uint64(1), np.uint64(63)
 
     def shift(v, w):  # rows 0..w-1 of v, times x (one bit up across the words), in place
         carry = v[:w - 1] >> top
@@ -708,8 +708,8 @@ class Runs(Accumulator):
         pairs = (n - 1) * samples
         t = int(totals["transitions"])
         aggregate = pvalues.binomial(t, pairs)
-        return [self.finding("aggregate", (t - pairs / 2) / math.sqrt(pairs / 4), aggregate, transitions=t, pairs=pairs)] \
-            + self.second_level_ks(first)
+        return [self.finding("aggregate", (t - pairs / 2) / math.sqrt(pairs / 4), aggregate,
+                             transitions=t, pairs=pairs)] + self.second_level_ks(first)
 
 
 class LongestRun(Accumulator):
@@ -729,22 +729,23 @@ class LongestRun(Accumulator):
         hi = (pairs[:, 0] << swap) | (pairs[:, 0] >> swap)
         lo = (pairs[:, 1] << swap) | (pairs[:, 1] >> swap)
 
-        def shifted(h, l, m):  # the 128-bit block (h, l) shifted left by m bits
-            return (h << np.uint64(m)) | (l >> np.uint64(64 - m)), l << np.uint64(m)
+        def shifted(high, low, m):  # the 128-bit block (high, low) shifted left by m bits
+            return (high << np.uint64(m)) | (low >> np.uint64(64 - m)), low << np.uint64(m)
 
-        # a_L has bit i set where bits i, i-1, ..., i-L+1 are all ones: a_{m+n} = a_m & (a_n << m)
-        h, l = shifted(hi, lo, 1)
-        h &= hi
-        l &= lo  # a_2
-        h2, l2 = shifted(h, l, 2)
-        h &= h2
-        l &= l2  # a_4
+        # a_L has bit i set where bits i, i-1, ..., i-L+1 are all ones: a_{m+n} = a_m & (a_n << m);
+        # (ah, al) is a_L's high and low word
+        ah, al = shifted(hi, lo, 1)
+        ah &= hi
+        al &= lo  # a_2
+        h2, l2 = shifted(ah, al, 2)
+        ah &= h2
+        al &= l2  # a_4
         classes = np.zeros(hi.size, dtype=np.uint8)  # number of L in 5..9 with a run of length >= L
         for _ in range(5):
-            h2, l2 = shifted(h, l, 1)
-            h &= h2
-            l &= l2  # a_5 .. a_9
-            classes += (h | l) != 0
+            h2, l2 = shifted(ah, al, 1)
+            ah &= h2
+            al &= l2  # a_5 .. a_9
+            classes += (ah | al) != 0
         classes = classes.reshape(k, -1)
         counts = np.stack([np.count_nonzero(classes == c, axis=1) for c in range(6)], axis=1)
         return {"counts": counts}, {"counts": counts.sum(axis=0)}

@@ -464,7 +464,8 @@ def command(args) -> int:
     out = sys.stderr if args.json == "-" else sys.stdout
     if args.quiet:
         c = doc["counts"]
-        print(f"{doc['verdict']}: {c[STATS_PASS]} pass, {c[STATS_FAIL]} fail, {c[NOT_APPLICABLE]} not applicable", file=out)
+        print(f"{doc['verdict']}: {c[STATS_PASS]} pass, {c[STATS_FAIL]} fail, {c[NOT_APPLICABLE]} not applicable",
+              file=out)
     else:
         render(doc, out)
     return 1 if doc["verdict"] == STATS_FAIL else 0

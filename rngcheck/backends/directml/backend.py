@@ -61,7 +61,8 @@ class DirectMLBackend(Backend):
             raise BackendSpecError(f"directml: adapter must be default, warp or an index, got {adapter!r}")
         if isinstance(exports, str) or isinstance(abi, str) and abi not in ABIS:
             # keyword-only, for Python callers (tests hand in a fake layer); a spec's text cannot name one
-            raise BackendSpecError(f"directml: the options are adapter, lib and d3d12 (abi= is one of {', '.join(ABIS)}; "
+            raise BackendSpecError("directml: the options are adapter, lib and d3d12 "
+                                   f"(abi= is one of {', '.join(ABIS)}; "
                                    "exports= takes a Python object, not spec text)")
         self.exports = exports if exports is not None else loader.load(lib, d3d12)
         if lib:                 # one run may hold several builds: name each after its library

@@ -128,7 +128,7 @@ class Device:
             self._queue_and_lists()
             self.dml = self._dml_device()
             self.feature_level = self._feature_level()
-            self.info["feature level"] = "%d.%d" % self.feature_level
+            self.info["feature level"] = "{}.{}".format(*self.feature_level)
         except BaseException:
             self.close()
             raise

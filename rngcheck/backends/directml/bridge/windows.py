@@ -208,7 +208,8 @@ def build_d3d12(layout: WindowsLayout, offline: bool, workers: int, vulkan_inclu
         sources += [generated / f"{name}{kind}.c" for name in PARSERS for kind in (".tab", ".yy")]
         objects = work / "objects"
         objects.mkdir()
-        jobs = [[MINGW, *flags, "-c", str(s), "-o", str(objects / f"{i:02d}-{s.stem}.o")] for i, s in enumerate(sources)]
+        jobs = [[MINGW, *flags, "-c", str(s), "-o", str(objects / f"{i:02d}-{s.stem}.o")]
+                for i, s in enumerate(sources)]
         version = f"rngcheck d3d12, vkd3d {VKD3D_VERSION} from Debian wine {WINE_SOURCE.version}, mingw-w64"
         jobs.append([MINGW, *flags, f'-DRNGCHECK_BRIDGE_VERSION="{version}"', "-c", str(HERE / "d3d12_windows.c"),
                      "-o", str(work / "d3d12_windows.o")])
