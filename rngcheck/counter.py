@@ -20,7 +20,13 @@ once; a library's own mapping onto these words stays in its adapter):
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import SupportsInt
+
 import numpy as np
+import numpy.typing as npt
+
+from .philox import Scratch
 
 STATE_WORDS = 6
 COUNTER_WORDS = 4   # rule 1: words 0-3; the key is the other two (rule 2)
@@ -29,7 +35,7 @@ WORD_MASK = 0xFFFFFFFF
 HALF_MASK = (1 << 64) - 1
 
 
-def state_array(words) -> np.ndarray:
+def state_array(words: npt.ArrayLike) -> np.ndarray:
     """Six words as the canonical numpy uint32 (6,) array (values must fit in 32 bits)."""
     values = [int(w) for w in np.asarray(words).reshape(-1)]
     if len(values) != STATE_WORDS or any(not 0 <= v <= WORD_MASK for v in values):
@@ -37,7 +43,7 @@ def state_array(words) -> np.ndarray:
     return np.array(values, dtype=np.uint32)
 
 
-def as_state_words(value) -> np.ndarray | None:
+def as_state_words(value: object) -> np.ndarray | None:
     """``value`` as 6 uint32 words if it is a state (six integers in 0..2^32-1), else None."""
     try:
         values = np.asarray(value)
@@ -50,17 +56,17 @@ def as_state_words(value) -> np.ndarray | None:
     return values.reshape(-1).astype(np.uint32)
 
 
-def value_of_words(words) -> int:
+def value_of_words(words: Iterable[SupportsInt]) -> int:
     """Rules 1-2: the integer that 32-bit words make, the first one least significant."""
     return sum(int(w) << (32 * i) for i, w in enumerate(words))
 
 
-def word_of(value) -> int:
+def word_of(value: int | np.integer) -> int:
     """A 32-bit state word from any integer with its bits: value mod 2^32 (an int32 -1 is 0xffffffff)."""
     return int(value) & WORD_MASK
 
 
-def signed_word(word) -> int:
+def signed_word(word: int | np.integer) -> int:
     """The int32 with a word's bits (for libraries that take or keep state words as int32)."""
     word = word_of(word)
     return word - (1 << 32) if word >= 1 << 31 else word
@@ -72,7 +78,7 @@ def words_of_value(value: int, count: int) -> list[int]:
     return [(int(value) >> (32 * i)) & WORD_MASK for i in range(count)]
 
 
-def counter_of(state) -> int:
+def counter_of(state: npt.ArrayLike) -> int:
     """Rule 1: the 128-bit counter of a state (or of its four counter words), as an integer."""
     words = np.asarray(state).reshape(-1)
     if words.size < COUNTER_WORDS:
@@ -80,28 +86,28 @@ def counter_of(state) -> int:
     return value_of_words(words[:COUNTER_WORDS].tolist())
 
 
-def key_of(state) -> tuple[int, int]:
+def key_of(state: npt.ArrayLike) -> tuple[int, int]:
     """Rule 2: the key (k0, k1) of a state: words 4 and 5."""
     words = np.asarray(state).reshape(-1)
     return int(words[4]), int(words[5])
 
 
-def key_value(state) -> int:
+def key_value(state: npt.ArrayLike) -> int:
     """Rule 2: the key of a state as one 64-bit integer, k0 | k1 << 32."""
     return value_of_words(key_of(state))
 
 
-def counter_words(state) -> np.ndarray:
+def counter_words(state: npt.ArrayLike) -> np.ndarray:
     """Rule 1: the counter's words 0-3 of a state, as uint32, word 0 first."""
-    return state_array(state)[:COUNTER_WORDS].copy()
+    return np.array(state_array(state)[:COUNTER_WORDS])  # a copy
 
 
-def key_words(state) -> np.ndarray:
+def key_words(state: npt.ArrayLike) -> np.ndarray:
     """Rule 2: the key's words 4-5 (k0, k1) of a state, as uint32."""
-    return state_array(state)[COUNTER_WORDS:].copy()
+    return np.array(state_array(state)[COUNTER_WORDS:])  # a copy
 
 
-def counter_halves(state) -> tuple[int, int]:
+def counter_halves(state: npt.ArrayLike) -> tuple[int, int]:
     """Rule 3: the counter of a state as 64-bit halves (low = words 0-1, high = words 2-3)."""
     value = counter_of(state)
     return value & HALF_MASK, value >> 64
@@ -112,14 +118,16 @@ def counter_from_halves(low: int, high: int) -> int:
     return (int(low) & HALF_MASK) | ((int(high) & HALF_MASK) << 64)
 
 
-def make_state(counter: int, key: tuple[int, int] | int) -> np.ndarray:
+def make_state(counter: int, key: tuple[int, int] | int | np.integer) -> np.ndarray:
     """A state from a counter (taken mod 2^128) and a key, given as (k0, k1) or one 64-bit int."""
     if isinstance(key, (int, np.integer)):
-        key = words_of_value(key, STATE_WORDS - COUNTER_WORDS)
-    return state_array(words_of_value(int(counter) % (1 << COUNTER_BITS), COUNTER_WORDS) + list(key))
+        key_words = words_of_value(int(key), STATE_WORDS - COUNTER_WORDS)
+    else:
+        key_words = list(key)
+    return state_array(words_of_value(int(counter) % (1 << COUNTER_BITS), COUNTER_WORDS) + key_words)
 
 
-def state_from_words(counter_words, key_words) -> np.ndarray:
+def state_from_words(counter_words: npt.ArrayLike, key_words: npt.ArrayLike) -> np.ndarray:
     """A state from its counter words (4, word 0 first) and key words (k0, k1): rules 1-2."""
     counter_words = [int(w) for w in np.asarray(counter_words).reshape(-1)]
     key_words = [int(w) for w in np.asarray(key_words).reshape(-1)]
@@ -141,7 +149,7 @@ def blocks_for(element_count: int) -> int:
     return -(-element_count // 4)
 
 
-def advance(state, element_count: int, *, counter_bits: int = COUNTER_BITS) -> np.ndarray:
+def advance(state: npt.ArrayLike, element_count: int, *, counter_bits: int = COUNTER_BITS) -> np.ndarray:
     """Rule 4: the output state, the counter advanced by ceil(n/4) mod 2^128, the key unchanged.
 
     Source: Remarks, "the 128-bit counter should be incremented by ceil(outputSize / 4)".
@@ -150,7 +158,7 @@ def advance(state, element_count: int, *, counter_bits: int = COUNTER_BITS) -> n
     return add_to_counter(state, blocks_for(element_count), counter_bits=counter_bits)
 
 
-def add_to_counter(state, increment: int, *, counter_bits: int = COUNTER_BITS) -> np.ndarray:
+def add_to_counter(state: npt.ArrayLike, increment: int, *, counter_bits: int = COUNTER_BITS) -> np.ndarray:
     """Rule 4: the state with ``increment`` (any integer, negative too) added to the counter,
     carrying within the low ``counter_bits``.
 
@@ -163,8 +171,8 @@ def add_to_counter(state, increment: int, *, counter_bits: int = COUNTER_BITS) -
     return make_state(counter, key_of(state))
 
 
-def block_counters(state, first_block: int, block_count: int, *, counter_bits: int = COUNTER_BITS,
-                   scratch=None):
+def block_counters(state: npt.ArrayLike, first_block: int, block_count: int, *, counter_bits: int = COUNTER_BITS,
+                   scratch: Scratch | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Counter words (c0, c1, c2, c3) of blocks first_block .. first_block+block_count-1.
 
     Block j is keyed by counter + j mod 2^128 (the carry stops at ``counter_bits``
@@ -174,12 +182,10 @@ def block_counters(state, first_block: int, block_count: int, *, counter_bits: i
     if counter_bits not in (32, 64, COUNTER_BITS):
         raise ValueError(f"counter_bits must be 32, 64 or 128, got {counter_bits}")
     if scratch is None:
-        from .philox import Scratch
         scratch = Scratch()
     start = add_to_counter(state, first_block, counter_bits=counter_bits)
     offsets = scratch.counting(block_count)
-    low, high = counter_halves(start)
-    low64, high64 = np.uint64(low), np.uint64(high)
+    low64, high64 = (np.uint64(half) for half in counter_halves(start))
     mask, shift = np.uint64(WORD_MASK), np.uint64(32)
     low = np.add(low64, offsets, out=scratch.array("low", block_count, np.uint64))  # wraps mod 2^64
     high = scratch.array("high", block_count, np.uint64)
@@ -195,10 +201,10 @@ def block_counters(state, first_block: int, block_count: int, *, counter_bits: i
     np.right_shift(low, shift, out=words[1])
     np.bitwise_and(high, mask, out=words[2])
     np.right_shift(high, shift, out=words[3])
-    return tuple(words)
+    return words[0], words[1], words[2], words[3]
 
 
-def counters_at(state, offsets) -> tuple[np.ndarray, ...]:
+def counters_at(state: npt.ArrayLike, offsets: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Counter words (c0, c1, c2, c3) of the blocks at ``offsets`` (uint64 block numbers, any order):
     block j is keyed by counter + j mod 2^128 (rule 4), as block_counters for scattered blocks."""
     offsets = np.asarray(offsets, dtype=np.uint64)

@@ -8,9 +8,12 @@ fewer than 2^32 elements, TotalTensorSizeInBytes >= DMLCalcBufferTensorSize).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import NoReturn, SupportsInt
 
 import numpy as np
+import numpy.typing as npt
 
 from . import layout
 from .counter import STATE_WORDS
@@ -44,37 +47,40 @@ class Description:
     output_strides: tuple[int, ...] | None
     output_state_sizes: tuple[int, ...] | None  # None: no OutputStateTensor
     buffer_elements: int
-    feature_level: tuple[int, int] = FEATURE_LEVEL_4_0
+    feature_level: tuple[int, ...] = FEATURE_LEVEL_4_0  # (major, minor), compared as a tuple
     state_dtype: str = "uint32"
     output_dtype: str = "uint32"
 
     @classmethod
-    def of_call(cls, state, sizes, strides, buffer, output_state, feature_level) -> Description:
+    def of_call(cls, state: npt.ArrayLike, sizes: Iterable[SupportsInt], strides: Iterable[SupportsInt] | None,
+                buffer: npt.ArrayLike, output_state: bool | Iterable[SupportsInt] | None,
+                feature_level: Iterable[int]) -> Description:
         """The description implied by a backend-contract call."""
-        state = np.asarray(state)
+        state_array = np.asarray(state)
+        output_state_sizes: tuple[int, ...] | None
         if output_state is True:
-            output_state_sizes = tuple(state.shape)
+            output_state_sizes = tuple(state_array.shape)
         elif output_state:
             output_state_sizes = tuple(int(s) for s in output_state)
         else:
             output_state_sizes = None
         return cls(
-            state_sizes=tuple(int(s) for s in state.shape),
+            state_sizes=tuple(int(s) for s in state_array.shape),
             output_sizes=tuple(int(s) for s in sizes),
             output_strides=None if strides is None else tuple(int(s) for s in strides),
             output_state_sizes=output_state_sizes,
             buffer_elements=int(np.asarray(buffer).size),
             feature_level=tuple(feature_level),
-            state_dtype=str(state.dtype),
+            state_dtype=str(state_array.dtype),
             output_dtype=str(np.asarray(buffer).dtype),
         )
 
 
-def _reject(rule: str, detail: str):
+def _reject(rule: str, detail: str) -> NoReturn:
     raise Rejected(f"{rule}: {detail} ({RULES[rule]})", rule=rule)
 
 
-def _check_state_sizes(sizes, feature_level, which):
+def _check_state_sizes(sizes: tuple[int, ...], feature_level: tuple[int, ...], which: str) -> None:
     if feature_level < FEATURE_LEVEL_4_0:
         if tuple(sizes) != (1, 1, 1, STATE_WORDS):
             _reject("state-sizes", f"{which} sizes {list(sizes)} at feature level 3.0")
@@ -110,7 +116,7 @@ def validate(d: Description) -> None:
     check_layout(d.output_sizes, d.output_strides, d.buffer_elements)
 
 
-def check_layout(sizes, strides, buffer_elements: int) -> None:
+def check_layout(sizes: Iterable[SupportsInt], strides: Iterable[SupportsInt] | None, buffer_elements: int) -> None:
     """The layout rules (stride-count, stride-negative, buffer-size), in that order: raise
     :class:`Rejected` unless every element of ``sizes`` placed by ``strides`` lands in a
     buffer of ``buffer_elements`` elements. Sizes must not be negative. ``validate`` applies

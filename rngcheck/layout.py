@@ -20,18 +20,24 @@ The layout, rule by rule:
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
+from typing import SupportsInt
 
 import numpy as np
+import numpy.typing as npt
+
+Sizes = Sequence[SupportsInt]               # a tensor's sizes, outermost dimension first
+Strides = Sequence[SupportsInt] | None      # its strides in elements; None: packed row-major
 
 
-def element_count(sizes) -> int:
+def element_count(sizes: Iterable[SupportsInt]) -> int:
     """Logical elements of a tensor: the product of its sizes."""
     return math.prod(int(s) for s in sizes)
 
 
-def packed_strides(sizes) -> tuple[int, ...]:
+def packed_strides(sizes: Sizes) -> tuple[int, ...]:
     """Row-major packed strides: stride_d = product of sizes_{d+1..}."""
-    strides = []
+    strides: list[int] = []
     step = 1
     for size in reversed(sizes):
         strides.append(step)
@@ -39,33 +45,33 @@ def packed_strides(sizes) -> tuple[int, ...]:
     return tuple(reversed(strides))
 
 
-def effective_strides(sizes, strides) -> tuple[int, ...]:
+def effective_strides(sizes: Sizes, strides: Strides) -> tuple[int, ...]:
     """The strides in force: the given ones, or packed row-major when they are absent."""
     return packed_strides(sizes) if strides is None else tuple(int(s) for s in strides)
 
 
-def is_packed(sizes, strides) -> bool:
+def is_packed(sizes: Sizes, strides: Strides) -> bool:
     """Rule 2: True when the strides in force are packed row-major (offset = logical index)."""
     return strides is None or effective_strides(sizes, strides) == packed_strides(sizes)
 
 
-def required_elements(sizes, strides) -> int:
+def required_elements(sizes: Sizes, strides: Strides) -> int:
     """Rule 3: minimum buffer length in elements: index of the last element + 1 (DMLCalcBufferTensorSize)."""
     strides = effective_strides(sizes, strides)
     return sum((int(size) - 1) * stride for size, stride in zip(sizes, strides)) + 1
 
 
-def required_bytes(sizes, strides, element_bytes: int = 4) -> int:
+def required_bytes(sizes: Sizes, strides: Strides, element_bytes: int = 4) -> int:
     """Rule 3, DMLCalcBufferTensorSize in bytes: elements * element size, rounded up to a multiple of 4."""
     return (required_elements(sizes, strides) * element_bytes + 3) & ~3
 
 
-def coordinates(sizes, logical_indices) -> tuple[np.ndarray, ...]:
+def coordinates(sizes: Sizes, logical_indices: npt.ArrayLike) -> tuple[np.ndarray, ...]:
     """Rule 1: coordinates of elements counted in row-major order over ``sizes``."""
     return np.unravel_index(np.asarray(logical_indices, dtype=np.int64), tuple(int(s) for s in sizes))
 
 
-def physical_offsets(sizes, strides, first: int = 0, count: int | None = None) -> np.ndarray:
+def physical_offsets(sizes: Sizes, strides: Strides, first: int = 0, count: int | None = None) -> np.ndarray:
     """Rule 2: buffer offsets (int64) of logical elements first .. first+count-1: coords . strides."""
     total = element_count(sizes)
     if count is None:
@@ -80,7 +86,8 @@ def physical_offsets(sizes, strides, first: int = 0, count: int | None = None) -
     return offsets
 
 
-def write_elements(sizes, strides, buffer, pieces) -> None:
+def write_elements(sizes: Sizes, strides: Strides, buffer: np.ndarray,
+                   pieces: Iterable[tuple[int, np.ndarray]]) -> None:
     """Rule 4: write the tensor's elements into ``buffer``.
 
     ``pieces`` yields (first, words): logical elements first .. first+len(words)-1, in row-major
@@ -90,7 +97,7 @@ def write_elements(sizes, strides, buffer, pieces) -> None:
     Strides must not be negative (callers validate the description first).
     """
     packed = is_packed(sizes, strides)
-    if not packed and any(int(stride) < 0 for stride in effective_strides(sizes, strides)):
+    if strides is not None and not packed and any(int(stride) < 0 for stride in effective_strides(sizes, strides)):
         raise ValueError(f"strides {tuple(strides)} are negative: an offset would wrap to the buffer's end")
     aliased = not packed and aliases(sizes, strides)
     for first, words in pieces:
@@ -109,7 +116,7 @@ def write_elements(sizes, strides, buffer, pieces) -> None:
 EXACT_ALIAS_LIMIT = 1 << 22
 
 
-def aliases(sizes, strides) -> bool:
+def aliases(sizes: Sizes, strides: Strides) -> bool:
     """True when two logical elements share a physical offset (a stride of 0, or overlaps).
 
     Exact up to EXACT_ALIAS_LIMIT elements; above it, a sufficient test (dimensions sorted by
@@ -130,7 +137,7 @@ def aliases(sizes, strides) -> bool:
     return True
 
 
-def covered_mask(sizes, strides, length: int) -> np.ndarray:
+def covered_mask(sizes: Sizes, strides: Strides, length: int) -> np.ndarray:
     """Boolean mask over a buffer of ``length``: True where some element is written."""
     mask = np.zeros(length, dtype=bool)
     total = element_count(sizes)

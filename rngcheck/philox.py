@@ -11,6 +11,7 @@ block, held in uint64 so that a 32x32 multiply keeps its high half.
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
 # Multipliers and Weyl key increments (paper, table 2; philox.h PHILOX_M4x32_0/1, PHILOX_W32_0/1).
 PHILOX_M0 = np.uint64(0xD2511F53)
@@ -27,10 +28,10 @@ class Scratch:
     """Arrays kept from one chunk to the next. Allocating a fresh 0.5 MiB array per operation
     costs numpy more than the arithmetic does (mmap, page faults, munmap)."""
 
-    def __init__(self):
-        self.arrays = {}
+    def __init__(self) -> None:
+        self.arrays: dict[str, np.ndarray] = {}
 
-    def array(self, name: str, size: int, dtype) -> np.ndarray:
+    def array(self, name: str, size: int, dtype: npt.DTypeLike) -> np.ndarray:
         kept = self.arrays.get(name)
         if kept is None or kept.size < size or kept.dtype != dtype:
             kept = self.arrays[name] = np.empty(size, dtype=dtype)
@@ -44,7 +45,8 @@ class Scratch:
         return kept[:size]
 
 
-def philox4x32(c0, c1, c2, c3, k0: int, k1: int, rounds: int = DEFAULT_ROUNDS, *,
+def philox4x32(c0: npt.ArrayLike, c1: npt.ArrayLike, c2: npt.ArrayLike, c3: npt.ArrayLike,
+               k0: int, k1: int, rounds: int = DEFAULT_ROUNDS, *,
                scratch: Scratch | None = None) -> np.ndarray:
     """Philox4x32-R of counters (c0, c1, c2, c3) under key (k0, k1).
 

@@ -12,7 +12,11 @@ Nothing else: padding between elements is left alone, the input state is read on
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
+from typing import SupportsInt
+
 import numpy as np
+import numpy.typing as npt
 
 from . import counter, layout, philox
 from .description import FEATURE_LEVEL_4_0, Description, validate
@@ -21,7 +25,7 @@ LANES = 4
 CHUNK_ELEMENTS = 1 << 16  # bounded memory (and cache-sized): ~3 MiB of temporaries whatever the tensor size
 
 
-def words(state, first: int, count: int, *, rounds: int = philox.DEFAULT_ROUNDS,
+def words(state: npt.ArrayLike, first: int, count: int, *, rounds: int = philox.DEFAULT_ROUNDS,
           scratch: philox.Scratch | None = None) -> np.ndarray:
     """Output elements first .. first+count-1 in logical (row-major) order, as uint32.
 
@@ -38,14 +42,16 @@ def words(state, first: int, count: int, *, rounds: int = philox.DEFAULT_ROUNDS,
     return interleaved[skip:skip + count]
 
 
-def chunks(element_count: int, chunk: int | None = None):
+def chunks(element_count: int, chunk: int | None = None) -> Iterator[tuple[int, int]]:
     """(first, count) pairs covering 0 .. element_count-1 in bounded pieces."""
     chunk = chunk or CHUNK_ELEMENTS
     for first in range(0, element_count, chunk):
         yield first, min(chunk, element_count - first)
 
 
-def random_generator(state, sizes, strides, buffer, *, output_state=True, feature_level=FEATURE_LEVEL_4_0):
+def random_generator(state: npt.ArrayLike, sizes: layout.Sizes, strides: layout.Strides, buffer: np.ndarray, *,
+                     output_state: bool | Iterable[SupportsInt] | None = True,
+                     feature_level: tuple[int, ...] = FEATURE_LEVEL_4_0) -> np.ndarray | None:
     """The operator, per the backend contract (see rngcheck.backends.Backend)."""
     validate(Description.of_call(state, sizes, strides, buffer, output_state, feature_level))
     state = counter.state_array(state)

@@ -43,6 +43,10 @@ How a backend is named and loaded: rngcheck.backends.registry.
 
 from __future__ import annotations
 
+from typing import Any
+
+import numpy as np
+
 from ..description import FEATURE_LEVEL_4_0
 from ..errors import BackendSpecError, NotApplicable
 
@@ -58,13 +62,14 @@ class Backend:
         """Device, driver and versions, ``version`` among them: recorded in every result document."""
         return {}
 
-    def random_generator(self, state, sizes, strides, buffer, *, output_state=True,
-                         feature_level=FEATURE_LEVEL_4_0):
+    def random_generator(self, state: np.ndarray, sizes: tuple[int, ...], strides: tuple[int, ...] | None,
+                         buffer: np.ndarray, *, output_state: bool | tuple[int, ...] = True,
+                         feature_level: tuple[int, ...] = FEATURE_LEVEL_4_0) -> np.ndarray | None:
         raise NotImplementedError
 
     conventions: tuple[str, ...] = ()
 
-    def random_numbers(self, request: dict, state):
+    def random_numbers(self, request: dict[str, Any], state: np.ndarray) -> np.ndarray:
         """The numbers layer (optional): ``request['count']`` numbers for ``state``; see the module doc."""
         raise NotApplicable(f"backend {self.name!r} draws no numbers")
 
@@ -74,7 +79,7 @@ class Backend:
     @classmethod
     def from_options(cls, options: str) -> Backend:
         """Build from the text after ``name:`` on the command line; default: ``key=value,...``."""
-        kwargs = {}
+        kwargs: dict[str, str] = {}
         for item in filter(None, options.split(",")):
             key, sep, value = item.partition("=")
             if not sep:
