@@ -21,8 +21,10 @@ optional ``random_numbers``); the suite compares them with :func:`draw`, the ref
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from typing import Any, TypeVar
 
 import numpy as np
+import numpy.typing as npt
 
 from ..errors import RngcheckError
 from . import floats
@@ -60,7 +62,7 @@ class Request:
     high: float | int | None = None
     seed: tuple[int, int] | None = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise NumbersError(f"unknown kind {self.kind!r} (known: {', '.join(KINDS)})")
         if not isinstance(self.count, int) or isinstance(self.count, bool) or not 0 <= self.count <= MAX_COUNT:
@@ -80,22 +82,29 @@ class Request:
                 raise NumbersError(f"a stateless seed is two 64-bit integers, got {self.seed!r}")
             object.__setattr__(self, "seed", tuple(int(s) for s in self.seed))
 
-    def _check_integer_range(self):
-        lowest, highest = INT_RANGES[self.dtype]
-        for name, value in (("low", self.low), ("high", self.high)):
-            if not isinstance(value, int) or isinstance(value, bool):
-                raise NumbersError(f"integers need an integer {name}, got {value!r}")
-            if not lowest <= value <= highest:
-                raise NumbersError(f"{name} = {value} is outside {self.dtype} ({lowest}..{highest})")
-        if not self.low < self.high:
+    def _check_integer_range(self) -> None:
+        low, high = self._integer_end("low", self.low), self._integer_end("high", self.high)
+        if not low < high:
             raise NumbersError(f"the range needs low < high, got [{self.low}, {self.high})")
 
-    def _check_float_range(self):
-        for name, value in (("low", self.low), ("high", self.high)):
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value):
-                raise NumbersError(f"uniform needs a finite number for {name}, got {value!r}")
-        if not self.low < self.high:
+    def _integer_end(self, name: str, value: object) -> int:
+        lowest, highest = INT_RANGES[self.dtype]
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise NumbersError(f"integers need an integer {name}, got {value!r}")
+        if not lowest <= value <= highest:
+            raise NumbersError(f"{name} = {value} is outside {self.dtype} ({lowest}..{highest})")
+        return value
+
+    def _check_float_range(self) -> None:
+        low, high = self._float_end("low", self.low), self._float_end("high", self.high)
+        if not low < high:
             raise NumbersError(f"the range needs low < high, got [{self.low}, {self.high})")
+
+    @staticmethod
+    def _float_end(name: str, value: object) -> float | int:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value):
+            raise NumbersError(f"uniform needs a finite number for {name}, got {value!r}")
+        return value
 
     @property
     def floating(self) -> bool:
@@ -108,10 +117,22 @@ class Request:
     @property
     def range(self) -> tuple[float | int, float | int] | None:
         if self.kind == UNIFORM:
-            return (0.0 if self.low is None else self.low, 1.0 if self.high is None else self.high)
+            return self.uniform_range
         if self.kind == INTEGERS:
-            return (self.low, self.high)
+            return self.integer_range
         return None
+
+    @property
+    def uniform_range(self) -> tuple[float | int, float | int]:
+        """[low, high) of a ``uniform`` request: [0, 1) unless given."""
+        return (0.0 if self.low is None else self.low, 1.0 if self.high is None else self.high)
+
+    @property
+    def integer_range(self) -> tuple[int, int]:
+        """[low, high) of an ``integers`` request (both integers: __post_init__ checks them)."""
+        if not isinstance(self.low, int) or not isinstance(self.high, int):
+            raise NumbersError(f"{self.kind} has no integer range")
+        return (self.low, self.high)
 
     def text(self) -> str:
         """The request as one short line: ``tensorflow normal float32 x6`` (range and seed when set)."""
@@ -122,7 +143,7 @@ class Request:
             parts.append(f"seed={list(self.seed)}")
         return " ".join(parts)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         data = {k: v for k, v in asdict(self).items() if v is not None}
         if self.seed is not None:
             data["seed"] = list(self.seed)
@@ -133,7 +154,7 @@ class Request:
         return options_of(self.to_dict())
 
     @classmethod
-    def from_dict(cls, data: dict) -> Request:
+    def from_dict(cls, data: dict[str, Any]) -> Request:
         if not isinstance(data, dict):
             raise NumbersError(f"a request is an object, got {type(data).__name__}")
         known = {"convention", "kind", "dtype", "count", "low", "high", "seed"}
@@ -152,7 +173,7 @@ class Request:
                    data.get("low"), data.get("high"), seed)
 
 
-def options_of(request: dict) -> list[str]:
+def options_of(request: dict[str, Any]) -> list[str]:
     """A request's fields (Request.to_dict()) as ``rngcheck repro`` options."""
     words = []
     for key in ("convention", "kind", "dtype", "count", "low", "high"):
@@ -179,7 +200,7 @@ class Convention:
     def supports(self, request: Request) -> bool:
         return request.dtype in self.kinds.get(request.kind, ()) and (request.seed is None or self.seeded)
 
-    def draw(self, request: Request, state) -> np.ndarray:
+    def draw(self, request: Request, state: npt.ArrayLike | None) -> np.ndarray:
         """The numbers, held per rngcheck.numbers.floats rule 1 (bfloat16 as uint16 bits)."""
         raise NotImplementedError
 
@@ -191,7 +212,10 @@ class Convention:
 CONVENTIONS: dict[str, Convention] = {}
 
 
-def register(convention: Convention) -> Convention:
+C = TypeVar("C", bound="Convention")
+
+
+def register(convention: C) -> C:
     assert convention.name and convention.name not in CONVENTIONS, convention.name
     CONVENTIONS[convention.name] = convention
     return convention
@@ -219,7 +243,14 @@ def check(request: Request) -> Convention:
     return convention
 
 
-def draw(request: Request, state=None) -> np.ndarray:
+def required_state(state: npt.ArrayLike | None) -> npt.ArrayLike:
+    """The state a draw reads; only a request with a stateless seed (a seeded convention) needs none."""
+    if state is None:
+        raise TypeError("a request without a stateless seed needs a state")
+    return state
+
+
+def draw(request: Request, state: npt.ArrayLike | None = None) -> np.ndarray:
     """The reference numbers of ``request`` for the 6-word ``state``."""
     return check(request).draw(request, state)
 
@@ -228,7 +259,8 @@ def bound(request: Request) -> Bound:
     return check(request).bound(request)
 
 
-def excess(request: Request, state, actual, expected=None):
+def excess(request: Request, state: npt.ArrayLike | None, actual: np.ndarray,
+           expected: npt.ArrayLike | None = None) -> np.ndarray | None:
     """Per element, how far ``actual`` lies outside what the bound admits (0: admitted), for a bound
     counted in a wider format (tolerance rule 5); None when the plain ULP distance decides."""
     limit = bound(request)

@@ -54,8 +54,9 @@ cuRAND defines no [low, high) range for uniforms and no integer ranges (the host
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
-from . import BITS, NORMAL, UNIFORM, Convention, NumbersError, Request, register
+from . import BITS, NORMAL, UNIFORM, Convention, NumbersError, Request, register, required_state
 from .tensorflow import interleave, stream
 from .tolerance import EXACT, Bound
 
@@ -70,23 +71,26 @@ SAME_ARITHMETIC = Bound(0, "the conversion rounds (an integer to float, a sum), 
                            "reference performs one for one, so the result is determined: exact")
 
 
-def uniform_float(words) -> np.ndarray:
+def uniform_float(words: np.ndarray) -> np.ndarray:
     """Rule 1: float(word) * 2^-32 + 2^-33 in float32, in (0, 1]."""
     as_float = np.asarray(words, dtype=np.uint32).astype(np.float32)
-    return as_float * np.float32(2.0 ** -32) + np.float32(2.0 ** -33)
+    result: np.ndarray = as_float * np.float32(2.0 ** -32) + np.float32(2.0 ** -33)
+    return result
 
 
-def hq53(low_words, high_words) -> np.ndarray:
+def hq53(low_words: np.ndarray, high_words: np.ndarray) -> np.ndarray:
     """Rules 2 and 4: word XOR (next word << 21), a 53-bit integer as uint64."""
-    return np.asarray(low_words, dtype=np.uint64) ^ (np.asarray(high_words, dtype=np.uint64) << np.uint64(21))
+    result: np.ndarray = (np.asarray(low_words, dtype=np.uint64)
+                          ^ (np.asarray(high_words, dtype=np.uint64) << np.uint64(21)))
+    return result
 
 
-def uniform_double(low_words, high_words) -> np.ndarray:
+def uniform_double(low_words: np.ndarray, high_words: np.ndarray) -> np.ndarray:
     """Rule 2: z * 2^-53 + 2^-54 (z from hq53), in (0, 1]."""
     return hq53(low_words, high_words).astype(np.float64) * 2.0 ** -53 + 2.0 ** -54
 
 
-def box_muller_float(x, y) -> tuple[np.ndarray, np.ndarray]:
+def box_muller_float(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Rule 3: (s sin v, s cos v). The uniforms are exact float arithmetic; each transcendental
     step is evaluated in binary64 and rounded once to binary32 (tolerance rule 3)."""
     u = uniform_float(x)
@@ -98,7 +102,7 @@ def box_muller_float(x, y) -> tuple[np.ndarray, np.ndarray]:
     return sin * s, cos * s
 
 
-def box_muller_double(x0, x1, y0, y1) -> tuple[np.ndarray, np.ndarray]:
+def box_muller_double(x0: np.ndarray, x1: np.ndarray, y0: np.ndarray, y1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Rule 4, in binary64."""
     u = uniform_double(x0, x1)
     v = hq53(y0, y1).astype(np.float64) * 2.0 ** -52 + 2.0 ** -53
@@ -126,19 +130,19 @@ class Curand(Convention):
         """No uniform range but the library's own (a ranged request is not this convention's)."""
         return super().supports(request) and not (request.kind == UNIFORM and request.low is not None)
 
-    def draw(self, request: Request, state=None) -> np.ndarray:
+    def draw(self, request: Request, state: npt.ArrayLike | None = None) -> np.ndarray:
         n = request.count
         if request.kind == UNIFORM:
             if request.low is not None:
                 raise NumbersError("cuRAND defines no uniform range other than (0, 1]")
             if request.dtype == "float64":
-                words = stream(state, 0, 2 * n)
+                words = stream(required_state(state), 0, 2 * n)
                 return uniform_double(words[0::2], words[1::2])
-            return uniform_float(stream(state, 0, n))
+            return uniform_float(stream(required_state(state), 0, n))
         if request.kind == NORMAL:
             per_pair = 4 if request.dtype == "float64" else 2
-            return normal_from_words(request.dtype, stream(state, 0, -(-n // 2) * per_pair))[:n]
-        return stream(state, 0, n)
+            return normal_from_words(request.dtype, stream(required_state(state), 0, -(-n // 2) * per_pair))[:n]
+        return stream(required_state(state), 0, n)
 
     def bound(self, request: Request) -> Bound:
         if request.kind == BITS:

@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 INFINITE_ULPS = np.iinfo(np.int64).max
 
@@ -44,17 +45,17 @@ class Format:
         """The bits of 1.0: the bias in the exponent field, a zero mantissa."""
         return self.exponent_bias << self.mantissa
 
-    def bits_of(self, values) -> np.ndarray:
+    def bits_of(self, values: npt.ArrayLike) -> np.ndarray:
         """The bits of values held in this format's storage (rule 1)."""
         array = np.asarray(values, dtype=self.storage)
         return array.view(self.unsigned) if self.storage != self.unsigned else array
 
-    def from_bits(self, bits) -> np.ndarray:
+    def from_bits(self, bits: npt.ArrayLike) -> np.ndarray:
         """Values from their bits, held in this format's storage."""
         array = np.asarray(bits).astype(self.unsigned)
         return array.view(self.storage) if self.storage != self.unsigned else array
 
-    def ordinal(self, values) -> np.ndarray:
+    def ordinal(self, values: npt.ArrayLike) -> np.ndarray:
         """Rule 3: consecutive representable values map to consecutive int64s."""
         bits = self.bits_of(values).astype(np.int64) if self.bits < 64 else \
             self.bits_of(values).view(np.int64).copy()
@@ -67,8 +68,9 @@ class Format:
             magnitude = bits & np.int64(0x7FFFFFFFFFFFFFFF)
         return np.where(negative, -magnitude, magnitude)
 
-    def is_nan(self, values) -> np.ndarray:
-        return np.isnan(as_values(self, values))
+    def is_nan(self, values: npt.ArrayLike) -> np.ndarray:
+        nan: np.ndarray = np.isnan(as_values(self, values))
+        return nan
 
 
 FLOAT16 = Format("float16", 16, 10, 5, "float16", "uint16")
@@ -85,35 +87,37 @@ def format_of(name: str) -> Format:
         raise ValueError(f"unknown floating-point format {name!r} (known: {', '.join(FORMATS)})") from None
 
 
-def bfloat16_from_float32(values) -> np.ndarray:
+def bfloat16_from_float32(values: npt.ArrayLike) -> np.ndarray:
     """Rule 2: binary32 values rounded to the nearest bfloat16, ties to even; bits as uint16."""
     bits = np.asarray(values, dtype=np.float32).view(np.uint32).astype(np.uint64)
     rounding = np.uint64(0x7FFF) + ((bits >> np.uint64(16)) & np.uint64(1))
     rounded = ((bits + rounding) >> np.uint64(16)).astype(np.uint16)
     nan = np.isnan(np.asarray(values, dtype=np.float32))
-    return np.where(nan, ((bits >> np.uint64(16)).astype(np.uint16) | np.uint16(0x0040)), rounded).astype(np.uint16)
+    held: np.ndarray = np.where(nan, ((bits >> np.uint64(16)).astype(np.uint16) | np.uint16(0x0040)), rounded)
+    return held.astype(np.uint16)
 
 
-def bfloat16_to_float32(bits) -> np.ndarray:
+def bfloat16_to_float32(bits: npt.ArrayLike) -> np.ndarray:
     """bfloat16 bits widened to binary32 (exact: the low 16 bits are zero)."""
-    return (np.asarray(bits, dtype=np.uint16).astype(np.uint32) << np.uint32(16)).view(np.float32)
+    widened: np.ndarray = np.asarray(bits, dtype=np.uint16).astype(np.uint32) << np.uint32(16)
+    return widened.view(np.float32)
 
 
-def as_values(fmt: Format, held) -> np.ndarray:
+def as_values(fmt: Format, held: npt.ArrayLike) -> np.ndarray:
     """Rule 1: values held in ``fmt``'s storage as float64 (exact)."""
     if fmt is BFLOAT16:
         return bfloat16_to_float32(held).astype(np.float64)
     return np.asarray(held, dtype=fmt.storage).astype(np.float64)
 
 
-def round_to(fmt: Format, values) -> np.ndarray:
+def round_to(fmt: Format, values: npt.ArrayLike) -> np.ndarray:
     """float64 (or any float) values rounded to ``fmt`` (nearest, ties to even), held per rule 1."""
     if fmt is BFLOAT16:
         return bfloat16_from_float32(np.asarray(values, dtype=np.float64).astype(np.float32))
     return np.asarray(values, dtype=np.float64).astype(fmt.storage)
 
 
-def ulp_distance(fmt: Format, expected, actual) -> np.ndarray:
+def ulp_distance(fmt: Format, expected: npt.ArrayLike, actual: npt.ArrayLike) -> np.ndarray:
     """Rule 4: |ordinal(expected) - ordinal(actual)| per element, int64; NaN rules as documented."""
     expected = np.asarray(expected, dtype=fmt.storage)
     actual = np.asarray(actual, dtype=fmt.storage)
@@ -130,9 +134,10 @@ def spacing(fmt: Format, magnitude: float) -> float:
     smallest = 2.0 ** (1 - fmt.exponent_bias - fmt.mantissa)
     if magnitude == 0 or not np.isfinite(magnitude):
         return smallest
-    return max(2.0 ** (np.floor(np.log2(magnitude)) - fmt.mantissa), smallest)
+    ulp: float = 2.0 ** (np.floor(np.log2(magnitude)) - fmt.mantissa)
+    return max(ulp, smallest)
 
 
-def hex_bits(fmt: Format, value) -> str:
+def hex_bits(fmt: Format, value: float | np.floating | np.integer) -> str:
     """One value's bits in hex, as wide as the format."""
     return f"0x{int(fmt.bits_of(np.asarray([value], dtype=fmt.storage))[0]):0{fmt.bits // 4}x}"

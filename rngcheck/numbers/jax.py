@@ -50,9 +50,12 @@ Conversions:
 
 from __future__ import annotations
 
-import numpy as np
+from typing import SupportsFloat
 
-from . import BITS, NORMAL, UNIFORM, Convention, Request, floats, register
+import numpy as np
+import numpy.typing as npt
+
+from . import BITS, NORMAL, UNIFORM, Convention, Request, floats, register, required_state
 from .tensorflow import stream
 from .tolerance import EXACT, Bound
 
@@ -69,7 +72,8 @@ def bits_from_words(width: int, words: np.ndarray) -> np.ndarray:
     """The per-element reading of the stream: ``width``-bit integers (see the module docstring)."""
     words = np.asarray(words, dtype=np.uint32)
     if width == 64:
-        return (words[0::2].astype(np.uint64) << np.uint64(32)) | words[1::2].astype(np.uint64)
+        result: np.ndarray = (words[0::2].astype(np.uint64) << np.uint64(32)) | words[1::2].astype(np.uint64)
+        return result
     return words.astype(UINT[width])            # the low 32, 16 or 8 bits
 
 
@@ -77,7 +81,7 @@ def words_per_element(dtype: str) -> int:
     return 2 if dtype in ("float64", "uint64", "int64") else 1
 
 
-def uniform_from_bits(dtype: str, bits) -> np.ndarray:
+def uniform_from_bits(dtype: str, bits: np.ndarray) -> np.ndarray:
     """Rule 1: [0, 1) in ``dtype`` from the ``bits`` JAX draws for it (held per floats rule 1)."""
     width, mantissa = WIDTHS[dtype]
     fmt = floats.format_of(dtype)
@@ -87,23 +91,25 @@ def uniform_from_bits(dtype: str, bits) -> np.ndarray:
     if dtype == "bfloat16":
         return floats.bfloat16_from_float32(floats.bfloat16_to_float32(one_to_two) - np.float32(1.0))
     kind = np.dtype(dtype).type
-    return one_to_two.view(dtype) - kind(1.0)
+    result: np.ndarray = one_to_two.view(dtype) - kind(1.0)
+    return result
 
 
-def fused(a: np.ndarray, b, c) -> np.ndarray:
+def fused(a: np.ndarray, b: SupportsFloat, c: SupportsFloat) -> np.ndarray:
     """a * b + c in binary64 with one rounding (Dekker's exact product, then an exact sum)."""
     a = np.asarray(a, dtype=np.float64)
-    b, c = np.float64(b), np.float64(c)
+    b64, c64 = np.float64(b), np.float64(c)
     split = 134217729.0                                  # 2^27 + 1
     a_hi = a * split - (a * split - a)
-    b_hi = b * split - (b * split - b)
-    a_lo, b_lo = a - a_hi, b - b_hi
-    product = a * b
+    b_hi = b64 * split - (b64 * split - b64)
+    a_lo, b_lo = a - a_hi, b64 - b_hi
+    product = a * b64
     error = ((a_hi * b_hi - product) + a_hi * b_lo + a_lo * b_hi) + a_lo * b_lo
-    total = product + c
+    total = product + c64
     virtual = total - product
-    tail = (product - (total - virtual)) + (c - virtual)
-    return total + (tail + error)
+    tail = (product - (total - virtual)) + (c64 - virtual)
+    result: np.ndarray = total + (tail + error)
+    return result
 
 
 def scaled(dtype: str, unit: np.ndarray, low: float, high: float) -> np.ndarray:
@@ -113,7 +119,7 @@ def scaled(dtype: str, unit: np.ndarray, low: float, high: float) -> np.ndarray:
     if dtype == "bfloat16":
         fmt = floats.BFLOAT16
 
-        def rounded(values):
+        def rounded(values: npt.ArrayLike) -> np.ndarray:
             return floats.bfloat16_to_float32(floats.round_to(fmt, np.asarray(values, dtype=np.float64)))
 
         lo, hi = rounded([low])[0], rounded([high])[0]
@@ -123,15 +129,17 @@ def scaled(dtype: str, unit: np.ndarray, low: float, high: float) -> np.ndarray:
     kind = np.dtype(dtype).type
     lo, hi = kind(low), kind(high)
     if dtype == "float16":
-        return np.maximum(lo, unit * (hi - lo) + lo).astype(dtype)
+        result: np.ndarray = np.maximum(lo, unit * (hi - lo) + lo).astype(dtype)
+        return result
     if dtype == "float32":      # the product of two floats is exact in binary64: one rounding at the end
         value = (unit.astype(np.float64) * np.float64(hi - lo) + np.float64(lo)).astype(np.float32)
     else:
         value = fused(unit, hi - lo, lo)
-    return np.maximum(lo, value)
+    result = np.maximum(lo, value)
+    return result
 
 
-def normal_from_bits(dtype: str, bits) -> np.ndarray:
+def normal_from_bits(dtype: str, bits: np.ndarray) -> np.ndarray:
     """Rule 3 with the exact erf_inv (scipy's, in binary64) rounded to ``dtype``, times sqrt(2)
     rounded to ``dtype``, the product rounded to ``dtype`` (held per floats rule 1)."""
     from scipy.special import erfinv
@@ -148,10 +156,11 @@ def normal_from_bits(dtype: str, bits) -> np.ndarray:
     low = np.nextafter(kind(-1.0), kind(0.0))
     u = scaled(dtype, unit, float(low), 1.0)
     inverse = erfinv(u.astype(np.float64)).astype(dtype)
-    return (kind(np.sqrt(2.0)) * inverse).astype(dtype)
+    result: np.ndarray = (kind(np.sqrt(2.0)) * inverse).astype(dtype)
+    return result
 
 
-def randint_from_bits(dtype: str, higher, lower, low: int, high: int) -> np.ndarray:
+def randint_from_bits(dtype: str, higher: np.ndarray, lower: np.ndarray, low: int, high: int) -> np.ndarray:
     """Rule 4 on two ``bits`` arrays of the dtype's width (int32/uint32: 32, int64/uint64: 64)."""
     width = 64 if dtype in ("int64", "uint64") else 32
     mask = (1 << width) - 1
@@ -173,16 +182,16 @@ class Jax(Convention):
                NORMAL: f"{SOURCE_R} (_normal_real); {SOURCE_S}",
                BITS: f"{SOURCE_R} (bits); {SOURCE_P}"}
 
-    def draw(self, request: Request, state=None) -> np.ndarray:
+    def draw(self, request: Request, state: npt.ArrayLike | None = None) -> np.ndarray:
         n, dtype = request.count, request.dtype
-        words = stream(state, 0, n * words_per_element(dtype))
+        words = stream(required_state(state), 0, n * words_per_element(dtype))
         if request.kind == BITS:
             return bits_from_words(64 if dtype == "uint64" else 32, words)
         bits = bits_from_words(WIDTHS[dtype][0], words)
         if request.kind == NORMAL:
             return normal_from_bits(dtype, bits)
         unit = uniform_from_bits(dtype, bits)
-        return unit if request.low is None else scaled(dtype, unit, *request.range)
+        return unit if request.low is None else scaled(dtype, unit, *request.uniform_range)
 
     def bound(self, request: Request) -> Bound:
         if request.kind == BITS or (request.kind == UNIFORM and request.low is None):

@@ -44,8 +44,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import numpy.typing as npt
 
-from . import BITS, NORMAL, UNIFORM, Convention, Request, register
+from . import BITS, NORMAL, UNIFORM, Convention, Request, register, required_state
 from .curand import SAME_ARITHMETIC
 from .tensorflow import interleave, stream
 from .tolerance import EXACT, Bound, one_rounding
@@ -57,19 +58,20 @@ BOXMULLER, BOXMULLER2, ICDF = 0, 1, 2       # VSL_RNG_METHOD_GAUSSIAN_*
 TWO_PI_FLOAT = np.float32(2.0) * np.float32(math.pi)
 
 
-def signed(words) -> np.ndarray:
+def signed(words: np.ndarray) -> np.ndarray:
     return np.asarray(words, dtype=np.uint32).view(np.int32)
 
 
-def uniform(dtype: str, words, low: float = 0.0, high: float = 1.0) -> np.ndarray:
+def uniform(dtype: str, words: np.ndarray, low: float = 0.0, high: float = 1.0) -> np.ndarray:
     """Rules 1-2: int32(word) * (high - low) / 2^32 + (low + high) / 2 in ``dtype``."""
     kind = np.float32 if dtype == "float32" else np.float64
     scale = kind((high - low) * 2.0 ** -32)
     middle = kind((low + high) / 2.0)
-    return signed(words).astype(kind) * scale + middle
+    result: np.ndarray = signed(words).astype(kind) * scale + middle
+    return result
 
 
-def _box_muller(dtype: str, x, y) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _box_muller(dtype: str, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(r, sin, cos) of rules 3-4. float32: each step rounded to float (transcendentals evaluated
     in binary64 and rounded once); float64: binary64."""
     u1, u2 = uniform(dtype, x), uniform(dtype, y)
@@ -86,7 +88,8 @@ def _box_muller(dtype: str, x, y) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def box_muller(dtype: str, words: np.ndarray) -> np.ndarray:
     """Rule 3: one value per pair of words."""
     r, sin, _ = _box_muller(dtype, words[0::2], words[1::2])
-    return r * sin
+    result: np.ndarray = r * sin
+    return result
 
 
 def box_muller2(dtype: str, words: np.ndarray) -> np.ndarray:
@@ -98,7 +101,8 @@ def box_muller2(dtype: str, words: np.ndarray) -> np.ndarray:
 def icdf(dtype: str, words: np.ndarray) -> np.ndarray:
     """Rule 5 with the exact inverse normal CDF (MKL's differs by up to ~1e-8 absolute)."""
     from scipy.special import ndtri
-    return ndtri(uniform("float64", words)).astype(dtype)
+    result: np.ndarray = ndtri(uniform("float64", words)).astype(dtype)
+    return result
 
 
 class Mkl(Convention):
@@ -109,15 +113,15 @@ class Mkl(Convention):
                NORMAL: f"{SOURCE_V} (vsRngGaussian, vdRngGaussian: VSL_RNG_METHOD_GAUSSIAN_BOXMULLER); {SOURCE_M}",
                BITS: f"{SOURCE_V} (viRngUniformBits32)"}
 
-    def draw(self, request: Request, state=None) -> np.ndarray:
+    def draw(self, request: Request, state: npt.ArrayLike | None = None) -> np.ndarray:
         n = request.count
         if request.kind == UNIFORM:
-            low, high = request.range
-            return uniform(request.dtype, stream(state, 0, n), float(low), float(high))
+            low, high = request.uniform_range
+            return uniform(request.dtype, stream(required_state(state), 0, n), float(low), float(high))
         if request.kind == NORMAL:
             with np.errstate(divide="ignore"):
-                return box_muller(request.dtype, stream(state, 0, 2 * n))
-        return stream(state, 0, n)
+                return box_muller(request.dtype, stream(required_state(state), 0, 2 * n))
+        return stream(required_state(state), 0, n)
 
     def bound(self, request: Request) -> Bound:
         if request.kind == BITS:
@@ -125,7 +129,7 @@ class Mkl(Convention):
         if request.kind == UNIFORM:
             if request.low is None:
                 return SAME_ARITHMETIC
-            return one_rounding(*request.range, "i * scale + middle rounds twice, or once when fused, and the "
+            return one_rounding(*request.uniform_range, "i * scale + middle rounds twice, or once when fused, and the "
                                                 "scale and middle are MKL's own roundings of (b - a) / 2^32, "
                                                 "(a + b) / 2: 1 ULP of the larger endpoint (tolerance rule 2; "
                                                 "bit-exact as measured for [-3, 5))")

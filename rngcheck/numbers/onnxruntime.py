@@ -41,8 +41,9 @@ Conversions:
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
-from . import NORMAL, UNIFORM, Convention, NumbersError, Request, floats, register
+from . import NORMAL, UNIFORM, Convention, NumbersError, Request, floats, register, required_state
 from .tensorflow import interleave, stream, uint32_to_float
 from .tolerance import EXACT, Bound
 
@@ -52,12 +53,12 @@ CLIP = np.float32(1.0e-7)
 TWO_PI_FLOAT = np.float32(2.0) * np.float32(np.pi)      # 2.0f * (float)M_PI
 
 
-def uniform(words) -> np.ndarray:
+def uniform(words: np.ndarray) -> np.ndarray:
     """Rule 1."""
     return uint32_to_float(words)
 
 
-def box_muller(x, y) -> tuple[np.ndarray, np.ndarray]:
+def box_muller(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Rule 2 (mean 0, scale 1): each node's float result; transcendental nodes evaluated in
     binary64 and rounded once to binary32."""
     u1 = np.clip(uniform(x), CLIP, np.finfo(np.float32).max)
@@ -78,13 +79,13 @@ class OnnxRuntimeDml(Convention):
         """No uniform range but the library's own (a ranged request is not this convention's)."""
         return super().supports(request) and not (request.kind == UNIFORM and request.low is not None)
 
-    def draw(self, request: Request, state=None) -> np.ndarray:
+    def draw(self, request: Request, state: npt.ArrayLike | None = None) -> np.ndarray:
         n = request.count
         if request.kind == UNIFORM:
             if request.low is not None:
                 raise NumbersError("the DirectML provider computes no uniform range other than [0, 1)")
-            return uniform(stream(state, 0, n))
-        words = stream(state, 0, n + n % 2)
+            return uniform(stream(required_state(state), 0, n))
+        words = stream(required_state(state), 0, n + n % 2)
         values = interleave(*box_muller(words[0::2], words[1::2]))[:n]
         if request.dtype == "float32":
             return values

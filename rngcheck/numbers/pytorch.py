@@ -44,8 +44,9 @@ Conversions:
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
-from . import BITS, INTEGERS, NORMAL, UNIFORM, Convention, Request, floats, register
+from . import BITS, INTEGERS, NORMAL, UNIFORM, Convention, Request, floats, register, required_state
 from .curand import SAME_ARITHMETIC, box_muller_double, box_muller_float, uniform_double, uniform_float
 from .jax import fused
 from .tensorflow import interleave, stream
@@ -84,10 +85,11 @@ def normal(dtype: str, words: np.ndarray) -> np.ndarray:
     return values if dtype == "float32" else floats.round_to(floats.format_of(dtype), values.astype(np.float64))
 
 
-def uint64_pairs(words) -> np.ndarray:
+def uint64_pairs(words: np.ndarray) -> np.ndarray:
     """Rules 4-5: word 2i high, word 2i+1 low."""
     words = np.asarray(words, dtype=np.uint64)
-    return (words[0::2] << np.uint64(32)) | words[1::2]
+    result: np.ndarray = (words[0::2] << np.uint64(32)) | words[1::2]
+    return result
 
 
 def words_for_integers(low: int, high: int) -> int:
@@ -130,18 +132,19 @@ class PyTorch(Convention):
                INTEGERS: f"{SOURCE_D} (random_from_to_kernel); {SOURCE_T} (uniform_int_from_to); {SOURCE_H}",
                BITS: f"{SOURCE_D} (random_full_64_bits_range_kernel); {SOURCE_T} (uniform_int_full_range)"}
 
-    def draw(self, request: Request, state=None) -> np.ndarray:
+    def draw(self, request: Request, state: npt.ArrayLike | None = None) -> np.ndarray:
         n, dtype = request.count, request.dtype
         if request.kind == UNIFORM:
-            low, high = request.range
-            return uniform(dtype, stream(state, 0, n * (2 if dtype == "float64" else 1)), low, high)
+            low, high = request.uniform_range
+            return uniform(dtype, stream(required_state(state), 0, n * (2 if dtype == "float64" else 1)), low, high)
         if request.kind == NORMAL:
             per_pair = 4 if dtype == "float64" else 2
-            return normal(dtype, stream(state, 0, -(-n // 2) * per_pair))[:n]
+            return normal(dtype, stream(required_state(state), 0, -(-n // 2) * per_pair))[:n]
         if request.kind == INTEGERS:
-            per = words_for_integers(request.low, request.high)
-            return integers(dtype, stream(state, 0, n * per), request.low, request.high)
-        return uint64_pairs(stream(state, 0, 2 * n)).view(np.int64)
+            low_int, high_int = request.integer_range
+            per = words_for_integers(low_int, high_int)
+            return integers(dtype, stream(required_state(state), 0, n * per), low_int, high_int)
+        return uint64_pairs(stream(required_state(state), 0, 2 * n)).view(np.int64)
 
     def bound(self, request: Request) -> Bound:
         if request.kind in (INTEGERS, BITS):
@@ -149,7 +152,7 @@ class PyTorch(Convention):
         if request.kind == UNIFORM:
             if request.low is None:
                 return SAME_ARITHMETIC
-            return one_rounding(*request.range, "the reference fuses r * range + from as nvcc does by default "
+            return one_rounding(*request.uniform_range, "the reference fuses r * range + from as nvcc does by default "
                                                 "(one rounding); a build that does not fuse rounds the product "
                                                 "once more: 1 ULP of the larger endpoint (tolerance rule 2; "
                                                 "source-only: no CUDA device here)")

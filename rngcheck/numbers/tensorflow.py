@@ -50,13 +50,27 @@ Stream semantics (G, S) are the Generator model below (rules 10-15).
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any, SupportsInt
 
 import numpy as np
+import numpy.typing as npt
 
 from .. import counter as state_words
 from .. import philox, reference
-from . import BITS, INTEGERS, NORMAL, TRUNCATED_NORMAL, UNIFORM, Convention, Request, floats, register
+from . import (
+    BITS,
+    INTEGERS,
+    NORMAL,
+    TRUNCATED_NORMAL,
+    UNIFORM,
+    Convention,
+    Request,
+    floats,
+    register,
+    required_state,
+)
 from .tolerance import EXACT, Bound, one_rounding
 
 SOURCE_R = "tensorflow/core/lib/random/random_distributions.h"
@@ -74,26 +88,29 @@ SEED_KEY = (0x3EC8F720, 0x02461E29)   # S: the key that scrambles a stateless se
 
 
 # ---------------------------------------------------------------------------------- words -> [0, 1)
-def uint32_to_float(words) -> np.ndarray:
+def uint32_to_float(words: np.ndarray) -> np.ndarray:
     """Rule 1: low 23 bits in a [1, 2) mantissa, minus 1 (float32, exact)."""
     bits = (np.asarray(words, dtype=np.uint32) & np.uint32(0x7FFFFF)) | np.uint32(127 << 23)
-    return bits.view(np.float32) - np.float32(1.0)
+    result: np.ndarray = bits.view(np.float32) - np.float32(1.0)
+    return result
 
 
-def uint64_to_double(high_words, low_words) -> np.ndarray:
+def uint64_to_double(high_words: np.ndarray, low_words: np.ndarray) -> np.ndarray:
     """Rule 2: the low 20 bits of ``high_words`` over all of ``low_words``, in [1, 2), minus 1."""
     mantissa = ((np.asarray(high_words, dtype=np.uint64) & np.uint64(0xFFFFF)) << np.uint64(32)) \
         | np.asarray(low_words, dtype=np.uint64)
-    return (mantissa | np.uint64(1023 << 52)).view(np.float64) - 1.0
+    result: np.ndarray = (mantissa | np.uint64(1023 << 52)).view(np.float64) - 1.0
+    return result
 
 
-def uint16_to_half(words) -> np.ndarray:
+def uint16_to_half(words: np.ndarray) -> np.ndarray:
     """Rule 3: the low 10 bits in a [1, 2) half mantissa, minus 1 (float16)."""
     bits = (np.asarray(words, dtype=np.uint32) & np.uint32(0x3FF)).astype(np.uint16) | np.uint16(15 << 10)
-    return bits.view(np.float16) - np.float16(1.0)
+    result: np.ndarray = bits.view(np.float16) - np.float16(1.0)
+    return result
 
 
-def uint16_to_bfloat16(words) -> np.ndarray:
+def uint16_to_bfloat16(words: np.ndarray) -> np.ndarray:
     """Rule 3: the low 7 bits in a [1, 2) bfloat16 mantissa, minus 1 (exact; bits as uint16)."""
     bits = (np.asarray(words, dtype=np.uint32) & np.uint32(0x7F)) | np.uint32(127 << 7)
     one_to_two = floats.bfloat16_to_float32(bits.astype(np.uint16))
@@ -108,7 +125,7 @@ def unit_uniform(dtype: str, words: np.ndarray) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------------- Box-Muller
-def box_muller_float(x0, x1) -> tuple[np.ndarray, np.ndarray]:
+def box_muller_float(x0: np.ndarray, x1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Rule 5 in float32: (r sin v1, r cos v1). Each transcendental step is evaluated in binary64
     and rounded once to binary32 (the exact model; rngcheck.numbers.tolerance rule 3)."""
     u1 = np.maximum(uint32_to_float(x0), np.float32(EPSILON))          # the epsilon clamp
@@ -120,7 +137,7 @@ def box_muller_float(x0, x1) -> tuple[np.ndarray, np.ndarray]:
     return sin * r, cos * r
 
 
-def box_muller_double(x0, x1, x2, x3) -> tuple[np.ndarray, np.ndarray]:
+def box_muller_double(x0: np.ndarray, x1: np.ndarray, x2: np.ndarray, x3: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Rule 6: Box-Muller in binary64 on two doubles of rule 2."""
     u1 = np.maximum(uint64_to_double(x0, x1), EPSILON)
     v1 = 2.0 * math.pi * uint64_to_double(x2, x3)
@@ -150,7 +167,7 @@ def round_float32(dtype: str, values: np.ndarray) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------------- the stream
-def stream(state, first: int, count: int) -> np.ndarray:
+def stream(state: npt.ArrayLike, first: int, count: int) -> np.ndarray:
     """Words first .. first+count-1 of the operator's stream for ``state``."""
     return reference.words(state_words.state_array(state), first, count)
 
@@ -162,7 +179,7 @@ def words_per_element(request: Request) -> int:
 TRIALS = 16   # Box-Muller trials made at once per truncated-normal group (4 needed; 16 almost always do)
 
 
-def truncated_normal(dtype: str, state, count: int) -> np.ndarray:
+def truncated_normal(dtype: str, state: npt.ArrayLike, count: int) -> np.ndarray:
     """Rule 7: group by group, each from its own reserved stretch of the stream.
 
     Vectorised: every group's first TRIALS trials at once; a group that keeps fewer than its
@@ -188,9 +205,9 @@ def truncated_normal(dtype: str, state, count: int) -> np.ndarray:
     return out if dtype in ("float32", "float64") else round_float32(dtype, out)
 
 
-def _truncated_group(dtype: str, state, start: int, group: int, per_trial: int) -> np.ndarray:
+def _truncated_group(dtype: str, state: npt.ArrayLike, start: int, group: int, per_trial: int) -> np.ndarray:
     """One group of rule 7, trial by trial (the rare group TRIALS trials do not fill)."""
-    kept: list = []
+    kept: list[np.floating] = []
     taken = 0
     while len(kept) < group:
         batch = stream(state, start + taken, per_trial)
@@ -214,7 +231,8 @@ def integers(dtype: str, words: np.ndarray, low: int, high: int) -> np.ndarray:
 def combine64(words: np.ndarray) -> np.ndarray:
     """Rule 9: word 2i | word 2i+1 << 32 as uint64."""
     words = np.asarray(words, dtype=np.uint64)
-    return words[0::2] | (words[1::2] << np.uint64(32))
+    result: np.ndarray = words[0::2] | (words[1::2] << np.uint64(32))
+    return result
 
 
 def full_range(dtype: str, words: np.ndarray) -> np.ndarray:
@@ -235,7 +253,8 @@ def scaled(dtype: str, unit: np.ndarray, low: float, high: float) -> np.ndarray:
         return floats.bfloat16_from_float32(product + lo32)
     kind = np.dtype(dtype).type
     lo, hi = kind(low), kind(high)
-    return (unit * (hi - lo) + lo).astype(dtype)
+    result: np.ndarray = (unit * (hi - lo) + lo).astype(dtype)
+    return result
 
 
 # ---------------------------------------------------------------------------------- the convention
@@ -256,32 +275,32 @@ class TensorFlow(Convention):
                BITS: f"{SOURCE_R} (UniformFullIntDistribution32/64)"}
     seeded = True
 
-    def draw(self, request: Request, state=None) -> np.ndarray:
+    def draw(self, request: Request, state: npt.ArrayLike | None = None) -> np.ndarray:
         if request.seed is not None:
             state = stateless_state(request.seed)
         n = request.count
         if request.kind == TRUNCATED_NORMAL:
-            return truncated_normal(request.dtype, state, n)
+            return truncated_normal(request.dtype, required_state(state), n)
         per = words_per_element(request)
         if request.kind == NORMAL:
             pair = 4 if request.dtype == "float64" else 2          # words per two elements
             whole = -(-n * per // pair) * pair
-            return normal_from_words(request.dtype, stream(state, 0, whole))[:n]
-        words = stream(state, 0, n * per)
+            return normal_from_words(request.dtype, stream(required_state(state), 0, whole))[:n]
+        words = stream(required_state(state), 0, n * per)
         if request.kind == UNIFORM:
             unit = unit_uniform(request.dtype, words)
             if request.low is None:
                 return unit
-            return scaled(request.dtype, unit, *request.range)
+            return scaled(request.dtype, unit, *request.uniform_range)
         if request.kind == INTEGERS:
-            return integers(request.dtype, words, request.low, request.high)
+            return integers(request.dtype, words, *request.integer_range)
         return full_range(request.dtype, words)
 
     def bound(self, request: Request) -> Bound:
         if request.kind in (INTEGERS, BITS):
             return EXACT
         if request.kind == UNIFORM:
-            return EXACT if request.low is None else one_rounding(*request.range)
+            return EXACT if request.low is None else one_rounding(*request.uniform_range)
         if request.dtype in ("float16", "bfloat16"):
             return Bound(4, "Box-Muller in float32 (within 4 float32 ULP, as for float32), then rounded to the "
                             "narrow format: the result must be the rounding of a float32 within 4 ULP of the "
@@ -301,7 +320,8 @@ def stateless_key_counter(seed: tuple[int, int]) -> tuple[tuple[int, int], tuple
     m0..m3; the op's key is (m0, m1) and its counter (0, 0, m2, m3)."""
     a, b = (int(s) & MASK64 for s in seed)
     words = [a & 0xFFFFFFFF, a >> 32, b & 0xFFFFFFFF, b >> 32]
-    m = [int(x) for x in philox.philox4x32(*[np.array([w], dtype=np.uint64) for w in words], *SEED_KEY)[0]]
+    c0, c1, c2, c3 = (np.array([w], dtype=np.uint64) for w in words)
+    m = [int(x) for x in philox.philox4x32(c0, c1, c2, c3, *SEED_KEY)[0]]
     return (m[0], m[1]), (0, 0, m[2], m[3])
 
 
@@ -354,7 +374,7 @@ class Generator:
         return generator
 
     @classmethod
-    def from_state(cls, state) -> Generator:
+    def from_state(cls, state: Iterable[SupportsInt]) -> Generator:
         low, high, key = (int(v) & MASK64 for v in state)
         return cls(counter=low | high << 64, key=key)
 
@@ -377,17 +397,18 @@ class Generator:
         self.counter = (self.counter + RESERVED_SAMPLES_PER_OUTPUT * int(delta)) % (1 << 128)
         return read
 
-    def draw(self, kind: str, dtype: str, shape=(), *, low=None, high=None):
+    def draw(self, kind: str, dtype: str, shape: tuple[int, ...] = (), *, low: float | int | None = None,
+             high: float | int | None = None) -> np.ndarray:
         """Rule 12: the numbers of one Generator call (flat, row-major), state advanced."""
         count = math.prod(shape)
         counter_value, key = self.skip(count)
         request = Request(TensorFlow.name, kind, dtype, count, low, high)
         return TENSORFLOW.draw(request, state_words.make_state(counter_value, key))
 
-    def normal(self, shape=(), dtype: str = "float32") -> np.ndarray:
+    def normal(self, shape: tuple[int, ...] = (), dtype: str = "float32") -> np.ndarray:
         return self.draw(NORMAL, dtype, shape)
 
-    def replicated(self, kind: str, dtype: str, shape, replicas: int) -> list[np.ndarray]:
+    def replicated(self, kind: str, dtype: str, shape: tuple[int, ...], replicas: int) -> list[np.ndarray]:
         """Rule 13: one call under a strategy of ``replicas`` (a generator created in its scope):
         every replica's copy of the state is read and skipped alike, each replica hashes the key
         with its id, so replica r gets the stateless draw on (counter, replica_key(key, r))."""
@@ -434,7 +455,21 @@ class Step:
     replicas: int = 0
     kind: str = NORMAL
     name: str = ""
-    expect: tuple | None = None     # floats (None where not printed), per replica for ``replicated``
+    expect: tuple[Any, ...] | None = None     # floats (None where not printed), per replica for ``replicated``
+
+    @property
+    def generator_seed(self) -> int:
+        """The seed of from_seed and reset_from_seed: one integer."""
+        if not isinstance(self.seed, int):
+            raise ValueError(f"step {self.op}: the seed is one integer, got {self.seed!r}")
+        return self.seed
+
+    @property
+    def seed_pair(self) -> tuple[int, int]:
+        """The seed of a stateless op: two integers."""
+        if not isinstance(self.seed, tuple) or len(self.seed) != 2:
+            raise ValueError(f"step {self.op}: a stateless seed is two integers, got {self.seed!r}")
+        return self.seed
 
 
 @dataclass(frozen=True)
@@ -447,15 +482,15 @@ class Draw:
     request: Request
     state: np.ndarray | None
     model: np.ndarray
-    expected: tuple | None
+    expected: tuple[Any, ...] | None
 
 
-def run_program(steps) -> tuple[list[Draw], list[tuple[int, list[int], list[int]]]]:
+def run_program(steps: Iterable[Step]) -> tuple[list[Draw], list[tuple[int, list[int], list[int]]]]:
     """Run a program on the Generator model: its draws, and its state checks (step, expected, model)."""
     generators: dict[str, Generator] = {}
     saved: dict[str, tuple[int, int]] = {}
     draws: list[Draw] = []
-    states = []
+    states: list[tuple[int, list[int], list[int]]] = []
 
     def generator(name: str) -> Generator:
         if name not in generators:
@@ -464,9 +499,9 @@ def run_program(steps) -> tuple[list[Draw], list[tuple[int, list[int], list[int]
 
     for index, step in enumerate(steps):
         if step.op == "from_seed":
-            generators[step.generator] = Generator.from_seed(step.seed)
+            generators[step.generator] = Generator.from_seed(step.generator_seed)
         elif step.op == "reset_from_seed":
-            generator(step.generator).reset_from_seed(step.seed)
+            generator(step.generator).reset_from_seed(step.generator_seed)
         elif step.op == "normal":
             g = generator(step.generator)
             count = math.prod(step.shape)
@@ -478,9 +513,9 @@ def run_program(steps) -> tuple[list[Draw], list[tuple[int, list[int], list[int]
         elif step.op == "replicated":
             g = generator(step.generator)
             counter_value, key = g.counter, g.key
-            values = g.replicated(step.kind, "float32", step.shape, step.replicas)
+            replica_draws = g.replicated(step.kind, "float32", step.shape, step.replicas)
             request = Request(TensorFlow.name, step.kind, "float32", math.prod(step.shape))
-            for replica, replica_values in enumerate(values):
+            for replica, replica_values in enumerate(replica_draws):
                 expected = None if step.expect is None else step.expect[replica]
                 draws.append(Draw(index, f"replica {replica}: {step.generator}.{step.kind}({list(step.shape)})",
                                   request, state_words.make_state(counter_value, replica_key(key, replica)),
@@ -497,8 +532,8 @@ def run_program(steps) -> tuple[list[Draw], list[tuple[int, list[int], list[int]
         elif step.op == "state":
             states.append((index, list(step.expect or ()), generator(step.generator).state))
         elif step.op == "stateless":
-            request = Request(TensorFlow.name, step.kind, "float32", math.prod(step.shape), seed=tuple(step.seed))
-            draws.append(Draw(index, f"stateless_{step.kind}({list(step.shape)}, seed={list(step.seed)})",
+            request = Request(TensorFlow.name, step.kind, "float32", math.prod(step.shape), seed=step.seed_pair)
+            draws.append(Draw(index, f"stateless_{step.kind}({list(step.shape)}, seed={list(step.seed_pair)})",
                               request, None, TENSORFLOW.draw(request), step.expect))
         else:
             raise ValueError(f"unknown step {step.op!r}")

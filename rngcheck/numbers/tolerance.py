@@ -95,7 +95,8 @@ def distances(dtype: str, expected: np.ndarray, actual: np.ndarray, scale: float
     not) for integers."""
     fmt = floats.FORMATS.get(dtype)
     if fmt is None:
-        return (np.asarray(expected) != np.asarray(actual)).astype(np.int64)
+        unequal: np.ndarray = np.asarray(expected) != np.asarray(actual)
+        return unequal.astype(np.int64)
     ulps = floats.ulp_distance(fmt, expected, actual)
     if scale is None or scale == 0:
         return ulps
