@@ -27,9 +27,13 @@ from __future__ import annotations
 import fnmatch
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import RngcheckError
 from .statuses import BROKEN, PASSED, XFAIL, XPASS
+
+if TYPE_CHECKING:
+    import pandas as pd  # the results table (rngcheck.results.tables)
 
 KINDS = ("regression", "fixed", "changed", "still", "xfail", "xpass", "added", "removed")
 
@@ -64,7 +68,7 @@ def parse_expected(text: str, where: str = "expected failures") -> list[Expected
     return entries
 
 
-def read_expected(path) -> list[Expected]:
+def read_expected(path: str | Path) -> list[Expected]:
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -114,42 +118,44 @@ class Comparison:
         return {k: len(self.of(k)) for k in KINDS}
 
 
-def _latest(data):
+def _latest(data: pd.DataFrame) -> pd.DataFrame:
     """One row per (backend, case): the newest run's (runs are in the order given, newest last)."""
     return data.drop_duplicates(["backend", "case"], keep="last").set_index(["backend", "case"], drop=False)
 
 
-def compare(baseline, new, expected: list[Expected] | None = None) -> Comparison:
+def compare(baseline: pd.DataFrame, new: pd.DataFrame, expected: list[Expected] | None = None) -> Comparison:
     """The changes from ``baseline`` to ``new`` (results tables, rngcheck.results.tables)."""
     expected = expected or []
-    notes = []
+    notes: list[str] = []
     old_backends, new_backends = list(dict.fromkeys(baseline["backend"])), list(dict.fromkeys(new["backend"]))
     if len(old_backends) == 1 and len(new_backends) == 1 and old_backends != new_backends:
         notes.append(f"baseline backend {old_backends[0]!r} compared with new backend {new_backends[0]!r}")
         baseline = baseline.assign(backend=new_backends[0])
     for what, column in (("rngcheck", "rngcheck_version"), ("schema version", "schema_version")):
-        before, after = set(map(str, baseline[column])), set(map(str, new[column]))
-        if before != after:
-            notes.append(f"the baseline was written by {what} {', '.join(sorted(before))}, "
-                         f"the new runs by {', '.join(sorted(after))}")
+        old_values, new_values = set(map(str, baseline[column])), set(map(str, new[column]))
+        if old_values != new_values:
+            notes.append(f"the baseline was written by {what} {', '.join(sorted(old_values))}, "
+                         f"the new runs by {', '.join(sorted(new_values))}")
     unfinished = sorted(set(new.loc[~new["complete"], "run"]))
     if unfinished:
         notes.append(f"new run(s) not finished: {', '.join(unfinished)}; cases they did not reach are 'not run'")
     old_rows, new_rows = _latest(baseline), _latest(new)
     keys = list(dict.fromkeys(list(old_rows.index) + list(new_rows.index)))
     common = sum(1 for k in keys if k in old_rows.index and k in new_rows.index)
-    used = set()
-    changes = []
+    used: set[Expected] = set()
+    changes: list[Change] = []
     for key in keys:
         before = old_rows.loc[key] if key in old_rows.index else None
         after = new_rows.loc[key] if key in new_rows.index else None
         row = after if after is not None else before
+        if row is None:   # never: every key comes from one side or the other
+            continue
         was = before["effective"] if before is not None else ""
         now = after["effective"] if after is not None else ""
         entry = expected_for(expected, *key)
         if entry is not None and after is not None:
             used.add(entry)
-        kind = None
+        kind: str | None = None
         if after is None:
             kind = "removed"
         elif now in BROKEN:
@@ -182,9 +188,10 @@ def compare(baseline, new, expected: list[Expected] | None = None) -> Comparison
                       notes, [e for e in expected if e not in used])
 
 
-def gate(data, expected: list[Expected]) -> tuple[list[Change], list[Change]]:
+def gate(data: pd.DataFrame, expected: list[Expected]) -> tuple[list[Change], list[Change]]:
     """Without a baseline: (unexpected failures, unexpected passes) of a results table."""
-    failures, passes = [], []
+    failures: list[Change] = []
+    passes: list[Change] = []
     for row in _latest(data).itertuples(index=False):
         if not row.required:
             continue

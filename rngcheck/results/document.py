@@ -25,15 +25,17 @@ from __future__ import annotations
 import platform
 import shlex
 import sys
+from collections.abc import Iterable
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 from .. import __version__
 from ..errors import RngcheckError
 from ..jsonfile import read_json, write_json
 from . import statuses
-from .records import CaseRecord, ResultRecord
+from .records import CaseRecord, ResultRecord, Verdict
 from .statuses import BROKEN, STATUSES  # noqa: F401  (re-exported for readers of documents)
 from .verdicts import run_verdict
 
@@ -57,7 +59,7 @@ def package_versions() -> dict[str, str]:
     return versions
 
 
-def case_entry(case) -> dict:
+def case_entry(case: Any) -> dict[str, Any]:  # a rngcheck.conformance.cases.Case
     return CaseRecord.of(case).to_json()
 
 
@@ -71,7 +73,7 @@ def reproduce_command(profile: str, seed: int, command: list[str]) -> str:
     return shlex.join(["rngcheck"] + command)
 
 
-def new_document(profile: str, seed: int, command: list[str], cases) -> dict:
+def new_document(profile: str, seed: int, command: list[str], cases: Iterable[Any]) -> dict[str, Any]:
     return {
         "schema": SCHEMA, "schema_version": SCHEMA_VERSION, "rngcheck_version": __version__,
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -84,7 +86,7 @@ def new_document(profile: str, seed: int, command: list[str], cases) -> dict:
     }
 
 
-def repro_command(backend_spec: str, reproduce: dict | None) -> str | None:
+def repro_command(backend_spec: str, reproduce: dict[str, Any] | None) -> str | None:
     """A ready-to-paste command line that reruns one failing description."""
     if not reproduce:
         return None
@@ -101,24 +103,24 @@ def repro_command(backend_spec: str, reproduce: dict | None) -> str | None:
     return shlex.join(words)
 
 
-def result_entry(backend_name: str, case, outcome, required: bool, seconds: float,
-                 backend_spec: str | None = None) -> dict:
+def result_entry(backend_name: str, case: Any, outcome: Verdict, required: bool, seconds: float,
+                 backend_spec: str | None = None) -> dict[str, Any]:
     return ResultRecord.of(outcome, backend=backend_name, case=case.id, required=required,
                            seconds=round(seconds, 6),
                            reproduce_command=repro_command(backend_spec or backend_name, outcome.reproduce)).to_json()
 
 
-def is_failure(result: dict) -> bool:
+def is_failure(result: dict[str, Any]) -> bool:
     return statuses.is_failure(result["status"], result["required"])
 
 
-def agreement(outputs) -> list[dict]:
+def agreement(outputs: Iterable[tuple[str, str, str | None]]) -> list[dict[str, Any]]:
     """Cross-backend agreement, the one rule: ``outputs`` are (case, column, output digest) rows;
     a case with a digest in two or more columns agrees when all its digests are equal. Returns
     [{case, agree, outputs{column: digest}}] in first-seen case order (rows without a digest
     take no part). The document's ``agreement`` (columns: backends) and the HTML report's
     agreement view (columns: run and backend) both come from here."""
-    by_case: dict = {}
+    by_case: dict[str, dict[str, str]] = {}
     for case, column, digest in outputs:
         if digest:
             by_case.setdefault(case, {})[column] = digest
@@ -126,10 +128,10 @@ def agreement(outputs) -> list[dict]:
             for case, digests in by_case.items() if len(digests) > 1]
 
 
-def finish(document: dict) -> dict:
+def finish(document: dict[str, Any]) -> dict[str, Any]:
     """Fill in per-backend summaries, cross-backend agreement and the overall summary (its verdict
     folds in the verdicts of ``stats``, when the run has them)."""
-    by_backend = {}
+    by_backend: dict[str, list[dict[str, Any]]] = {}
     for result in document["results"]:
         by_backend.setdefault(result["backend"], []).append(result)
     for entry in document["backends"]:
@@ -147,11 +149,11 @@ def finish(document: dict) -> dict:
     return document
 
 
-def write(document: dict, path) -> None:
+def write(document: dict[str, Any], path: str | Path) -> None:
     write_json(path, document)
 
 
-def load(path) -> dict:
+def load(path: str | Path) -> dict[str, Any]:
     """A result document or a journal (rebuilt, marked incomplete if it has no end), checked."""
     from . import journal
 
@@ -161,7 +163,7 @@ def load(path) -> dict:
     return read(path)
 
 
-def read(path) -> dict:
+def read(path: str | Path) -> dict[str, Any]:
     """A result document, checked (raises RngcheckError with one line)."""
     path = Path(path)
     document = read_json(path, what="result document")

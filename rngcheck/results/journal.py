@@ -15,6 +15,7 @@ import fcntl
 import json
 import os
 from pathlib import Path
+from typing import Any, NoReturn
 
 from ..errors import RngcheckError
 from ..jsonfile import parse_json, read_bytes_limited
@@ -23,19 +24,19 @@ JOURNAL = "rngcheck-journal"
 JOURNAL_VERSION = 1
 
 
-def journal_path_for(json_path) -> Path:
+def journal_path_for(json_path: str | Path) -> Path:
     path = Path(json_path)
     return path.with_name(path.stem + ".journal.jsonl")
 
 
-def json_path_for(journal_path) -> Path:
+def json_path_for(journal_path: str | Path) -> Path:
     path = Path(journal_path)
     name = path.name[:-len(".journal.jsonl")] if path.name.endswith(".journal.jsonl") else path.stem
     return path.with_name(name + ".json")
 
 
 class Journal:
-    def __init__(self, path, *, append: bool = False):
+    def __init__(self, path: str | Path, *, append: bool = False) -> None:
         self.path = Path(path)
         self.append, self.started = append, False
         self.existed = self.path.exists()
@@ -58,12 +59,12 @@ class Journal:
                 self.file.close()
                 raise RngcheckError(f"cannot write the journal {self.path}: {error.strerror or error}") from None
 
-    def write(self, record: dict) -> None:
+    def write(self, record: dict[str, Any]) -> None:
         self.file.write(json.dumps(record, separators=(",", ":")) + "\n")
         self.file.flush()
         os.fsync(self.file.fileno())
 
-    def start(self, document: dict, run: dict) -> None:
+    def start(self, document: dict[str, Any], run: dict[str, Any]) -> None:
         """The header line. A previous journal at this path is emptied only now, once the run
         has its backends: a run that ends before (a backend that does not load) loses nothing."""
         header = copy.deepcopy(document)
@@ -96,29 +97,29 @@ RESULT_FIELDS = {"backend": str, "case": str, "status": str, "required": bool, "
                  "output_sha256": (str, type(None))}
 
 
-def _check_fields(path, number: int, record: dict, fields: dict) -> None:
+def _check_fields(path: str | Path, number: int, record: dict[str, Any], fields: dict[str, Any]) -> None:
     for field, kind in fields.items():
         if not isinstance(record.get(field), kind):
             raise RngcheckError(f"{path}: line {number}: {field} is {str(record.get(field))[:40]!r}, not what a run "
                                 f"writes")
 
 
-def is_journal(path) -> bool:
+def is_journal(path: str | Path) -> bool:
     try:
         with open(path, "rb") as file:
             first = file.readline(1 << 20)
-        return json.loads(first.decode("utf-8")).get("journal") == JOURNAL
+        return bool(json.loads(first.decode("utf-8")).get("journal") == JOURNAL)
     except (OSError, ValueError, AttributeError, UnicodeDecodeError, RecursionError):
         return False
 
 
-def read(path) -> tuple[dict, dict]:
+def read(path: str | Path) -> tuple[dict[str, Any], dict[str, Any]]:
     """(document, run settings) rebuilt from a journal; complete only if it has its end line."""
     path = Path(path)
     lines = read_bytes_limited(path, what="journal").split(b"\n")
     if lines and not lines[-1]:
         lines.pop()
-    records = []
+    records: list[Any] = []
     for number, line in enumerate(lines):
         try:
             records.append(parse_json(line, f"{path}: line {number + 1}", what="journal line"))
@@ -160,12 +161,12 @@ PROFILES = ("quick", "full", "strict")
 STATS_TIERS = ("smoke", "standard", "deep")
 
 
-def run_settings(path, run: dict) -> dict:
+def run_settings(path: str | Path, run: dict[str, Any]) -> dict[str, Any]:
     """The header's run settings, every field checked (a journal is a data file that people pass
     around: a field of the wrong type is one line naming it, not a traceback later)."""
     where = f"{path}: the journal's run settings"
 
-    def bad(field, wanted):
+    def bad(field: str, wanted: str) -> NoReturn:
         raise RngcheckError(f"{where}: {field} is {str(run.get(field))[:60]!r}, not {wanted}")
 
     settings = dict(run)
@@ -180,7 +181,7 @@ def run_settings(path, run: dict) -> dict:
     if not run.get("backends"):
         bad("backends", "a non-empty list of backend specs")
     timeout = run.get("timeout")
-    if type(timeout) not in (int, float) or not 0 < timeout < float("inf"):
+    if (type(timeout) is not int and type(timeout) is not float) or not 0 < timeout < float("inf"):
         bad("timeout", "a positive number of seconds")
     if run.get("stats") is not None and run.get("stats") not in STATS_TIERS:
         bad("stats", "one of " + ", ".join(STATS_TIERS))

@@ -7,6 +7,8 @@ as a statistics section, through ``as_stats_document``.
 
 from __future__ import annotations
 
+from typing import Any
+
 from .verdicts import NOT_APPLICABLE, STATS_FAIL, STATS_INCOMPLETE, STATS_PASS, STATS_SUSPECT
 
 SCHEMA, SCHEMA_VERSION = "rngcheck-nist", 1
@@ -14,7 +16,7 @@ SCHEMA, SCHEMA_VERSION = "rngcheck-nist", 1
 
 
 
-def as_stats_document(doc: dict) -> dict:
+def as_stats_document(doc: dict[str, Any]) -> dict[str, Any]:
     """The document in the shape of the battery's ("rngcheck-stats") for the HTML report: one
     result per p-value stream, its p-value the uniformity p-value, its verdict the row's
     (rows that do not apply go to "not_run")."""

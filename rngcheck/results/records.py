@@ -11,27 +11,28 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field, fields
+from typing import Any
 
 from .statuses import ERROR, STATUSES
 
 
-def _str(value, default: str = "") -> str:
+def _str(value: object, default: str = "") -> str:
     return default if value is None else str(value)
 
 
-def _optional_str(value):
+def _optional_str(value: object) -> str | None:
     return None if value is None else str(value)
 
 
-def _list(value) -> list:
+def _list(value: object) -> list[Any]:
     return list(value) if isinstance(value, list) else []
 
 
-def _dict(value) -> dict:
+def _dict(value: object) -> dict[str, Any]:
     return dict(value) if isinstance(value, dict) else {}
 
 
-def _float(value) -> float:
+def _float(value: Any) -> float:
     try:
         number = float(value)
     except (TypeError, ValueError, OverflowError):
@@ -39,7 +40,7 @@ def _float(value) -> float:
     return number
 
 
-def _int(value) -> int:
+def _int(value: Any) -> int:
     try:
         return int(value)
     except (TypeError, ValueError, OverflowError):
@@ -55,13 +56,13 @@ class CaseRecord:
     source: str
     procedure: str
     note: str
-    inputs: dict
+    inputs: dict[str, Any]
 
     @classmethod
-    def of(cls, case) -> CaseRecord:
+    def of(cls, case: Any) -> CaseRecord:  # a rngcheck.conformance.cases.Case (conformance sits above results)
         """The record of a conformance case (rngcheck.conformance.cases.Case)."""
         output_state = case.output_state if isinstance(case.output_state, bool) else list(case.output_state)
-        inputs = {"state": [f"0x{int(w):08x}" for w in case.state], "sizes": list(case.sizes),
+        inputs: dict[str, Any] = {"state": [f"0x{int(w):08x}" for w in case.state], "sizes": list(case.sizes),
                   "strides": None if case.strides is None else list(case.strides),
                   "feature_level": ".".join(map(str, case.feature_level)), "output_state": output_state}
         request = getattr(case, "request", None)
@@ -70,13 +71,16 @@ class CaseRecord:
         return cls(case.id, case.category, case.description, case.rule, case.source, case.procedure, case.note,
                    inputs)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
     @classmethod
-    def from_json(cls, value) -> CaseRecord:
-        value = _dict(value)
-        return cls(*(_str(value.get(f.name)) for f in fields(cls) if f.name != "inputs"), _dict(value.get("inputs")))
+    def from_json(cls, value: object) -> CaseRecord:
+        found = _dict(value)
+        return cls(id=_str(found.get("id")), category=_str(found.get("category")),
+                   description=_str(found.get("description")), rule=_str(found.get("rule")),
+                   source=_str(found.get("source")), procedure=_str(found.get("procedure")),
+                   note=_str(found.get("note")), inputs=_dict(found.get("inputs")))
 
 
 @dataclass
@@ -86,17 +90,17 @@ class Verdict:
 
     status: str
     message: str = ""
-    diagnosis: dict | None = None
-    mismatches: list = field(default_factory=list)
+    diagnosis: dict[str, Any] | None = None
+    mismatches: list[dict[str, Any]] = field(default_factory=list)
     mismatch_count: int = 0
-    observations: list = field(default_factory=list)
+    observations: list[str] = field(default_factory=list)
     output_sha256: str | None = None
-    returned_state: list | None = None
+    returned_state: list[Any] | None = None
     detail: str = ""
-    reproduce: dict | None = None
+    reproduce: dict[str, Any] | None = None
     # A numbers case (rngcheck.conformance.numbers): the request, the bound and its why, the ULP
     # histogram, the worst element and the first numbers past the bound.
-    numbers: dict | None = None
+    numbers: dict[str, Any] | None = None
 
 
 RESULT_ORDER = ("backend", "case", "status", "required", "seconds", "message", "diagnosis", "mismatches",
@@ -115,20 +119,20 @@ class ResultRecord(Verdict):
     reproduce_command: str | None = None
 
     @classmethod
-    def of(cls, verdict: Verdict, **where) -> ResultRecord:
+    def of(cls, verdict: Verdict, **where: Any) -> ResultRecord:
         return cls(**{f.name: getattr(verdict, f.name) for f in fields(Verdict)}, **where)
 
     @property
     def diagnosis_id(self) -> str:
         return _str((self.diagnosis or {}).get("id"))
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         value = asdict(self)
         return {key: value[key] for key in RESULT_ORDER}
 
     @classmethod
-    def from_json(cls, value) -> ResultRecord:
-        value = _dict(value)
+    def from_json(cls, found: object) -> ResultRecord:
+        value = _dict(found)
         status = value.get("status")
         diagnosis, reproduce = value.get("diagnosis"), value.get("reproduce")
         returned = value.get("returned_state")

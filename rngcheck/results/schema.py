@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from ..errors import RngcheckError
 
@@ -17,13 +18,14 @@ SCHEMAS = Path(__file__).parent / "schemas"
 NAMES = ("rngcheck-result", "rngcheck-journal", "rngcheck-stats")
 
 
-def schema(name: str) -> dict:
+def schema(name: str) -> dict[str, Any]:
     if name not in NAMES:
         raise RngcheckError(f"no schema {name!r} (one of {', '.join(NAMES)})")
-    return json.loads((SCHEMAS / f"{name}.schema.json").read_text(encoding="utf-8"))
+    loaded: dict[str, Any] = json.loads((SCHEMAS / f"{name}.schema.json").read_text(encoding="utf-8"))
+    return loaded
 
 
-def _validator(name: str):
+def _validator(name: str) -> Any:  # a jsonschema.Draft202012Validator (jsonschema ships no types)
     import jsonschema
     from referencing import Registry, Resource
 
@@ -33,16 +35,16 @@ def _validator(name: str):
                                            format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
 
 
-def problems(value, name: str) -> list[str]:
+def problems(value: object, name: str) -> list[str]:
     """Every way ``value`` breaks the schema, one line each ("at results/3/status: ...")."""
-    out = []
+    out: list[str] = []
     for error in sorted(_validator(name).iter_errors(value), key=lambda e: list(e.absolute_path)):
         where = "/".join(str(p) for p in error.absolute_path) or "the top"
         out.append(f"at {where}: {error.message[:200]}")
     return out
 
 
-def validate(value, name: str) -> None:
+def validate(value: object, name: str) -> None:
     found = problems(value, name)
     if found:
         raise RngcheckError(f"not a valid {name} document ({len(found)} problems), first {found[0]}")

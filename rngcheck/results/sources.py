@@ -11,8 +11,10 @@ words, why what it holds is incomplete; ``Source.notes`` says what else a reader
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from .. import __version__
 from ..errors import RngcheckError
@@ -29,17 +31,17 @@ class Source:
     """One input document: a result document (possibly rebuilt from a journal) or a stats document."""
 
     kind: str                 # "result" | "stats"
-    doc: dict
+    doc: dict[str, Any]
     name: str = ""            # the file it came from, or "document N"
-    problems: list = field(default_factory=list)   # why the report is incomplete, in words
-    notes: list = field(default_factory=list)      # labels that do not make it incomplete
+    problems: list[str] = field(default_factory=list)   # why the report is incomplete, in words
+    notes: list[str] = field(default_factory=list)      # labels that do not make it incomplete
 
     @property
     def complete(self) -> bool:
         return not self.problems
 
 
-def _version_check(doc: dict, schema: str, supported: int, where: str) -> None:
+def _version_check(doc: dict[str, Any], schema: str, supported: int, where: str) -> None:
     version = doc.get("schema_version")
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
         raise RngcheckError(f"{where}: {schema} document without a valid schema_version ({version!r})")
@@ -48,7 +50,7 @@ def _version_check(doc: dict, schema: str, supported: int, where: str) -> None:
                             f"({supported}); upgrade rngcheck (this is {__version__})")
 
 
-def classify(doc, where: str = "document") -> Source:
+def classify(doc: object, where: str = "document") -> Source:
     """A parsed document as a Source (raises RngcheckError with one line)."""
     if not isinstance(doc, dict):
         raise RngcheckError(f"{where}: not an rngcheck result or stats document (a JSON {type(doc).__name__})")
@@ -73,7 +75,7 @@ def classify(doc, where: str = "document") -> Source:
     raise RngcheckError(f"{where}: not an rngcheck result or stats document (schema {schema!r})")
 
 
-def read(path) -> Source:
+def read(path: str | Path) -> Source:
     """A result document, stats document or journal from a file (raises RngcheckError, one line)."""
     path = Path(path)
     if path.is_file() and journal.is_journal(path):
@@ -108,22 +110,24 @@ def _last_line_cut(path: Path) -> bool:
     return False
 
 
-def run_key(doc: dict):
+def run_key(doc: dict[str, Any]) -> tuple[str, str, str, str, str]:
     """What tells one run from another: when it was made, by which command, and its results.
     The same run given twice (a document and its journal, or one file twice) has the same key."""
-    results = doc.get("results") if isinstance(doc.get("results"), list) else []
+    listed = doc.get("results")
+    results = listed if isinstance(listed, list) else []
     outcomes = [(r.get("backend"), r.get("case"), r.get("status"), r.get("output_sha256"))
                 for r in results if isinstance(r, dict)]
     return (str(doc.get("created")), json.dumps(doc.get("command"), sort_keys=True), str(doc.get("seed")),
             str(doc.get("profile")), json.dumps(outcomes, default=str))
 
 
-def sources_of(documents, *, dedupe: bool = True) -> list[Source]:
+def sources_of(documents: Iterable[object], *, dedupe: bool = True) -> list[Source]:
     """Sources from in-memory documents (dicts), paths, or Sources; stats documents embedded in a
     result document (``run --stats``) come along. The same run given twice is kept once, with a
     note naming the copy left out (``dedupe``); result documents of other rngcheck versions or
     schema versions than the rest are labelled in ``notes``."""
-    out, seen = [], {}
+    out: list[Source] = []
+    seen: dict[tuple[str, str, str, str, str], Source] = {}
     for number, item in enumerate(documents, 1):
         if isinstance(item, Source):
             source = item
@@ -142,9 +146,9 @@ def sources_of(documents, *, dedupe: bool = True) -> list[Source]:
         for index, stats_doc in enumerate(embedded if isinstance(embedded, list) else []):
             out.append(classify(stats_doc, f"{source.name or number}, stats {index + 1}"))  # run --stats
     results = [s for s in out if s.kind == "result"]
-    for what, key in (("rngcheck", "rngcheck_version"), ("schema version", "schema_version")):
-        values = {str(s.doc.get(key)) for s in results}
+    for what, member in (("rngcheck", "rngcheck_version"), ("schema version", "schema_version")):
+        values = {str(s.doc.get(member)) for s in results}
         if len(values) > 1:
             for s in results:
-                s.notes.append(f"written by {what} {s.doc.get(key)} (the runs compared differ in {what})")
+                s.notes.append(f"written by {what} {s.doc.get(member)} (the runs compared differ in {what})")
     return out

@@ -26,15 +26,15 @@ BROKEN = (FAILED, ERROR, CRASHED, TIMEOUT, NOT_RUN)
 XFAIL, XPASS = "xfail", "xpass"
 
 
-def effective(status, required) -> str:
+def effective(status: object, required: object) -> str:
     """The status a result counts as: a broken result that is not required (implementation-defined,
     a non-validating backend) is info; an unknown status is error."""
-    status = status if status in STATUSES else ERROR
-    if status in BROKEN and required is False:
+    known = status if isinstance(status, str) and status in STATUSES else ERROR
+    if known in BROKEN and required is False:
         return INFO
-    return status
+    return known
 
 
-def is_failure(status, required) -> bool:
+def is_failure(status: object, required: object) -> bool:
     """Whether the result fails the run: required and broken."""
     return bool(required) and status in BROKEN

@@ -28,13 +28,18 @@ Importing this module does not import pandas; calling :func:`table` does.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import astuple, dataclass, fields
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ..errors import RngcheckError
 from .records import ResultRecord
 from .sources import Source, sources_of
 from .statuses import effective
+
+if TYPE_CHECKING:
+    import pandas as pd  # imported when a table is made, not with this module
 
 OLD_VERSION_KEYS = ("tensorflow", "jax", "randomgen", "mkl_random", "random123", "nvidia-curand-cu12",
                     "pyopencl", "torch", "onedpl", "DirectML version", "driver version", "numpy", "rngcheck",
@@ -73,26 +78,26 @@ DTYPES = {**{c: "str" for c in COLUMNS}, "schema_version": "int64", "complete": 
           "seconds": "float64", "bound_ulps": "int64", "worst_ulps": "int64"}
 
 
-def _str(value) -> str:
+def _str(value: object) -> str:
     return "" if value is None else str(value)
 
 
-def _list(value) -> list:
+def _list(value: object) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
-def _dict(value) -> dict:
+def _dict(value: object) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _int(value) -> int:
+def _int(value: Any) -> int:
     try:
         return int(value)
     except (TypeError, ValueError, OverflowError):
         return 0
 
 
-def version_of(describe: dict) -> str:
+def version_of(describe: dict[str, Any]) -> str:
     """The version a backend reports: its ``version``, else ``key value`` of the first of
     OLD_VERSION_KEYS it has (documents written before describe() had a version)."""
     if _str(describe.get("version")):
@@ -102,7 +107,8 @@ def version_of(describe: dict) -> str:
 
 def run_labels(sources: list[Source]) -> list[str]:
     """A unique label per result source: its file's stem, else "run N" (numbered on collision)."""
-    labels, taken = [], set()
+    labels: list[str] = []
+    taken: set[str] = set()
     for number, source in enumerate(sources, 1):
         name = Path(source.name).name if source.name and not source.name.startswith("document ") else ""
         for suffix in (".journal.jsonl", ".jsonl", ".json"):
@@ -118,10 +124,10 @@ def run_labels(sources: list[Source]) -> list[str]:
     return labels
 
 
-def rows(documents) -> list[Row]:
+def rows(documents: Iterable[object]) -> list[Row]:
     """The typed rows of result documents (dicts, paths, journals or Sources; stats documents are ignored)."""
     sources = [s for s in sources_of(documents) if s.kind == "result"]
-    out = []
+    out: list[Row] = []
     for label, source in zip(run_labels(sources), sources):
         doc = source.doc
         categories = {_str(c.get("id")): _str(c.get("category"))
@@ -148,27 +154,27 @@ def rows(documents) -> list[Row]:
     return out
 
 
-def _numbers_columns(found) -> dict:
+def _numbers_columns(value: object) -> dict[str, int]:
     """bound_ulps and worst_ulps of a numbers result (-1 for a words case)."""
-    found = _dict(found)
+    found = _dict(value)
     if not found:
         return {}
     return {"bound_ulps": _int(found.get("bound_ulps")), "worst_ulps": _int(_dict(found.get("worst")).get("ulps"))}
 
 
-def frame(records: list[Row]):
+def frame(records: list[Row]) -> pd.DataFrame:
     import pandas as pd
 
     data = pd.DataFrame([astuple(r) for r in records], columns=list(COLUMNS))
     return data.astype(DTYPES)
 
 
-def table(documents):
+def table(documents: Iterable[object]) -> pd.DataFrame:
     """The long-form results table (pandas.DataFrame) of result documents, paths or journals."""
     return frame(rows(documents))
 
 
-def counts(data, by: list[str], column: str = "effective"):
+def counts(data: pd.DataFrame, by: list[str], column: str = "effective") -> pd.DataFrame:
     """Counts of each status per group: a DataFrame indexed by ``by`` with one column per status."""
     from .statuses import STATUSES
 
@@ -176,14 +182,14 @@ def counts(data, by: list[str], column: str = "effective"):
     return grouped.reindex(columns=list(STATUSES), fill_value=0)
 
 
-def write_csv(data, path) -> None:
+def write_csv(data: pd.DataFrame, path: str | Path) -> None:
     try:
         data.to_csv(path, index=False)
     except OSError as error:
         raise RngcheckError(f"cannot write {path}: {error.strerror or error}") from None
 
 
-def write_parquet(data, path) -> None:
+def write_parquet(data: pd.DataFrame, path: str | Path) -> None:
     try:
         import pyarrow  # noqa: F401
     except ImportError:
@@ -194,7 +200,7 @@ def write_parquet(data, path) -> None:
         raise RngcheckError(f"cannot write {path}: {error.strerror or error}") from None
 
 
-def read_table(path):
+def read_table(path: str | Path) -> pd.DataFrame:
     """A table written by ``rngcheck export`` (CSV or Parquet, by its suffix), with the same dtypes."""
     import pandas as pd
 

@@ -14,27 +14,29 @@ missing; nothing here raises on a document's content.
 
 from __future__ import annotations
 
+from typing import Any
+
 from .statuses import PASSED, effective
 
 MISMATCH_FIELDS = ("index", "coordinates", "offset", "expected", "actual", "philox_counter", "lane")
 UNKNOWN = "?"
 
 
-def printable(text) -> str:
+def printable(text: object) -> str:
     """Backend text on one line with control characters made visible."""
     return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}"
                    if ord(c) < 0x10000 else f"\\U{ord(c):08x}" for c in str(text))
 
 
-def _or_unknown(value) -> str:
+def _or_unknown(value: object) -> str:
     return UNKNOWN if value is None else str(value)
 
 
-def _dict(value) -> dict:
+def _dict(value: object) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def mismatch_fields(mismatch) -> dict[str, str]:
+def mismatch_fields(mismatch: object) -> dict[str, str]:
     """The fields of one mismatch row as text; coordinates as a tuple, (d0, d1, ...)."""
     row = _dict(mismatch)
     fields = {key: UNKNOWN if row.get(key) is None else str(row[key]) for key in MISMATCH_FIELDS}
@@ -44,7 +46,7 @@ def mismatch_fields(mismatch) -> dict[str, str]:
     return fields
 
 
-def mismatch_line(mismatch) -> str:
+def mismatch_line(mismatch: object) -> str:
     """One wrong element: where it is (logical index, coordinates, buffer offset), the word
     expected and the word got, and the Philox counter and lane that made the expected word."""
     f = mismatch_fields(mismatch)
@@ -52,32 +54,33 @@ def mismatch_line(mismatch) -> str:
             f"got {f['actual']} (counter {f['philox_counter']}, lane {f['lane']})")
 
 
-def diagnosis_line(diagnosis) -> str:
+def diagnosis_line(diagnosis: object) -> str:
     """``diagnosis: ID: SUMMARY``, or "" when there is no diagnosis."""
     if not isinstance(diagnosis, dict):
         return ""
     return f"diagnosis: {_or_unknown(diagnosis.get('id'))}: {diagnosis.get('summary') or ''}".rstrip()
 
 
-def rule_line(case) -> str:
+def rule_line(case: object) -> str:
     """``rule: RULE (SOURCE)`` of a result document's case entry, or "" without one."""
     case = _dict(case)
     return f"rule: {case.get('rule', '')} ({case.get('source', '')})" if case else ""
 
 
-def reproduce_line(result) -> str:
+def reproduce_line(result: object) -> str:
     command = _dict(result).get("reproduce_command")
     return f"reproduce: {command}" if command else ""
 
 
-def numbers_lines(result, rows: int | None = None) -> list[str]:
+def numbers_lines(result: object, rows: int | None = None) -> list[str]:
     """A numbers result: its bound, ULP histogram, worst element and first numbers past the bound."""
     found = _dict(_dict(result).get("numbers"))
     if not found:
         return []
     histogram = ", ".join(f"{k}: {v}" for k, v in _dict(found.get("histogram")).items())
     lines = [f"bound: {found.get('bound_ulps')} ULP ({found.get('bound')}); ULP histogram {histogram}"]
-    listed = found.get("mismatches") if isinstance(found.get("mismatches"), list) else []
+    found_rows = found.get("mismatches")
+    listed = found_rows if isinstance(found_rows, list) else []
     for row in listed[:rows]:
         row = _dict(row)
         lines.append(f"number {row.get('index')}: expected {row.get('expected')}, got {row.get('actual')} "
@@ -85,7 +88,8 @@ def numbers_lines(result, rows: int | None = None) -> list[str]:
     return lines
 
 
-def detail_lines(result, case=None, mismatches: int | None = None, diagnosis: bool = True) -> list[str]:
+def detail_lines(result: object, case: object = None, mismatches: int | None = None,
+                 diagnosis: bool = True) -> list[str]:
     """What follows a result's message: its diagnosis (unless ``diagnosis`` is False: the terminal
     tags its header line with the id instead), its mismatch lines (the first ``mismatches`` of
     them, or all the document lists), the case's rule (when ``case`` is given), the command that
@@ -102,13 +106,13 @@ def detail_lines(result, case=None, mismatches: int | None = None, diagnosis: bo
     ] if line]
 
 
-def failure_lines(result, case=None, mismatches: int | None = None) -> list[str]:
+def failure_lines(result: object, case: object = None, mismatches: int | None = None) -> list[str]:
     """The text of a failing result: its message, then :func:`detail_lines`."""
     message = _dict(result).get("message")
     return ([str(message)] if message else []) + detail_lines(result, case, mismatches)
 
 
-def properties(result) -> list[tuple[str, str]]:
+def properties(result: object) -> list[tuple[str, str]]:
     """Name and value pairs that say a result to a machine (JUnit ``<property>`` of a test case,
     pytest's ``record_property``): the effective status, the diagnosis, the first mismatch line,
     the mismatch count and the command that reproduces it. Empty for a result that passed."""

@@ -61,7 +61,7 @@ def run_verdict(*, failed: int, passed: int | None = None, complete: bool = True
     return PASS if passed else FAIL
 
 
-def stats_verdict(counts: dict, *, found: bool, complete: bool = True) -> str:
+def stats_verdict(counts: dict[str, int], *, found: bool, complete: bool = True) -> str:
     """A statistics stream's verdict from the counts of its p-values' verdicts (STATS_JUDGED): a
     failure found on the data there was stands, complete or not; then INCOMPLETE when nothing was
     tested (``found`` False) or it did not finish; then SUSPECT; else PASS."""
