@@ -71,6 +71,13 @@ class Case:
     def element_count(self) -> int:
         return layout.element_count(self.sizes)
 
+    @property
+    def numbers_request(self) -> Request:
+        """A NUMBERS case's request (every numbers case has one)."""
+        if self.request is None:
+            raise ValueError(f"case {self.id} draws no numbers")
+        return self.request
+
     def shape_of_state(self) -> tuple[int, ...]:
         if self.state_shape is not None:
             return self.state_shape

@@ -230,7 +230,9 @@ def compare_words(case: C.Case, execution: Execution) -> str:
 
 def scan_mismatches(case: C.Case, state, tensor):
     """(first mismatch rows, mismatch count, actual chunks) of the tensor against the expectation."""
-    rows, count, actual_all = [], 0, []
+    rows: list[dict] = []
+    count = 0
+    actual_all: list[np.ndarray] = []
     for first, expected, actual, wrong in compared_chunks(case, state, tensor):
         actual_all.append(actual)
         count += wrong.size
@@ -265,10 +267,12 @@ def _mismatch_outcome(case, state, execution, rows, count, digest, message) -> W
                               mismatches=rows, mismatch_count=int(count), output_sha256=digest), message)
 
 
-def expected_state(case: C.Case, state: np.ndarray) -> np.ndarray:
+def expected_state(case: C.Case, state: np.ndarray | None) -> np.ndarray:
     """The output state the case expects: explicit, or the input counter advanced by ceil(n/4)."""
     if case.expected_state is not None:
         return np.array(case.expected_state, dtype=np.uint32)
+    if state is None:
+        raise ValueError(f"case {case.id}: its input is not a state, so there is no output state to expect")
     return counter.advance(state, case.element_count)
 
 
@@ -350,7 +354,8 @@ def _judge_execution(backend, case: C.Case, execution: Execution, strict: bool) 
 
 def check_repeat(backend, case: C.Case, strict: bool) -> Outcome:
     first = check_execute(backend, case, strict)
-    state = first.execution.state
+    state = first.execution.state if first.execution is not None else None
+    assert state is not None, "check_execute keeps the execution; a repeat case's input is a state"
     execute(backend, case, state=counter.add_to_counter(state, 0x1234567))
     again = execute(backend, case)
     if not np.array_equal(again.tensor, execute_reference_tensor(case, state)) or \
@@ -371,7 +376,7 @@ def execute_reference_tensor(case: C.Case, state: np.ndarray) -> np.ndarray:
 
 def check_chain(backend, case: C.Case, strict: bool) -> Outcome:
     """Executions chained through the returned state equal one execution of the total."""
-    state = case.state
+    state: tuple[int, ...] | np.ndarray = case.state
     pieces = []
     for sizes in case.chain:
         piece = replace(case, sizes=tuple(sizes), strides=None, state=tuple(int(w) for w in state),
@@ -382,7 +387,9 @@ def check_chain(backend, case: C.Case, strict: bool) -> Outcome:
         compare_words(piece, execution)
         check_returned_state(piece, execution)
         pieces.append(execution.tensor.copy())
-        state = counter.as_state_words(execution.returned)  # six words: check_returned_state passed
+        words = counter.as_state_words(execution.returned)
+        assert words is not None, "six words: check_returned_state passed"
+        state = words
     joined = np.concatenate(pieces)
     single = reference.words(case.state, 0, joined.size)
     if not np.array_equal(joined, single) or not np.array_equal(state, counter.advance(case.state, joined.size)):
@@ -405,11 +412,11 @@ def check_reject(backend, case: C.Case, strict: bool) -> Outcome:
             note += f"; expected rule {case.expected_rule}"
         return Outcome(PASSED, note)
     except BackendRaised as raised:
-        error = raised.error
+        cause = raised.error
         if validates:
-            return Outcome(FAILED, f"raised {one_line(error)} instead of rngcheck.Rejected",
+            return Outcome(FAILED, f"raised {one_line(cause)} instead of rngcheck.Rejected",
                            diagnosis=named("contract", "refuse invalid descriptions with Rejected"))
-        return Outcome(INFO, f"does not validate; raised {one_line(error)}")
+        return Outcome(INFO, f"does not validate; raised {one_line(cause)}")
     if validates:
         return Outcome(FAILED, f"accepted an invalid description ({case.expected_rule})",
                        diagnosis=named("accepts-invalid", f"does not enforce rule {case.expected_rule}"))

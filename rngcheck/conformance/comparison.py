@@ -114,8 +114,10 @@ class Comparison:
 def compare(case: C.Case, execution: check.Execution) -> Comparison:
     """The comparison of one call (``Outcome.execution``) of ``case`` against its expectation."""
     state = execution.state
+    assert state is not None, "the calls compared are of EXECUTE cases, whose input is a state"
     case = replace(case, expected_sha256=None)  # compare words, not a digest
-    count, kept, last = 0, [], None
+    count, last = 0, None
+    kept: list[int] = []
     for first, _, _, wrong in check.compared_chunks(case, state, execution.tensor):
         if wrong.size:
             count += int(wrong.size)

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, NoReturn
 
 import numpy as np
+import numpy.typing as npt
 
 from .. import counter, layout, philox, reference
 
@@ -32,7 +34,7 @@ FITTED_CANDIDATES = 2  # parameter values read off the output per fitted family 
 class Variant:
     id: str
     summary: str
-    predict: Callable
+    predict: Callable[..., Any]
 
 
 def _blocks(state, block_count, *, counter_bits=128, rounds=10, key=None, counter_words=None, first=0):
@@ -59,7 +61,8 @@ def _counter_words_reversed(n):
     return words
 
 
-def _counters_plus(state, high, low):
+def _counters_plus(state: npt.ArrayLike, high: npt.ArrayLike,
+                   low: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Counter words (c0, c1, c2, c3) of counter + high * 2^64 + low mod 2^128 (uint64 arrays < 2^64)."""
     base_low, base_high = (np.uint64(half) for half in counter.counter_halves(state))
     low = np.add(base_low, np.asarray(low, dtype=np.uint64))  # wraps mod 2^64
@@ -273,7 +276,7 @@ def _case_variants(state, actual: np.ndarray, right: np.ndarray) -> list[Variant
     """
     count = actual.size
     lane0 = actual[0:count:4]
-    found = {1: (np.flatnonzero(actual[2:] == right[1]) + 2) if count >= 3 else [],
+    found: dict[int, np.ndarray | list[int]] = {1: (np.flatnonzero(actual[2:] == right[1]) + 2) if count >= 3 else [],
              4: (np.flatnonzero(lane0[2:] == right[4]) + 2) if count >= 9 else []}
     variants = []
     for unit in (1, 4):
@@ -340,9 +343,15 @@ STATE_VARIANTS = [
             "words (pyopencl's PhiloxGenerator)", _pyopencl_state(1)),
 ]
 
+
+
+def _found_by_its_own_check(*args: object) -> NoReturn:
+    raise TypeError("this variant is recognised by its own check, not by a prediction")
+
+
 PARTIAL_BLOCK = Variant("partial-block-unwritten", "the last partial block not written: the final n mod 4 "
-                        "elements keep what the buffer held", None)
-NOT_WRITTEN = Variant("not-written", "the output elements were never written", None)
+                        "elements keep what the buffer held", _found_by_its_own_check)
+NOT_WRITTEN = Variant("not-written", "the output elements were never written", _found_by_its_own_check)
 
 
 # The diagnoses a check gives without a model of the defect (check.py), each id with what it

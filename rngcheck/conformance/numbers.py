@@ -12,6 +12,8 @@ does not draw the convention's numbers is not applicable (skipped), never a pass
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from .. import counter, numbers
@@ -22,6 +24,9 @@ from ..results.statuses import FAILED, PASSED
 from ..vectors import guide_vectors
 from . import cases as C
 from .numbers_diagnosis import diagnose
+
+if TYPE_CHECKING:
+    from .check import Outcome
 
 NUMBERS = "numbers"      # the procedure (rngcheck.conformance.check.PROCEDURES)
 CATEGORIES = {UNIFORM: "uniform", NORMAL: "normal", TRUNCATED_NORMAL: "truncated-normal",
@@ -176,12 +181,12 @@ def _comparison(request, expected, actual, mask, bound, excess=None):
     return cmp, summary
 
 
-def check_numbers(backend, case: C.Case, strict: bool, *, raised) -> object:
+def check_numbers(backend, case: C.Case, strict: bool, *, raised) -> Outcome:
     """The verdict on one numbers case (``raised`` wraps the backend's own exceptions: check.BackendRaised)."""
     from .check import CaseFailed, Outcome
     from .diagnosis import named
 
-    request = case.request
+    request = case.numbers_request
     if request.convention not in tuple(getattr(backend, "conventions", ()) or ()):
         raise NotApplicable(f"the backend draws no {request.convention} numbers")
     state = None if request.seed is not None else counter.state_array(case.state)
@@ -192,7 +197,7 @@ def check_numbers(backend, case: C.Case, strict: bool, *, raised) -> object:
         raise
     except Exception as error:
         raise raised(error) from error
-    if given is not None and not np.array_equal(given, state):
+    if state is not None and given is not None and not np.array_equal(given, state):
         raise CaseFailed(Outcome(FAILED, "modified the input state", diagnosis=named("input-state-modified")))
     actual = _as_format(request, returned)
     if actual is None:
@@ -203,7 +208,7 @@ def check_numbers(backend, case: C.Case, strict: bool, *, raised) -> object:
     bound = numbers.bound(request)
     if case.expected_values is not None:
         printed = np.array([np.nan if v is None else v for v in case.expected_values], dtype=np.float64)
-        expected = floats.round_to(request.format, printed)
+        expected = floats.round_to(floats.format_of(request.dtype), printed)
         mask = ~np.isnan(printed)
     else:
         expected = numbers.draw(request, state)
@@ -229,8 +234,8 @@ def check_numbers(backend, case: C.Case, strict: bool, *, raised) -> object:
 
 def reproduction(case: C.Case) -> dict:
     """A numbers case as the arguments of ``rngcheck repro`` (results.document.repro_command)."""
-    return {"state": ",".join(f"0x{int(w):08x}" for w in case.state), "sizes": str(case.request.count),
-            "strides": None, "feature_level": "4.0", "request": case.request.to_dict()}
+    return {"state": ",".join(f"0x{int(w):08x}" for w in case.state), "sizes": str(case.numbers_request.count),
+            "strides": None, "feature_level": "4.0", "request": case.numbers_request.to_dict()}
 
 
 def repro_text(request, values, rows: int = 16) -> list[str]:

@@ -20,20 +20,20 @@ words = st.one_of(st.sampled_from(EDGE_WORDS), st.integers(0, 0xFFFFFFFF))
 @st.composite
 def descriptions(draw, max_elements: int = 600, max_rank: int = 8) -> C.Case:
     rank = draw(st.integers(1, max_rank))
-    sizes = []
+    sizes: list[int] = []
     for _ in range(rank):
         room = max_elements // max(1, math.prod(sizes))
         sizes.append(draw(st.integers(1, max(1, min(room, 40)))))
     state = tuple(draw(words) for _ in range(6))
-    strides = None
+    strides: tuple[int, ...] | None = None
     if draw(st.booleans()):
         order = draw(st.permutations(range(rank)))  # order[0] is the innermost dimension
-        strides = [0] * rank
+        chosen = [0] * rank
         step = 1
         for dim in order:
-            strides[dim] = step * draw(st.sampled_from([1, 1, 1, 2, 3]))
-            step = strides[dim] * (sizes[dim] - 1) + step + draw(st.integers(0, 3))
-        strides = tuple(strides)
+            chosen[dim] = step * draw(st.sampled_from([1, 1, 1, 2, 3]))
+            step = chosen[dim] * (sizes[dim] - 1) + step + draw(st.integers(0, 3))
+        strides = tuple(chosen)
     level = FEATURE_LEVEL_3_0 if rank == 4 and draw(st.booleans()) else FEATURE_LEVEL_4_0
     return C.Case(id="property/drawn", category="property", description="drawn by hypothesis",
                   rule=C.RULE_MAPPING, source=C.DML_PAGE, state=state, sizes=tuple(sizes),
