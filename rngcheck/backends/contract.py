@@ -43,7 +43,7 @@ How a backend is named and loaded: rngcheck.backends.registry.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -67,7 +67,13 @@ class Backend:
                          feature_level: tuple[int, ...] = FEATURE_LEVEL_4_0) -> np.ndarray | None:
         raise NotImplementedError
 
-    conventions: tuple[str, ...] = ()
+    if TYPE_CHECKING:
+        # The runner only reads it: a backend may set it as a class attribute or compute it in a
+        # property (the exec and numpy backends do), so for the type checker it is read-only.
+        @property
+        def conventions(self) -> tuple[str, ...]: ...
+    else:
+        conventions: tuple[str, ...] = ()
 
     def random_numbers(self, request: dict[str, Any], state: np.ndarray) -> np.ndarray:
         """The numbers layer (optional): ``request['count']`` numbers for ``state``; see the module doc."""

@@ -40,6 +40,7 @@ import ctypes
 import os
 import platform
 import sys
+from collections.abc import Callable
 
 import numpy as np
 
@@ -83,6 +84,14 @@ def find_library(path: str | None = None) -> str:
 
 class Library:
     """The few cuRAND host-API entry points the backend calls, with their argument types."""
+
+    # set in __init__ from the library (ctypes functions returning a curandStatus_t)
+    curandCreateGeneratorHost: Callable[..., int]
+    curandDestroyGenerator: Callable[..., int]
+    curandSetPseudoRandomGeneratorSeed: Callable[..., int]
+    curandSetGeneratorOffset: Callable[..., int]
+    curandGenerate: Callable[..., int]
+    curandGetVersion: Callable[..., int]
 
     def __init__(self, path: str):
         if sys.platform != "linux":

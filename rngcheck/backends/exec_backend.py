@@ -32,6 +32,7 @@ import subprocess
 import sys
 import threading
 import time
+from typing import TypeVar
 
 import numpy as np
 
@@ -51,6 +52,8 @@ from ..errors import (
 from ..numbers import Request
 from . import Backend, lifetime
 from . import exec_protocol as P
+
+E = TypeVar("E", bound=Exception)
 
 DEFAULT_TIMEOUT = 120.0
 DEFAULT_MAX_RESTARTS = 3  # fresh children in a row that fail before answering a call
@@ -123,8 +126,9 @@ class ExecBackend(Backend):
         self.answered = False       # whether the current child has answered a call
         self.stopped: str | None = None
         self.run_deadline: float | None = None  # time.monotonic() when the whole run must end (--deadline)
-        self.process = None
-        self.stderr = None
+        self.process: subprocess.Popen[bytes] | None = None
+        self.stderr: StderrTail | None = None
+        self.start_failure: BackendProcessFailed | None = None   # why the last start failed
         self.owner = lifetime.new_owner_mark()
         self.hello = self._start()  # a child that cannot start is a one-line error now, not per case
         self.name = self.hello.get("name") or self.label
@@ -195,7 +199,7 @@ class ExecBackend(Backend):
         self._kill()
         return error_class(message)
 
-    def _ended(self, error_class, message: str) -> Exception:
+    def _ended(self, error_class: type[E], message: str) -> E:
         """The call failed in the child: take its stderr's tail (before the kill, so a child that
         just died has written it all), end it and its group, and return the error to raise
         (BackendCrashed, BackendTimeout or BackendProtocolError, carrying the tail)."""
@@ -223,6 +227,8 @@ class ExecBackend(Backend):
             except subprocess.TimeoutExpired:
                 pass
             for stream in (self.process.stdin, self.process.stdout):
+                if stream is None:   # never: the child is started with both pipes
+                    continue
                 try:
                     stream.close()
                 except (OSError, ValueError, BrokenPipeError):
@@ -241,6 +247,7 @@ class ExecBackend(Backend):
         return self._ended(BackendCrashed, f"{self.label} {what}: {how}")
 
     def _send(self, data: bytes, deadline: float) -> None:
+        assert self.process is not None and self.process.stdin is not None, "a call goes to a started child"
         fd = self.process.stdin.fileno()
         view = memoryview(data)
         os.set_blocking(fd, False)
@@ -260,8 +267,10 @@ class ExecBackend(Backend):
             view = view[written:]
 
     def _read_exact(self, count: int, deadline: float) -> bytes:
+        assert self.process is not None and self.process.stdout is not None, "a call goes to a started child"
         fd = self.process.stdout.fileno()
-        chunks, got = [], 0
+        chunks: list[bytes] = []
+        got = 0
         while got < count:
             remaining = deadline - time.monotonic()
             if remaining <= 0:

@@ -180,6 +180,7 @@ def decode_done(payload: bytes):
     payload (the runner's side)."""
     r = Reader(payload)
     kind = r.u32()
+    returned: np.ndarray | InvalidState | None
     if kind == STATE_NONE:
         returned = None
     elif kind == STATE_WORDS:

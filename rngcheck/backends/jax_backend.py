@@ -24,6 +24,8 @@ not needed: states travel as uint32 words and are bitcast inside the computation
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from .. import counter
@@ -32,7 +34,7 @@ from ..errors import BackendSpecError, BackendUnavailable
 from . import Backend, placement
 
 STATE_WORDS = ("2", "3")
-_PRIMITIVE = {}  # the u64[3] primitive, built once per process
+_PRIMITIVE: dict[str, Any] = {}  # the u64[3] primitive, built once per process
 
 
 def _philox_u64x3():

@@ -63,7 +63,7 @@ def new_owner_mark() -> str:
 def marked(owner: str) -> list[int]:
     """The pids of live processes whose environment carries ``RNGCHECK_OWNER=owner`` (Linux /proc)."""
     needle = f"{OWNER_VARIABLE}={owner}".encode()
-    found = []
+    found: list[int] = []
     try:
         entries = os.listdir("/proc")
     except OSError:

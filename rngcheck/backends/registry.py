@@ -71,6 +71,8 @@ def _load_file_attr(path: str, attr: str, spec: str):
         raise BackendSpecError(f"backend file {path!r} does not exist")
     module_name = "rngcheck_user_backend_" + file.stem
     module_spec = importlib.util.spec_from_file_location(module_name, file)
+    if module_spec is None or module_spec.loader is None:
+        raise BackendSpecError(f"backend file {path!r} cannot be imported (not a Python file?)")
     module = importlib.util.module_from_spec(module_spec)
     sys.modules[module_name] = module
     try:

@@ -219,17 +219,17 @@ class TensorFlowBackend(Backend):
     def random_numbers(self, request: dict, state):
         """rngcheck.numbers under TensorFlow's convention; see the module doc."""
         try:
-            request = numbers.Request.from_dict(request)
+            parsed = numbers.Request.from_dict(request)
         except numbers.NumbersError as error:
             raise NotApplicable(f"not a numbers request: {error}") from None
-        if request.convention not in self.conventions:
-            raise NotApplicable(f"tensorflow draws under the tensorflow convention, not {request.convention!r}")
+        if parsed.convention not in self.conventions:
+            raise NotApplicable(f"tensorflow draws under the tensorflow convention, not {parsed.convention!r}")
         try:
-            numbers.check(request)
+            numbers.check(parsed)
         except numbers.NumbersError as error:
             raise NotApplicable(str(error)) from None
-        if request.count > MAX_NUMBERS:
-            raise NotApplicable(f"{request.count} numbers in one request: the tensorflow backend draws at most "
+        if parsed.count > MAX_NUMBERS:
+            raise NotApplicable(f"{parsed.count} numbers in one request: the tensorflow backend draws at most "
                                 f"{MAX_NUMBERS} per call")
-        state = None if request.seed is not None else placement.read_state(state)
-        return self.engine.numbers(request, state)
+        state = None if parsed.seed is not None else placement.read_state(state)
+        return self.engine.numbers(parsed, state)

@@ -88,7 +88,7 @@ class DirectMLBackend(Backend):
         return info
 
     def close(self) -> None:
-        device, self.device = getattr(self, "device", None), None
+        device = self.__dict__.pop("device", None)   # closed: the backend holds no device any more
         if device is not None:
             device.close()
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 import ctypes
 import sys
 from ctypes import c_uint64, c_void_p
+from typing import Any
 
 from ...errors import Rejected
 from . import interfaces
@@ -133,8 +134,8 @@ class Com:
             raise RuntimeError("the DirectML backend needs a 64-bit Python")
         self.exports = exports
         self.abi = abi or default_abi()
-        self._prototypes = {}
-        self._guids = {}
+        self._prototypes: dict[tuple[Any, tuple[Any, ...]], Any] = {}   # ctypes function types
+        self._guids: dict[str, Any] = {}                               # GUID structures
 
     def prototype(self, restype, argtypes):
         key = (restype, tuple(argtypes))
@@ -153,7 +154,12 @@ class Com:
         if not this:
             raise ValueError(f"{interface}::{method} called on a null pointer")
         vtable = c_void_p.from_address(this).value
-        return c_void_p.from_address(vtable + interfaces.slot(interface, method) * ctypes.sizeof(c_void_p)).value
+        if not vtable:
+            raise ValueError(f"{interface}::{method} called on an object without a vtable")
+        address = c_void_p.from_address(vtable + interfaces.slot(interface, method) * ctypes.sizeof(c_void_p)).value
+        if not address:
+            raise ValueError(f"{interface}::{method}: a null method in the vtable")
+        return address
 
     def call(self, this: int, interface: str, method: str, *args):
         """``this->method(args)``; returns the raw result (a structure for by-value returns)."""

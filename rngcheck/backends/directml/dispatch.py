@@ -416,6 +416,8 @@ class Device:
         self.com.hr(resource, "ID3D12Resource", "Map", 0, addressof(everything), addressof(pointer))
         try:
             data = np.empty(size, dtype=np.uint8)
+            if not pointer.value:
+                raise RuntimeError("ID3D12Resource::Map succeeded but gave a null pointer")
             ctypes.memmove(data.ctypes.data, pointer.value, size)
         finally:
             nothing_written = S.D3D12_RANGE(0, 0)

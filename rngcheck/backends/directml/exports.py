@@ -33,7 +33,10 @@ class Exports:
         except AttributeError:
             raise BackendUnavailable(f"{self.paths.get(library, library)} has no entry point {symbol} "
                                      f"(DirectML 1.4 or later is needed)") from None
-        return ctypes.cast(function, ctypes.c_void_p).value
+        address = ctypes.cast(function, ctypes.c_void_p).value
+        if address is None:
+            raise BackendUnavailable(f"{self.paths.get(library, library)}: entry point {symbol} is a null pointer")
+        return address
 
     @property
     def has_dxgi(self) -> bool:

@@ -176,21 +176,22 @@ def methods(interface: str) -> list[str]:
 def declaring(interface: str, method: str) -> str:
     """The interface (``interface`` or one of its bases) that declares ``method`` last."""
     chain = []
-    name = interface
+    name: str | None = interface
     while name:
         chain.append(name)
         name = INTERFACES[name][0]
-    for name in chain:
-        if method in INTERFACES[name][2]:
-            return name
+    for declared in chain:
+        if method in INTERFACES[declared][2]:
+            return declared
     raise KeyError(f"{interface} has no method {method}")
 
 
 def slot(interface: str, method: str) -> int:
     """The vtable index of ``method`` called through ``interface``."""
     owner = declaring(interface, method)
-    return len(methods(INTERFACES[owner][0])) + INTERFACES[owner][2].index(method) if INTERFACES[owner][0] \
-        else INTERFACES[owner][2].index(method)
+    base = INTERFACES[owner][0]
+    index = INTERFACES[owner][2].index(method)
+    return len(methods(base)) + index if base else index
 
 
 def signature(interface: str, method: str):

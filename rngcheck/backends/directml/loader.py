@@ -18,6 +18,7 @@ from __future__ import annotations
 import ctypes
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from ...errors import BackendUnavailable
@@ -65,10 +66,17 @@ def _open(loader, candidates, what):
     raise BackendUnavailable(f"cannot load {what} ({'; '.join(errors)})")
 
 
+def _windll() -> Callable[[str], ctypes.CDLL]:
+    """ctypes.WinDLL, which exists only on Windows (elsewhere: the AttributeError ctypes gives)."""
+    if sys.platform != "win32":
+        raise AttributeError("module 'ctypes' has no attribute 'WinDLL'")
+    return ctypes.WinDLL
+
+
 def windows_file_version(path: str) -> str:
     """The file version (a.b.c.d) of a DLL, from its VS_FIXEDFILEINFO (version.dll)."""
     try:
-        version = ctypes.WinDLL("version.dll")
+        version = _windll()("version.dll")
         size = version.GetFileVersionInfoSizeW(path, None)
         if not size:
             return "unknown"
@@ -77,6 +85,8 @@ def windows_file_version(path: str) -> str:
             return "unknown"
         pointer, length = ctypes.c_void_p(), ctypes.c_uint()
         if not version.VerQueryValueW(data, "\\", ctypes.byref(pointer), ctypes.byref(length)):
+            return "unknown"
+        if not pointer.value:
             return "unknown"
         words = (ctypes.c_uint32 * 13).from_address(pointer.value)   # VS_FIXEDFILEINFO
         ms, ls = words[2], words[3]                                    # dwFileVersionMS, dwFileVersionLS
@@ -89,7 +99,7 @@ def _loaded_path(library) -> str:
     """The full path Windows loaded a DLL from (GetModuleFileNameW)."""
     try:
         buffer = ctypes.create_unicode_buffer(32768)
-        kernel32 = ctypes.WinDLL("kernel32")
+        kernel32 = _windll()("kernel32")
         kernel32.GetModuleFileNameW.argtypes = [ctypes.c_void_p, ctypes.c_wchar_p, ctypes.c_uint32]
         if kernel32.GetModuleFileNameW(library._handle, buffer, len(buffer)):
             return buffer.value
@@ -110,7 +120,7 @@ def load(lib: str | None = None, d3d12: str | None = None) -> Exports:
         raise BackendUnavailable(reason)
     where = platform()
     if where == "windows":
-        win = ctypes.WinDLL
+        win = _windll()
         d3d12_dll, _ = _open(win, ["d3d12.dll"], "d3d12.dll (Direct3D 12)")
         dxgi, _ = _open(win, ["dxgi.dll"], "dxgi.dll")
         directml, _ = _open(win, _directml_candidates("DirectML.dll", lib),
