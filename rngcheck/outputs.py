@@ -22,7 +22,7 @@ def _identity(path: Path):
 def check_outputs(outputs: dict, inputs: dict | None = None) -> None:
     """``outputs``: {option: path or None} the command will write; ``inputs``: {what: path} it reads.
     Raises RngcheckError naming the first collision or unwritable output."""
-    seen = {}
+    seen: dict[object, tuple[str, str]] = {}
     for what, path in (inputs or {}).items():
         if path:
             seen.setdefault(_identity(Path(path)), ("input", what))

@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+from typing import Any
 
 import numpy as np
 
@@ -111,7 +112,7 @@ class Accumulator:
     source = ""
     sample_words = 1 << 15
     second_level = True  # per-sample p-values continuous enough for a KS test
-    max_samples = None  # slow tests: only the first max_samples samples of the stream are measured
+    max_samples: int | None = None  # slow tests: only the first max_samples samples of the stream are measured
     batch_words = BATCH_WORDS  # words measured by one call of measure (bounds temporaries; not a result parameter)
     state_fields: tuple = ()  # instance attributes that are running state beyond records and totals (none so far)
     _settable = ("sample_words", "max_samples", "second_level")  # class attributes an instance may change
@@ -126,7 +127,7 @@ class Accumulator:
         self._head = np.empty(0, dtype=np.uint32)
         self._tail = np.empty(0, dtype=np.uint32)
         self._records: list[dict] = []
-        self.totals: dict[str, np.ndarray] = {}
+        self.totals: dict[str, int | np.ndarray] = {}   # count totals: Python ints or int64 arrays
         self.samples = 0
         self.skipped = 0  # complete samples beyond max_samples
 
@@ -261,7 +262,7 @@ class Accumulator:
         if _int(state["version"]) != STATE_VERSION:
             raise StateError(f"state layout {_scalar(state['version'])!r}; this rngcheck reads {STATE_VERSION}")
         known = {"class", "version", "start", "end", "samples", "skipped", "head", "tail"}
-        groups = {"param": {}, "set": {}, "records": {}, "totals": {}, "own": {}}
+        groups: dict[str, dict[str, Any]] = {"param": {}, "set": {}, "records": {}, "totals": {}, "own": {}}
         for key in state:
             if key in known:
                 continue
@@ -453,9 +454,9 @@ def chi2_uniform_exact(counts) -> np.ndarray:
     counts = np.asarray(counts, dtype=np.int64)
     k = counts.shape[-1]
     n = counts.sum(axis=-1)
-    squares = (counts.astype(object) ** 2).sum(axis=-1) if counts.ndim == 1 else None
     if counts.ndim == 1:
-        n = int(n)
-        return np.float64((k * int(squares) - n * n) / n)
+        squares = (counts.astype(object) ** 2).sum(axis=-1)
+        total = int(n)
+        return np.float64((k * int(squares) - total * total) / total)
     sq = np.einsum("...i,...i->...", counts, counts)  # int64: fine for per-sample counts
     return (k * sq - n * n) / n

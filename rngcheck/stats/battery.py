@@ -82,6 +82,7 @@ import os
 import time
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from typing import Any
 
 import numpy as np
 
@@ -252,7 +253,7 @@ def balanced_ranges(factories, words: int, pieces: int, align: int = 1 << 19):
     return [(a, b - a) for a, b in zip(bounds, bounds[1:])]
 
 
-_JOB = {}
+_JOB: dict[str, Any] = {}
 
 
 def _worker(index):
@@ -496,7 +497,7 @@ def _produces(factory, names) -> bool:
     return bool(_result_names(factory(start=0)) & names)
 
 
-_NAMES_CACHE = {}
+_NAMES_CACHE: dict[tuple[type, str], set[str]] = {}
 
 
 def _result_names(acc) -> set:

@@ -49,6 +49,7 @@ import os
 import tempfile
 import threading
 import zipfile
+from typing import IO, Any, NoReturn, TypeGuard
 
 import numpy as np
 
@@ -84,7 +85,7 @@ class Checkpoint:
         self._finished: dict[int, str] = {}  # range index -> sha256 of its file
         self._lock = threading.Lock()
         self._writing: set[int] = set()
-        self._journal = None  # the open journal (appended to by save)
+        self._journal: IO[bytes] | None = None  # the open journal (appended to by save)
         manifest = os.path.join(self.directory, MANIFEST)
         if os.path.exists(manifest):
             self._open(manifest)
@@ -114,7 +115,8 @@ class Checkpoint:
         plan = self.plan
         if isinstance(plan, list) and index >= len(plan):
             raise ValueError(f"range {index} is not in the plan of {len(plan)} ranges")
-        arrays = {"meta/format": FORMAT, "meta/index": index, "meta/count": len(states), "meta/identity": self.digest}
+        arrays: dict[str, Any] = {"meta/format": FORMAT, "meta/index": index, "meta/count": len(states),
+                                  "meta/identity": self.digest}
         for i, state in enumerate(states):
             for key, value in state.items():
                 if not isinstance(key, str) or not key:
@@ -161,7 +163,7 @@ class Checkpoint:
         self.close()
 
     # -- the directory -----------------------------------------------------------------
-    def _fail(self, text: str):
+    def _fail(self, text: str) -> NoReturn:
         raise RngcheckError(f"checkpoint {self.directory}: {text}")
 
     def _create(self):
@@ -286,7 +288,7 @@ class Checkpoint:
         count = meta.get("count")
         if meta.get("index") != index or not isinstance(count, int) or isinstance(count, bool) or count < 0:
             self._fail(f"{name} holds range {meta.get('index')!r}, not {index}")
-        states = [{} for _ in range(count)]
+        states: list[dict[str, Any]] = [{} for _ in range(count)]
         for key, value in values.items():
             if key.startswith("meta/"):
                 continue
@@ -361,7 +363,7 @@ def _is_index(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
-def _is_digest(value) -> bool:
+def _is_digest(value: object) -> TypeGuard[str]:
     return isinstance(value, str) and len(value) == 64 and all(c in "0123456789abcdef" for c in value)
 
 

@@ -183,7 +183,7 @@ def render_peer(peer: dict, out) -> None:
                   f"{row['assessment']:14s} p = {row['p_value']:.8f}", file=out)
     for error in peer["errors"]:
         print(f"peer     {peer['tool']}: {error['command']}: {error['error']}", file=out)
-    tally = {}
+    tally: dict[str, int] = {}
     for row in peer["results"]:
         tally[row["assessment"]] = tally.get(row["assessment"], 0) + 1
     summary = ", ".join(f"{n} {a}" for a, n in sorted(tally.items())) or "none"

@@ -44,6 +44,7 @@ import os
 import sys
 import time
 import uuid
+from typing import Any
 
 from ..errors import RngcheckError, one_line
 from . import battery
@@ -109,7 +110,7 @@ def parse_shard_bytes(text) -> int:
 # What runs on the workers.
 # ----------------------------------------------------------------------------------------
 
-_PROCESS = {"tuned": False, "backends": {}}
+_PROCESS: dict[str, Any] = {"tuned": False, "backends": {}}
 
 
 def environment() -> dict:
@@ -250,8 +251,8 @@ class DaskExecutor:
         self.workers_lost = 0
         self.shards_rerun = 0
         self.ranges = 0
-        self._seen_events = set()
-        self._keys = set()
+        self._seen_events: set[tuple[Any, Any]] = set()
+        self._keys: set[str] = set()
         began = time.perf_counter()
         if isinstance(address, distributed.Client):
             self.client, self.address = address, address.scheduler.address

@@ -381,6 +381,14 @@ class NumberAccumulator:
         self.end = other.end
         return self
 
+    def _update(self, x: np.ndarray, position: int) -> None:
+        """Each test: take numbers ``position`` .. ``position + x.size - 1`` of the stream."""
+        raise NotImplementedError
+
+    def _merge(self, other: NumberAccumulator) -> None:
+        """Each test: add the state of ``other``, which continues this one."""
+        raise NotImplementedError
+
     @property
     def count(self) -> int:
         return self.end - self.start
@@ -721,7 +729,7 @@ class Correlation(NumberAccumulator):
 
 def accumulators(null: Null, start: int = 0) -> list[NumberAccumulator]:
     """The tests of ``null``'s distribution, each starting at number ``start`` of the stream."""
-    accs = [Support(null, start)]
+    accs: list[NumberAccumulator] = [Support(null, start)]
     accs += [Binned(null, start, cells=c) for c in null.bins
              if not (null.kind == UNIFORM and null.enumerated and c > null.image.size)]
     if null.kind == UNIFORM and null.lattice:

@@ -27,7 +27,7 @@ def _chi2_p(statistic, df):
 class _CountsTest(Accumulator):
     """Shared evaluation: per-sample counts against fixed cell probabilities."""
 
-    probabilities: np.ndarray = None
+    probabilities: np.ndarray | None = None   # set by each test
 
     def cell_probabilities(self):
         return self.probabilities

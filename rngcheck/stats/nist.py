@@ -87,7 +87,7 @@ STS_LONGEST_RUN_PROBABILITIES = {
 }
 
 
-def longest_run(bits, *, exact: bool = False) -> float:
+def longest_run(bits, *, exact: bool = False) -> float | DoesNotApply:
     """2.4 Test for the Longest Run of Ones in a Block (M chosen from n as in section 2.4.2).
 
     By default the class probabilities are sts-2.1.2's (STS_LONGEST_RUN_PROBABILITIES: exact
@@ -176,7 +176,7 @@ def rank_probabilities(M: int = 32, Q: int = 32) -> tuple[float, float, float]:
 RANK_PROBABILITIES_PUBLISHED = (0.2888, 0.5776, 0.1336)  # section 2.5.4 step (4), rounded
 
 
-def matrix_rank(bits, M: int = 32, Q: int = 32, *, published: bool = False) -> float:
+def matrix_rank(bits, M: int = 32, Q: int = 32, *, published: bool = False) -> float | DoesNotApply:
     """2.5 Binary Matrix Rank Test: N = floor(n / MQ) matrices filled row by row; F_M, F_M-1 and
     the rest against N p_i, p = exp(-chi2/2) (igamc(1, chi2/2)).
 
@@ -334,7 +334,8 @@ def aperiodic_templates(m: int) -> list[tuple[int, ...]]:
 NON_OVERLAPPING_BLOCKS = 8
 
 
-def non_overlapping_template(bits, m: int = 9, templates=None, blocks: int = NON_OVERLAPPING_BLOCKS) -> list[float]:
+def non_overlapping_template(bits, m: int = 9, templates=None,
+                             blocks: int = NON_OVERLAPPING_BLOCKS) -> list[float] | DoesNotApply:
     """2.7 Non-overlapping Template Matching Test, N = 8 blocks of M = floor(n/8) bits: one
     p-value per aperiodic m-bit template (148 for m = 9; aperiodic_templates), in sts's order.
 
@@ -387,7 +388,7 @@ def overlapping_probabilities(M: int = 1032, m: int = 9, K: int = 5) -> tuple[fl
     return tuple(probs)
 
 
-def overlapping_template(bits, m: int = 9, M: int = 1032, K: int = 5) -> float:
+def overlapping_template(bits, m: int = 9, M: int = 1032, K: int = 5) -> float | DoesNotApply:
     """2.8 Overlapping Template Matching Test: B = m ones, N = floor(n/M) blocks of M = 1032
     bits; nu_i = blocks with i overlapping occurrences of B (i = 0..4, >= 5 pooled);
     chi2 against N pi_i with sts-2.1.2's pi_i (overlapping_probabilities), p = igamc(K/2, chi2/2).
@@ -441,7 +442,7 @@ UNIVERSAL_MIN_N = {6: 387840, 7: 904960, 8: 2068480, 9: 4654080, 10: 10342400, 1
                    12: 49643520, 13: 107560960, 14: 231669760, 15: 496435200, 16: 1059061760}
 
 
-def universal(bits) -> float:
+def universal(bits) -> float | DoesNotApply:
     """2.9 Maurer's "Universal Statistical" Test: L from n by the table of 2.9.7 (L = 6 from
     n = 387,840, 7 from 904,960, ...), Q = 10 x 2^L initialisation blocks, K = floor(n/L) - Q
     test blocks; f_n = (1/K) sum log2(i - T[block i]) (T: last index of each L-bit value, 0
@@ -541,7 +542,7 @@ def linear_complexity_classes(bits, M: int) -> np.ndarray:
     return np.bincount(np.digitize(T, [-2.5, -1.5, -0.5, 0.5, 1.5, 2.5], right=True), minlength=7)
 
 
-def linear_complexity(bits, M: int = 500) -> float:
+def linear_complexity(bits, M: int = 500) -> float | DoesNotApply:
     """2.10 Linear Complexity Test: N = floor(n/M) blocks, L_i by Berlekamp-Massey,
     T_i = (-1)^M (L_i - mu) + 2/9 with mu = M/2 + (9 + (-1)^(M+1))/36 - (M/3 + 2/9)/2^M,
     classes <= -2.5, (-2.5,-1.5], ..., > 2.5 against pi = LINEAR_COMPLEXITY_PI (the text's

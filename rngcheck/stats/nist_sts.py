@@ -31,6 +31,7 @@ import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 import numpy as np
 from scipy import special
@@ -299,7 +300,7 @@ def backend_bits(spec: str, seed: int, total_bits: int) -> tuple[np.ndarray, dic
 # Running: sequences in parallel (fork), the document, the table.
 # ------------------------------------------------------------------------------------------
 
-_JOB = {}
+_JOB: dict[str, Any] = {}
 
 
 def _run_range(start_stop):
@@ -308,7 +309,8 @@ def _run_range(start_stop):
     return [test_sequence(bits[i * n:(i + 1) * n], params) for i in range(start, stop)]
 
 
-def run_sequences(bits: np.ndarray, n: int, count: int, params: Parameters, workers: int = 1, progress=None):
+def run_sequences(bits: np.ndarray | PackedBits, n: int, count: int, params: Parameters, workers: int = 1,
+                  progress=None):
     """Per-sequence results of sequences 0 .. count-1 of ``bits``, in order."""
     chunks = [(i, i + 1) for i in range(count)]
     _JOB.update(bits=bits, n=n, params=params)
@@ -332,7 +334,7 @@ def run_sequences(bits: np.ndarray, n: int, count: int, params: Parameters, work
         _JOB.clear()
 
 
-def run(bits: np.ndarray, *, n: int, sequences: int | None, params: Parameters, source: dict,
+def run(bits: np.ndarray | PackedBits, *, n: int, sequences: int | None, params: Parameters, source: dict,
         reproduce: str = "", workers: int = 1, progress=None) -> dict:
     """The result document (schema "rngcheck-nist") of ``sequences`` sequences of n bits."""
     began = time.perf_counter()
@@ -441,6 +443,7 @@ def command(args) -> int:
         if os.path.isdir(args.json) or not os.path.isdir(parent) or not os.access(parent, os.W_OK):
             raise RngcheckError(f"cannot write {args.json}: not a file in a writable directory")
     progress = None if args.quiet else (lambda text: print(text, file=sys.stderr))
+    bits: np.ndarray | PackedBits
     if args.backend:
         seed = 1 if args.seed is None else args.seed
         count = args.sequences or DEFAULT_BACKEND_SEQUENCES

@@ -143,6 +143,7 @@ def run_dieharder(open_source, tier: str, tests=None, progress=None) -> dict:
         sent = [0]
         writer = threading.Thread(target=_send, args=(source_chunks(open_source), proc.stdin, sent), daemon=True)
         writer.start()
+        assert proc.stdout is not None, "started with stdout=PIPE"
         output = proc.stdout.read().decode("utf-8", "replace")
         proc.wait()
         writer.join(timeout=60)

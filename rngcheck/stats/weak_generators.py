@@ -36,6 +36,8 @@ tests/test_stats_panel.py.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from .streams import FunctionSource, philox_source
@@ -374,7 +376,7 @@ def numpy_bitgen(name: str, seed: int) -> FunctionSource:
 
 
 WEAK = {
-    **{f"philox-{r}": (lambda r=r: philox_source(0x1234, rounds=r)) for r in range(1, 6)},
+    **{f"philox-{r}": functools.partial(philox_source, 0x1234, rounds=r) for r in range(1, 6)},
     "randu": randu,
     "lcg32": lcg32,
     "lcg64low": lcg64_low,
