@@ -11,6 +11,7 @@ import json
 import shlex
 import sys
 from pathlib import Path
+from types import ModuleType
 
 from . import __version__
 from .errors import BackendProcessFailed, BackendStopped, RngcheckError, one_line
@@ -167,7 +168,7 @@ def cmd_run(args) -> int:
 
     previous = _resume_settings(args, J) if args.resume else None
     options = RunOptions(profile=args.profile, seed=args.seed, select=args.case or [],
-                         progress=not args.quiet, command=sys.argv[1:] if not args.resume else previous["command"],
+                         progress=not args.quiet, command=previous["command"] if previous is not None else sys.argv[1:],
                          deadline=args.deadline)
     if not select_cases(options):
         raise RngcheckError(f"no case matches {args.case} in profile {args.profile}")
@@ -289,8 +290,8 @@ def cmd_vectors(args) -> int:
     from . import vectors
 
     if args.action == "list":
-        for v in vectors.kat_vectors():
-            print(f"random123  {v.line}")
+        for kat in vectors.kat_vectors():
+            print(f"random123  {kat.line}")
         for v in vectors.operator_vectors():
             expected = "words" if v.expected_words is not None else "sha256"
             print(f"operator   {v.id:<24} sizes {list(v.sizes)} strides {v.strides} ({expected}) {v.description}")
@@ -329,7 +330,10 @@ def _repro_numbers(args, state) -> int:
     from .conformance.runner import RunOptions, run
     from .reports import terminal
 
-    seed = tuple(_words(args.seed_pair, 2, "--seed-pair")) if args.seed_pair else None
+    seed: tuple[int, int] | None = None
+    if args.seed_pair:
+        first, second = _words(args.seed_pair, 2, "--seed-pair")
+        seed = (first, second)
     request = numbers.Request(args.convention, args.kind, args.dtype, _number_argument(args.count, "--count"),
                               _number_argument(args.low, "--low"), _number_argument(args.high, "--high"), seed)
     numbers.check(request)
@@ -540,6 +544,7 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--quiet", action="store_true")
     export.set_defaults(handler=cmd_export)
 
+    stats_command: ModuleType | None
     try:
         from .stats import command as stats_command
     except ImportError:

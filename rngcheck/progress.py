@@ -10,6 +10,11 @@ from __future__ import annotations
 
 import sys
 import time
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.progress import Progress as RichProgress
+    from rich.progress import TaskID
 
 PLAIN_EVERY = 10.0   # seconds between plain lines when stderr is not a terminal
 
@@ -25,7 +30,8 @@ class Progress:
         self.enabled = enabled and (total > 0 or what == "bytes")
         self.total, self.done, self.what = total, 0, what
         self.started = self.last_line = time.monotonic()
-        self.bar = self.task = None
+        self.bar: RichProgress | None = None
+        self.task: TaskID | None = None   # the bar's one task
         if terminal is None:
             terminal = bool(getattr(self.stream, "isatty", lambda: False)())
         if self.enabled and terminal:
@@ -62,9 +68,11 @@ class Progress:
         if not self.enabled:
             return
         printable = None if label is None else "".join(c if c.isprintable() else "?" for c in label)[:60]
-        if self.bar is not None:
-            fields = {} if printable is None else {"item": printable}
-            self.bar.update(self.task, completed=min(self.done, self.total), **fields)
+        if self.bar is not None and self.task is not None:
+            if printable is None:
+                self.bar.update(self.task, completed=min(self.done, self.total))
+            else:
+                self.bar.update(self.task, completed=min(self.done, self.total), item=printable)
             return
         now = time.monotonic()
         if now - self.last_line < PLAIN_EVERY or not self.done:
@@ -80,14 +88,14 @@ class Progress:
         """A new stretch of work of ``total`` units (``rngcheck stats``: each stream's bytes)."""
         self.total, self.done, self.what = total, 0, what or self.what
         self.started = time.monotonic()
-        if self.bar is not None:
+        if self.bar is not None and self.task is not None:
             self.bar.reset(self.task, total=total, description=label, item="")
 
     def __call__(self, text: str) -> None:
         """A message: the current item on a terminal, a line of its own otherwise."""
         if not self.enabled:
             return
-        if self.bar is not None:
+        if self.bar is not None and self.task is not None:
             self.bar.update(self.task, item="".join(c if c.isprintable() else "?" for c in text)[:60])
         else:
             self.stream.write(text + "\n")

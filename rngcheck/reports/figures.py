@@ -158,7 +158,7 @@ def lane_bias(tables: list[dict]) -> str:
     """
     import matplotlib
     import matplotlib.patches
-    from matplotlib.colors import SymLogNorm, TwoSlopeNorm
+    from matplotlib.colors import Normalize, SymLogNorm, TwoSlopeNorm
 
     with matplotlib.rc_context(_rc()):
         fig, axes = _figure(7.2, 0.3 + 1.45 * len(tables), rows=len(tables))
@@ -169,6 +169,7 @@ def lane_bias(tables: list[dict]) -> str:
                 limit = max(limit, float(np.nanmax(np.abs(table["grid"]))))
             if table.get("worst"):
                 limit = max(limit, abs(float(table["worst"][2])))
+        norm: Normalize
         if limit > 12:
             norm = SymLogNorm(linthresh=2.0, vmin=-limit, vmax=limit, base=10)
         else:

@@ -27,6 +27,7 @@ import shlex
 from collections import Counter, OrderedDict
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from .. import __version__, counter
 from ..errors import RngcheckError
@@ -186,10 +187,11 @@ def build(sources: list[Source], figures: bool = True) -> dict:
     """The comparison model of the sources (``figures=False``: no SVG is drawn, e.g. for the summary)."""
     results_sources = [s for s in sources if s.kind == "result"]
     stats_sources = [s for s in sources if s.kind == "stats"]
-    runs, columns = [], []
-    cases = OrderedDict()   # id -> case entry (the first document that has it)
-    names = Counter()
-    extra_problems = {}   # id(source) -> problems found while building (the Source is not modified)
+    runs: list[dict[str, Any]] = []
+    columns: list[dict[str, Any]] = []
+    cases: OrderedDict[str, dict[str, Any]] = OrderedDict()   # id -> case entry (the first document that has it)
+    names: Counter[str] = Counter()
+    extra_problems: dict[int, list[str]] = {}   # id(source) -> problems found while building (the Source is kept)
     for index, source in enumerate(results_sources):
         doc = source.doc
         run = _run(index, source)
@@ -221,7 +223,7 @@ def build(sources: list[Source], figures: bool = True) -> dict:
     data = _results_table(results_sources)
     run_of = dict(zip(range(1, len(results_sources) + 1), run_labels(results_sources)))
     per_column = status_counts(data, ["run", "backend"]) if len(data) else None
-    used = set()
+    used: set[str] = set()
     for column in columns:
         name = column["entry"].get("name")
         column["key"] = (run_of[column["run"]["index"]], "" if name is None else str(name))
@@ -234,8 +236,9 @@ def build(sources: list[Source], figures: bool = True) -> dict:
         used.add(anchor)
         column["label"] = label
         column["anchor"] = anchor
-        found = per_column is not None and column["key"] in per_column.index
-        _fill_column(column, {s: int(per_column.loc[column["key"]][s]) if found else 0 for s in STATUSES})
+        found = (per_column.loc[column["key"]]
+                 if per_column is not None and column["key"] in per_column.index else None)
+        _fill_column(column, {s: int(found[s]) if found is not None else 0 for s in STATUSES})
 
     case_list = [_case_view(cid, case) for cid, case in cases.items()]
     categories = list(OrderedDict((c["category"], None) for c in case_list))
@@ -264,7 +267,7 @@ def build(sources: list[Source], figures: bool = True) -> dict:
     numbers_rows = _numbers_rows(columns, case_list)
     stats = [_stats_view(i, s, figures) for i, s in enumerate(stats_sources)]
 
-    counts = Counter()
+    counts: Counter[str] = Counter()
     for column in columns:
         counts.update(column["counts"])
     required_failed = sum(len(c["failures"]) for c in columns)
@@ -357,7 +360,7 @@ def _fill_column(column: dict, counts: dict) -> None:
         failure["detailed"] = number < DETAILED_FAILURES
     verdict = run_verdict(failed=len(failures), passed=counts[PASSED], complete=column["run"]["complete"],
                           failure_stands=True)
-    groups = OrderedDict()
+    groups: OrderedDict[str, dict[str, Any]] = OrderedDict()
     for failure in failures:
         key = failure["diagnosis_id"] or f"({failure['status']})"
         group = groups.setdefault(key, {"id": failure["diagnosis_id"], "summary": failure["diagnosis_summary"],
@@ -688,7 +691,7 @@ def _lane_tables(results: list[dict]) -> list[dict]:
     """The per (lane, bit) tables of the main stream (lanes.frequency, lag1, lag4)."""
     from .figures import _grid_of
 
-    tables = OrderedDict()
+    tables: OrderedDict[str, dict[str, Any]] = OrderedDict()
     for r in results:
         test = _text(r.get("test"))
         if not test.startswith("lanes.") or _text(r.get("stream")) not in ("main", ""):

@@ -23,7 +23,7 @@ def clean(text) -> str:
     return _NOT_XML.sub("\ufffd", str(text))
 
 
-def to_junit(document: dict) -> ET.ElementTree:
+def to_junit(document: dict) -> ET.ElementTree[ET.Element]:
     root = ET.Element("testsuites", name="rngcheck", tests="0", failures="0", errors="0", skipped="0")
     cases = {c["id"]: c for c in document["cases"]}
     totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
@@ -69,10 +69,10 @@ def to_junit(document: dict) -> ET.ElementTree:
         suite = ET.SubElement(root, "testsuite", name="rngcheck.run", tests="1", failures="0", errors="1",
                               skipped="0")
         for backend_suite in root.iter("testsuite"):
-            properties = backend_suite.find("properties")
-            if properties is None:
-                properties = ET.SubElement(backend_suite, "properties")
-            ET.SubElement(properties, "property", name="rngcheck.complete", value="false")
+            suite_properties = backend_suite.find("properties")
+            if suite_properties is None:
+                suite_properties = ET.SubElement(backend_suite, "properties")
+            ET.SubElement(suite_properties, "property", name="rngcheck.complete", value="false")
         element = ET.SubElement(suite, "testcase", name="run-complete", classname="rngcheck.run", time="0")
         ET.SubElement(element, "error", message="the run did not finish (interrupted or past its --deadline): "
                       f"{len(document['results'])} of {len(document['cases']) * len(document['backends'])} "

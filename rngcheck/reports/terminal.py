@@ -17,7 +17,7 @@ def category_counts(document: dict) -> dict:
     if not len(data):
         return {}
     grouped = counts(data, ["backend", "category"])
-    out = {}
+    out: dict[str, dict[str, dict[str, int]]] = {}
     for (backend, category), row in grouped.iterrows():
         out.setdefault(backend, {})[category] = {s: int(row[s]) for s in STATUSES}
     return out

@@ -25,7 +25,7 @@ from __future__ import annotations
 import platform
 import shlex
 import sys
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
@@ -114,13 +114,13 @@ def is_failure(result: dict[str, Any]) -> bool:
     return statuses.is_failure(result["status"], result["required"])
 
 
-def agreement(outputs: Iterable[tuple[str, str, str | None]]) -> list[dict[str, Any]]:
+def agreement(outputs: Iterable[tuple[Hashable, Hashable, Hashable]]) -> list[dict[str, Any]]:
     """Cross-backend agreement, the one rule: ``outputs`` are (case, column, output digest) rows;
     a case with a digest in two or more columns agrees when all its digests are equal. Returns
     [{case, agree, outputs{column: digest}}] in first-seen case order (rows without a digest
     take no part). The document's ``agreement`` (columns: backends) and the HTML report's
     agreement view (columns: run and backend) both come from here."""
-    by_case: dict[str, dict[str, str]] = {}
+    by_case: dict[Hashable, dict[Hashable, Hashable]] = {}
     for case, column, digest in outputs:
         if digest:
             by_case.setdefault(case, {})[column] = digest

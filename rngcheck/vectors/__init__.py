@@ -76,6 +76,16 @@ def _words(values, count: int | None, where: str) -> tuple[int, ...]:
     return tuple(_word(v, where) for v in values)
 
 
+def _key_words(values, where: str) -> tuple[int, int]:
+    k0, k1 = _words(values, 2, where)
+    return k0, k1
+
+
+def _words4(values, where: str) -> tuple[int, int, int, int]:
+    w = _words(values, 4, where)
+    return w[0], w[1], w[2], w[3]
+
+
 def _ints(values, where: str, allow_none=False):
     if values is None and allow_none:
         return None
@@ -115,9 +125,9 @@ def parse_kat(document: dict, name: str = KAT_FILE) -> list[KatVector]:
             raise VectorFileError(f"{where}: rounds must be a non-negative integer")
         vectors.append(KatVector(
             rounds=rounds,
-            counter=_words(_field(entry, "counter", where), 4, where + " counter"),
-            key=_words(_field(entry, "key", where), 2, where + " key"),
-            expected=_words(_field(entry, "expected", where), 4, where + " expected"),
+            counter=_words4(_field(entry, "counter", where), where + " counter"),
+            key=_key_words(_field(entry, "key", where), where + " key"),
+            expected=_words4(_field(entry, "expected", where), where + " expected"),
             line=str(_field(entry, "line", where)),
             source=str(_field(entry, "source", where)),
         ))
