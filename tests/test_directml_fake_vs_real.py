@@ -256,7 +256,8 @@ def fakes():
 def test_set_up_and_close_calls(build, fakes):
     actual = real(build)
     assert actual["platform"] == "vkd3d" and actual["DirectML version"] == build.version
-    assert "{}.{}".format(*actual["feature level"]) == build.feature_level
+    major, minor = actual["feature level"]
+    assert f"{int(major)}.{int(minor)}" == build.feature_level
     like_real = fakes(build.short, actual)
     assert like_real["feature level"] == actual["feature level"]
     assert like_real["set-up"] == actual["set-up"]

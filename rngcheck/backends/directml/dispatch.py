@@ -128,7 +128,8 @@ class Device:
             self._queue_and_lists()
             self.dml = self._dml_device()
             self.feature_level = self._feature_level()
-            self.info["feature level"] = "{}.{}".format(*self.feature_level)
+            major, minor = self.feature_level
+            self.info["feature level"] = f"{major}.{minor}"
         except BaseException:
             self.close()
             raise
