@@ -11,7 +11,6 @@ from rngcheck import counter, numbers, reference
 from rngcheck.backends.reference import NumpyBackend
 from rngcheck.conformance import cases as C
 from rngcheck.conformance import check
-from rngcheck.conformance import numbers as N
 from rngcheck.conformance.numbers_diagnosis import IDS
 from rngcheck.errors import VectorFileError
 from rngcheck.numbers import Request, floats, tolerance
@@ -102,7 +101,7 @@ def test_the_bound_still_fails_a_wrong_conversion_on_the_guide(wrong):
 
 
 def test_the_zero_mantissa_state_really_has_one():
-    state = counter.make_state(N.ZERO_MANTISSA_COUNTER, (0xA4093822, 0x299F31D0))
+    state = counter.make_state(C.ZERO_MANTISSA_COUNTER, (0xA4093822, 0x299F31D0))
     assert int(reference.words(state, 2, 1)[0]) & 0x7FFFFF == 0
     values = numbers.draw(Request("tensorflow", "normal", "float32", 4), state)
     # u1 = 1e-7: the pair lies on the circle of radius sqrt(-2 ln 1e-7) = 5.678
