@@ -326,6 +326,9 @@ FULL_COUNT = (1 << 16) + 3
 # A state whose stream has a word with a zero 23-bit mantissa at element 2 (found by search, checked
 # by tests/test_numbers.py): a float32 normal's u1 is 0 there, and only the epsilon clamp keeps log finite.
 ZERO_MANTISSA_COUNTER = 4751841
+# A state whose float16 normal element 2 is subnormal (|x| < 2^-14; found the same way, checked by the
+# same tests): flush-to-zero shows there.
+SUBNORMAL_HALF_COUNTER = 2741
 
 INT_RANGES = {
     "int32": [("small", -5, 10), ("power-of-two", 0, 1 << 20), ("full", -(1 << 31), (1 << 31) - 1),
@@ -387,6 +390,11 @@ def special_cases() -> list[Case]:
         cases.append(_numbers_case(f"normal/tensorflow/{dtype}-epsilon-clamp", "normal",
                            "element 2's u1 word has a zero mantissa: the 1e-7 clamp keeps the value finite",
                            request, zero, source=numbers_tf.SOURCE_R + " (BoxMullerFloat: u1 < epsilon)"))
+    request = numbers.Request("tensorflow", NORMAL, "float16", 4)
+    cases.append(_numbers_case("normal/tensorflow/float16-subnormal", "normal",
+                               "element 2 is a float16 subnormal: flushing it to zero is wrong", request,
+                               counter.make_state(SUBNORMAL_HALF_COUNTER, (0xA4093822, 0x299F31D0)),
+                               source=numbers_tf.SOURCE_R + " (NormalDistribution<Eigen::half>: Eigen::half(f))"))
     for seed in ((1, 2), ((1 << 63) + 5, (1 << 64) - 1)):
         for kind, dtype in ((UNIFORM, "float32"), (BITS, "uint64")):
             request = numbers.Request("tensorflow", kind, dtype, 9, seed=seed)
