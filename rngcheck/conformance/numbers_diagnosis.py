@@ -65,10 +65,22 @@ def _only(kind, dtypes=None):
 
 
 def _high_bits(request, state):
+    """The mantissa from the high bits: word >> 9 (float32); for float64 the stream's 64-bit value
+    (word 2i | word 2i+1 << 32, as JAX and XLA read it) >> 12."""
     return _float_unit(request, state,
-                       lambda hi, lo: ((np.asarray(hi, np.uint64) << np.uint64(32) | np.asarray(lo, np.uint64))
+                       lambda hi, lo: ((np.asarray(hi, np.uint64) | np.asarray(lo, np.uint64) << np.uint64(32))
                                        >> np.uint64(12) | np.uint64(1023 << 52)).view(np.float64) - 1.0,
                        lambda w: ((w >> np.uint32(9)) | np.uint32(127 << 23)).view(np.float32) - np.float32(1))
+
+
+def _bfloat16_truncated_high_bits(request, state):
+    """bfloat16 as the high-bit float32 uniform truncated to its top 16 bits (XLA's, as measured)."""
+    if request.dtype != "bfloat16":
+        return None
+    words = _words(request, state, request.count)
+    unit32 = ((words >> np.uint32(9)) | np.uint32(127 << 23)).view(np.float32) - np.float32(1)
+    values = (unit32.view(np.uint32) >> np.uint32(16)).astype(np.uint16)
+    return tf.scaled("bfloat16", values, *request.range) if request.low is not None else values
 
 
 def _bits_24(request, state):
@@ -213,6 +225,9 @@ def _wide_words_swapped(request, state):
 VARIANTS = (
     NumbersVariant("uniform-high-bits", "the mantissa is filled from the word's high bits (JAX's conversion), "
                    "not the low bits", (UNIFORM,), _only(UNIFORM)(_high_bits)),
+    NumbersVariant("uniform-bfloat16-truncated-high-bits", "bfloat16 as the high-bit float32 uniform truncated "
+                   "to 16 bits (TensorFlow under XLA, measured)", (UNIFORM,),
+                   _only(UNIFORM)(_bfloat16_truncated_high_bits)),
     NumbersVariant("uniform-24-bits", "24 (53) bits times 2^-24 (2^-53), PyTorch's conversion, not a 23-bit "
                    "mantissa in [1, 2)", (UNIFORM,), _only(UNIFORM)(_bits_24)),
     NumbersVariant("uniform-open-closed", "x * 2^-32 + 2^-33: a uniform in (0, 1] (cuRAND's), not [0, 1)",
