@@ -17,8 +17,17 @@ from typing import Callable
 import numpy as np
 
 from .. import counter, numbers
-from ..numbers import BITS, INTEGERS, NORMAL, TRUNCATED_NORMAL, UNIFORM, floats, tolerance
+from ..numbers import (
+    BITS,
+    INTEGERS,
+    NORMAL,
+    TRUNCATED_NORMAL,
+    UNIFORM,
+    floats,
+    tolerance,
+)
 from ..numbers import tensorflow as tf
+from ..numbers.box_muller import polar32
 
 UNKNOWN = "unknown-numbers"
 UNKNOWN_SUMMARY = "the numbers match no known wrong conversion"
@@ -131,11 +140,7 @@ def _normal(request, state, pair=None, order=None, clamp=True, two_pi32=False, n
         u1 = np.maximum(u1, np.float32(tf.EPSILON))
     unit1 = tf.uint32_to_float(x1)
     v1 = np.float32(2 * math.pi) * unit1 if two_pi32 else (2 * math.pi * unit1.astype(np.float64)).astype(np.float32)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        r = np.sqrt((np.float32(-2) * np.log(u1.astype(np.float64)).astype(np.float32)).astype(np.float64)) \
-            .astype(np.float32)
-        sin = np.sin(v1.astype(np.float64)).astype(np.float32) * r
-        cos = np.cos(v1.astype(np.float64)).astype(np.float32) * r
+    sin, cos = polar32(u1, v1)
     values = tf.interleave(cos, sin) if order == "cos-first" else tf.interleave(sin, cos)
     values = values[:request.count]
     if request.dtype == "float32":

@@ -46,6 +46,7 @@ import math
 import numpy as np
 
 from . import BITS, NORMAL, UNIFORM, Convention, Request, register
+from .box_muller import radius32, sincos32
 from .curand import SAME_ARITHMETIC
 from .tensorflow import interleave, stream
 from .tolerance import EXACT, Bound, one_rounding
@@ -76,11 +77,7 @@ def _box_muller(dtype: str, x, y) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if dtype == "float64":
         angle = 2.0 * math.pi * u2
         return np.sqrt(-2.0 * np.log(u1)), np.sin(angle), np.cos(angle)
-    with np.errstate(divide="ignore"):
-        log_u1 = np.log(u1.astype(np.float64)).astype(np.float32)
-    r = np.sqrt((np.float32(-2.0) * log_u1).astype(np.float64)).astype(np.float32)
-    angle = (TWO_PI_FLOAT * u2).astype(np.float64)
-    return r, np.sin(angle).astype(np.float32), np.cos(angle).astype(np.float32)
+    return (radius32(u1), *sincos32(TWO_PI_FLOAT * u2))
 
 
 def box_muller(dtype: str, words: np.ndarray) -> np.ndarray:

@@ -56,7 +56,8 @@ import numpy as np
 
 from .. import counter as state_words
 from .. import philox, reference
-from . import (BITS, INTEGERS, NORMAL, TRUNCATED_NORMAL, UNIFORM, Convention, Request, floats, register)
+from . import BITS, INTEGERS, NORMAL, TRUNCATED_NORMAL, UNIFORM, Convention, Request, floats, register
+from .box_muller import polar32, polar64
 from .tolerance import EXACT, Bound, one_rounding
 
 SOURCE_R = "tensorflow/core/lib/random/random_distributions.h"
@@ -113,19 +114,13 @@ def box_muller_float(x0, x1) -> tuple[np.ndarray, np.ndarray]:
     and rounded once to binary32 (the exact model; rngcheck.numbers.tolerance rule 3)."""
     u1 = np.maximum(uint32_to_float(x0), np.float32(EPSILON))          # the epsilon clamp
     v1 = (2.0 * math.pi * uint32_to_float(x1).astype(np.float64)).astype(np.float32)
-    log_u1 = np.log(u1.astype(np.float64)).astype(np.float32)
-    r = np.sqrt((np.float32(-2.0) * log_u1).astype(np.float64)).astype(np.float32)
-    sin = np.sin(v1.astype(np.float64)).astype(np.float32)
-    cos = np.cos(v1.astype(np.float64)).astype(np.float32)
-    return sin * r, cos * r
+    return polar32(u1, v1)
 
 
 def box_muller_double(x0, x1, x2, x3) -> tuple[np.ndarray, np.ndarray]:
     """Rule 6: Box-Muller in binary64 on two doubles of rule 2."""
     u1 = np.maximum(uint64_to_double(x0, x1), EPSILON)
-    v1 = 2.0 * math.pi * uint64_to_double(x2, x3)
-    r = np.sqrt(-2.0 * np.log(u1))
-    return np.sin(v1) * r, np.cos(v1) * r
+    return polar64(u1, 2.0 * math.pi * uint64_to_double(x2, x3))
 
 
 def interleave(first: np.ndarray, second: np.ndarray) -> np.ndarray:
