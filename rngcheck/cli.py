@@ -326,7 +326,7 @@ def _repro_numbers(args, state) -> int:
     """``rngcheck repro --kind ...``: one numbers request on a backend, each number with its bits and ULPs."""
     from . import numbers
     from .conformance import cases as C
-    from .conformance.numbers import NUMBERS, RULE, repro_text
+    from .conformance.numbers import repro_text
     from .conformance.runner import RunOptions, run
     from .reports import terminal
 
@@ -338,8 +338,8 @@ def _repro_numbers(args, state) -> int:
                               _number_argument(args.low, "--low"), _number_argument(args.high, "--high"), seed)
     numbers.check(request)
     case = C.Case(id="repro/command-line", category="repro", description=f"from the command line: {request.text()}",
-                  rule=RULE, source="rngcheck.numbers", state=state, sizes=(max(1, request.count),),
-                  procedure=NUMBERS, request=request)
+                  rule=C.NUMBERS_RULE, source="rngcheck.numbers", state=state, sizes=(max(1, request.count),),
+                  procedure=C.NUMBERS, request=request)
     backends = _load_backends([args.backend])
     outcomes = []
     try:

@@ -32,7 +32,10 @@ DEFAULT = ["numpy", "opencl", "randomgen", "tensorflow", "tensorflow:state=spec"
            "torch", "torch:state=spec", "onedpl", "directml:lib=0.2.5", "directml:lib=0.2.0",
            "exec:python3 -m rngcheck.backends.directml.wine"]     # DirectML.dll 1.15.4 under Wine
 CATEGORIES = ["kat", "vectors", "mapping", "counter", "key", "layout", "state", "validation", "property", "scale"]
+# The numbers layer (rngcheck.numbers): a second table, of the backends that draw numbers at all.
+NUMBER_CATEGORIES = ["uniform", "normal", "truncated-normal", "integers", "bits", "seed", "guide"]
 BEGIN, END = "<!-- conformance-table:begin -->", "<!-- conformance-table:end -->"
+NUMBERS_BEGIN, NUMBERS_END = "<!-- numbers-table:begin -->", "<!-- numbers-table:end -->"
 
 
 def run_backend(spec: str, results: Path) -> dict | None:
@@ -62,16 +65,21 @@ def cell(rows, category: str) -> str:
             + tail)
 
 
-def table(documents: list[dict]) -> str:
-    """The markdown table, computed from the results table (rngcheck.results.tables) of the documents."""
+def table(documents: list[dict], categories=CATEGORIES) -> str:
+    """The markdown table, computed from the results table (rngcheck.results.tables) of the documents:
+    the words categories, or (``categories=NUMBER_CATEGORIES``) the numbers layer's, where a backend
+    that draws no numbers at all has no row."""
     data = results_table(documents)
-    header = ["implementation", "version", "device"] + CATEGORIES + ["verdict"]
+    header = ["implementation", "version", "device"] + list(categories) + ["verdict"]
     lines = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
     for _, rows in data.groupby("run", sort=False):
         rows = rows[rows["backend"] == rows["backend"].iloc[0]]   # each document: one backend
+        rows = rows[rows["category"].isin(categories)]
+        if not len(rows) or (rows["status"] == "skipped").all():
+            continue
         first = rows.iloc[0]
         row = [f"`{first['spec']}`", first["version"], first["device"]]
-        row += [cell(rows, category) for category in CATEGORIES]
+        row += [cell(rows, category) for category in categories]
         row.append("FAIL" if (rows["required"] & rows["status"].isin(BROKEN)).any() else "PASS")
         lines.append("| " + " | ".join(str(c).replace("|", "/") for c in row) + " |")
     return "\n".join(lines)
@@ -110,13 +118,18 @@ def main(argv=None) -> int:
             continue
         documents.append(document)
     text = table(documents)
+    numbers_text = table(documents, NUMBER_CATEGORIES)
     print(text)
+    print()
+    print(numbers_text)
     expected = json.loads((ROOT / "docs" / "expected-differences.json").read_text())["backends"]
     if args.update_readme:
         readme = ROOT / "README.md"
         content = readme.read_text()
-        start, end = content.index(BEGIN) + len(BEGIN), content.index(END)
-        readme.write_text(content[:start] + "\n" + text + "\n" + content[end:])
+        for begin, finish, body in ((BEGIN, END, text), (NUMBERS_BEGIN, NUMBERS_END, numbers_text)):
+            start, end = content.index(begin) + len(begin), content.index(finish)
+            content = content[:start] + "\n" + body + "\n" + content[end:]
+        readme.write_text(content)
     if args.html:
         from rngcheck.reports import html
         html.write(documents, args.html)

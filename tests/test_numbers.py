@@ -11,7 +11,6 @@ from rngcheck import counter, numbers, reference
 from rngcheck.backends.reference import NumpyBackend
 from rngcheck.conformance import cases as C
 from rngcheck.conformance import check
-from rngcheck.conformance import numbers as N
 from rngcheck.conformance.numbers_diagnosis import IDS
 from rngcheck.errors import VectorFileError
 from rngcheck.numbers import Request, floats, tolerance
@@ -102,13 +101,19 @@ def test_the_bound_still_fails_a_wrong_conversion_on_the_guide(wrong):
 
 
 def test_the_zero_mantissa_state_really_has_one():
-    state = counter.make_state(N.ZERO_MANTISSA_COUNTER, (0xA4093822, 0x299F31D0))
+    state = counter.make_state(C.ZERO_MANTISSA_COUNTER, (0xA4093822, 0x299F31D0))
     assert int(reference.words(state, 2, 1)[0]) & 0x7FFFFF == 0
     values = numbers.draw(Request("tensorflow", "normal", "float32", 4), state)
     # u1 = 1e-7: the pair lies on the circle of radius sqrt(-2 ln 1e-7) = 5.678
     assert np.all(np.isfinite(values)) and math.hypot(values[2], values[3]) > 5.67
     unclamped = _variant("normal-no-epsilon-clamp", Request("tensorflow", "normal", "float32", 4), state)
     assert not np.all(np.isfinite(unclamped))
+
+
+def test_the_subnormal_state_really_has_a_float16_subnormal():
+    state = counter.make_state(C.SUBNORMAL_HALF_COUNTER, (0xA4093822, 0x299F31D0))
+    values = numbers.draw(Request("tensorflow", "normal", "float16", 4), state).astype(np.float32)
+    assert 0 < abs(values[2]) < 2 ** -14
 
 
 def test_stateless_seed_scrambling_uses_all_64_bits_of_both_seeds():
@@ -275,6 +280,26 @@ class BrokenNumbers(NumpyBackend):
         words = reference.words(state, 0, 2 * r.count)
         return tf.uint64_to_double(words[1::2], words[0::2])
 
+    def _uniform_24_bits(self, r, state):
+        if r.kind != "uniform" or r.dtype != "float32" or r.low is not None:
+            return self._right(r, state)
+        return ((reference.words(state, 0, r.count) >> np.uint32(8)).astype(np.float64) / 2 ** 24).astype(np.float32)
+
+    def _normal_pair_swapped(self, r, state):
+        if r.kind != "normal" or r.dtype != "float32":
+            return self._right(r, state)
+        words = reference.words(state, 0, -(-r.count // 2) * 2)
+        swapped = np.empty_like(words)
+        swapped[0::2], swapped[1::2] = words[1::2], words[0::2]
+        sin, cos = tf.box_muller_float(swapped[0::2], swapped[1::2])
+        return tf.interleave(sin, cos)[:r.count]
+
+    def _flush_to_zero(self, r, state):
+        values = self._right(r, state)
+        if r.dtype != "float16":
+            return values
+        return np.where(np.abs(values) < np.float16(2 ** -14), np.float16(0), values).astype(np.float16)
+
     def _normal_narrow_truncated(self, r, state):
         if r.kind != "normal" or r.dtype != "bfloat16":
             return self._right(r, state)
@@ -284,7 +309,8 @@ class BrokenNumbers(NumpyBackend):
 
 PANEL = ["uniform-high-bits", "uniform-open-closed", "normal-sin-cos-swapped", "integers-range-32-bit",
          "integers-range-overflow", "wide-words-swapped", "stream-one-block-late", "normal-no-epsilon-clamp",
-         "uniform-64-words-swapped", "normal-narrow-truncated"]
+         "uniform-64-words-swapped", "normal-narrow-truncated", "uniform-24-bits", "normal-pair-swapped",
+         "flush-to-zero"]
 
 
 @pytest.mark.parametrize("fault", PANEL)

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .. import counter, layout
+from .. import counter, layout, numbers
 from ..description import FEATURE_LEVEL_3_0, FEATURE_LEVEL_4_0, RULES
-from ..numbers import Request
-from ..vectors import kat_vectors, operator_vectors
+from ..numbers import BITS, INTEGERS, NORMAL, TRUNCATED_NORMAL, UNIFORM, Request
+from ..numbers import tensorflow as numbers_tf
+from ..vectors import guide_vectors, kat_vectors, operator_vectors
 
 DML_PAGE = "DirectML DML_RANDOM_GENERATOR_OPERATOR_DESC"
 STRIDES_PAGE = "DirectML 'Using strides to express padding and memory layout'"
@@ -36,6 +37,7 @@ CHAIN = "chain"          # executions chained through the returned state == one 
 REJECT = "reject"        # an invalid description: must be refused when the backend validates
 ALIAS = "alias"          # aliasing strides: what the backend did is reported (implementation-defined)
 PROPERTY = "property"    # hypothesis: random descriptions against the reference, shrunk on failure
+NUMBERS = "numbers"      # a numbers request (rngcheck.numbers) against the reference or printed numbers
 
 
 @dataclass(frozen=True)
@@ -317,9 +319,120 @@ def scale_cases() -> list[Case]:
     ]
 
 
-def all_cases() -> list[Case]:
-    from .numbers import numbers_cases
+# ---------------------------------------------------------------------------------- numbers
+# The numbers layer's cases (checked by rngcheck.conformance.numbers): per convention, kind and
+# dtype on states that cross blocks and carries; stateless seed rules; and every number
+# TensorFlow's guide prints (rngcheck/vectors/tensorflow_guide.json). A case names a request
+# (rngcheck.numbers.Request) and a state.
+NUMBER_CATEGORIES = {UNIFORM: "uniform", NORMAL: "normal", TRUNCATED_NORMAL: "truncated-normal",
+              INTEGERS: "integers", BITS: "bits"}
+GUIDE = "../shared/seeds/004_a9f6993c0c6e48da.digest.md (TensorFlow guide 'Random number generation')"
+NUMBERS_RULE = "the convention's conversion of the operator's words (rngcheck.numbers), within its bound"
+QUICK_COUNT = 1027       # odd: a partial block and a half Box-Muller pair at the end
+FULL_COUNT = (1 << 16) + 3
+# A state whose stream has a word with a zero 23-bit mantissa at element 2 (found by search, checked
+# by tests/test_numbers.py): a float32 normal's u1 is 0 there, and only the epsilon clamp keeps log finite.
+ZERO_MANTISSA_COUNTER = 4751841
+# A state whose float16 normal element 2 is subnormal (|x| < 2^-14; found the same way, checked by the
+# same tests): flush-to-zero shows there.
+SUBNORMAL_HALF_COUNTER = 2741
 
+INT_RANGES = {
+    "int32": [("small", -5, 10), ("power-of-two", 0, 1 << 20), ("full", -(1 << 31), (1 << 31) - 1),
+              ("2pow31", -(1 << 30), 1 << 30)],
+    "int64": [("small", -5, 10), ("2pow32", 0, 1 << 32), ("int32-span", -(1 << 31), (1 << 31) - 1),
+              ("2pow40", -(1 << 39), 1 << 39), ("full", -(1 << 63), (1 << 63) - 1)],
+}
+FLOAT_RANGE = (-3.5, 7.25)
+
+
+def _numbers_case(case_id, category, description, request, state, *, source, expected=None, profiles=ALL, note=""):
+    return Case(id=case_id, category=category, description=description, rule=NUMBERS_RULE, source=source,
+                  state=tuple(int(w) for w in state), sizes=(max(1, request.count),), procedure=NUMBERS,
+                  request=request, expected_values=expected, profiles=profiles, note=note)
+
+
+def convention_cases() -> list[Case]:
+    cases = []
+    carry_state = counter.make_state((1 << 64) - 2, (0xA4093822, 0x299F31D0))
+    for name, convention in sorted(_conventions().items()):
+        for kind, dtypes in convention.kinds.items():
+            category = NUMBER_CATEGORIES[kind]
+            for dtype in dtypes:
+                stem = f"{category}/{name}/{dtype}"
+                source = convention.sources.get(kind, convention.title)
+                for label, low, high in _ranges(kind, dtype):
+                    suffix = f"-{label}" if label else ""
+                    if not convention.supports(numbers.Request(name, kind, dtype, 1, low, high)):
+                        continue  # the convention defines no such range (cuRAND's uniform has none)
+                    for profile_count, profiles in ((QUICK_COUNT, frozenset({"quick"})), (FULL_COUNT, FULL_ONLY)):
+                        request = numbers.Request(name, kind, dtype, profile_count, low, high)
+                        cases.append(_numbers_case(f"{stem}{suffix}" + ("" if profiles != FULL_ONLY else "-large"),
+                                           category, f"{request.text()} from the pi state", request, BASE_STATE,
+                                           source=source, profiles=profiles))
+                request = numbers.Request(name, kind, dtype, 13, *(_ranges(kind, dtype)[0][1:]))
+                cases.append(_numbers_case(f"{stem}-carry", category,
+                                           f"{request.text()} across the carry out of word 1",
+                                           request, carry_state, source=source))
+    return cases
+
+
+def _ranges(kind, dtype):
+    if kind == INTEGERS:
+        return INT_RANGES.get(dtype, [("small", -5, 10)])
+    if kind == UNIFORM:
+        return [("", None, None), ("range", *FLOAT_RANGE)]
+    return [("", None, None)]
+
+
+def _conventions():
+    numbers.convention_of("tensorflow")  # the registry is loaded
+    return numbers.CONVENTIONS
+
+
+def special_cases() -> list[Case]:
+    zero = counter.make_state(ZERO_MANTISSA_COUNTER, (0xA4093822, 0x299F31D0))
+    cases = []
+    for dtype in ("float32", "float16", "bfloat16"):
+        request = numbers.Request("tensorflow", NORMAL, dtype, 4)
+        cases.append(_numbers_case(f"normal/tensorflow/{dtype}-epsilon-clamp", "normal",
+                           "element 2's u1 word has a zero mantissa: the 1e-7 clamp keeps the value finite",
+                           request, zero, source=numbers_tf.SOURCE_R + " (BoxMullerFloat: u1 < epsilon)"))
+    request = numbers.Request("tensorflow", NORMAL, "float16", 4)
+    cases.append(_numbers_case("normal/tensorflow/float16-subnormal", "normal",
+                               "element 2 is a float16 subnormal: flushing it to zero is wrong", request,
+                               counter.make_state(SUBNORMAL_HALF_COUNTER, (0xA4093822, 0x299F31D0)),
+                               source=numbers_tf.SOURCE_R + " (NormalDistribution<Eigen::half>: Eigen::half(f))"))
+    for seed in ((1, 2), ((1 << 63) + 5, (1 << 64) - 1)):
+        for kind, dtype in ((UNIFORM, "float32"), (BITS, "uint64")):
+            request = numbers.Request("tensorflow", kind, dtype, 9, seed=seed)
+            cases.append(_numbers_case(f"seed/tensorflow/{kind}-{dtype}-{seed[0]:x}-{seed[1]:x}", "seed",
+                               f"stateless {kind} {dtype} with seed {list(seed)}: key and counter from the seed",
+                               request, (0,) * 6, source=numbers_tf.SOURCE_S + " (GenerateKey)"))
+    return cases
+
+
+def guide_cases() -> list[Case]:
+    cases = []
+    for vector in guide_vectors():
+        draws, _ = numbers_tf.run_program(vector.steps)
+        for draw in draws:
+            if draw.expected is None:
+                continue
+            replica = draw.label.split(":")[0].replace(" ", "") + "-" if draw.label.startswith("replica") else ""
+            state = draw.state if draw.state is not None else (0,) * 6
+            cases.append(_numbers_case(f"guide/{vector.id}/step{draw.step}{('-' + replica[:-1]) if replica else ''}",
+                               "guide", f"{draw.label}: the printed {list(draw.expected)}", draw.request, state,
+                               source=f"{vector.source}; {GUIDE}", expected=tuple(draw.expected),
+                               note="the state is the Generator model's (rngcheck.numbers.tensorflow rules 11-14)"))
+    return cases
+
+
+def numbers_cases() -> list[Case]:
+    return convention_cases() + special_cases() + guide_cases()
+
+
+def all_cases() -> list[Case]:
     cases = (kat_cases() + vector_cases() + mapping_cases() + counter_cases() + key_cases() + layout_cases()
              + state_cases() + validation_cases() + property_cases() + scale_cases() + numbers_cases())
     ids = [c.id for c in cases]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 import time
 import traceback
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -27,11 +27,12 @@ from ..errors import (
     Rejected,
     one_line,
 )
-from ..results.records import Verdict
 from ..results.statuses import BROKEN, CRASHED, ERROR, FAILED, INFO, NOT_RUN, PASSED, SKIPPED, TIMEOUT  # noqa: F401
 from ..vectors import sha256_of_words
 from . import cases as C
 from .diagnosis import diagnose_output, diagnose_state, named
+from .numbers import check_numbers
+from .outcome import BackendRaised, CaseFailed, Outcome
 
 GUARD_WORDS = 64
 GUARD = 0xDEADBEEF      # outside the extent: must never change
@@ -39,34 +40,6 @@ PADDING = 0xFEEDFACE    # inside the extent, no element there: implementation-de
 UNWRITTEN = 0xBAADF00D  # element positions before the call: "never written" shows
 MISMATCHES_SHOWN = 8
 
-
-
-@dataclass
-class Outcome(Verdict):
-    """The verdict (rngcheck.results.records.Verdict: status, message, diagnosis, mismatches, ...)."""
-
-    # The backend's call the verdict was made on (EXECUTE cases): what ``rngcheck repro`` shows
-    # beside the expectation (rngcheck.conformance.comparison). Never in the result document.
-    execution: Execution | None = field(default=None, repr=False, compare=False)
-    # A numbers case: the numbers the backend drew and the expectation, as held per
-    # rngcheck.numbers.floats rule 1 (``rngcheck repro`` shows them). Never in the result document.
-    values: tuple | None = field(default=None, repr=False, compare=False)
-
-
-class BackendRaised(Exception):
-    """The backend's own exception (other than Rejected), kept apart from rngcheck's own bugs."""
-
-    def __init__(self, error: BaseException):
-        super().__init__(one_line(error))
-        self.error = error
-
-
-class CaseFailed(Exception):
-    """Raised inside a check to stop at the first failed expectation."""
-
-    def __init__(self, outcome: Outcome):
-        super().__init__(outcome.message)
-        self.outcome = outcome
 
 
 def hex_word(value) -> str:
@@ -517,15 +490,9 @@ def reproduction(case: C.Case) -> dict:
     }
 
 
-def check_numbers(backend, case: C.Case, strict: bool) -> Outcome:
-    from .numbers import check_numbers as check
-
-    return check(backend, case, strict, raised=BackendRaised)
-
-
 PROCEDURES = {
     C.EXECUTE: check_execute, C.REPEAT: check_repeat, C.CHAIN: check_chain,
-    C.REJECT: check_reject, C.ALIAS: check_alias, "numbers": check_numbers,
+    C.REJECT: check_reject, C.ALIAS: check_alias, C.NUMBERS: check_numbers,
 }
 
 
@@ -562,6 +529,6 @@ def run_case(backend, case: C.Case, *, strict: bool = False, seed: int = 0) -> O
         outcome = Outcome(ERROR, f"internal error in rngcheck (not the backend's fault): {one_line(error)}",
                           diagnosis=named("rngcheck-internal-error"),
                           detail="".join(traceback.format_exception(error)[-8:]))
-    if outcome.status in BROKEN and outcome.reproduce is None and case.procedure not in (C.PROPERTY, "numbers"):
+    if outcome.status in BROKEN and outcome.reproduce is None and case.procedure not in (C.PROPERTY, C.NUMBERS):
         outcome.reproduce = reproduction(case)
     return outcome

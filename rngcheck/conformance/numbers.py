@@ -1,9 +1,7 @@
-"""The numbers cases and their check: floats, normals and integers drawn from the operator's words.
+"""The check of a numbers case: floats, normals and integers drawn from the operator's words.
 
-Categories: uniform, normal, truncated-normal, integers, bits (per convention, kind and dtype,
-on states that cross blocks and carries), seed (stateless seed rules), and guide (every number
-TensorFlow's guide prints, rngcheck/vectors/tensorflow_guide.json). A case names a request
-(rngcheck.numbers.Request) and a state; the backend answers through its optional
+The cases are rngcheck.conformance.cases' numbers cases (procedure NUMBERS). A case names a
+request (rngcheck.numbers.Request) and a state; the backend answers through its optional
 ``random_numbers``. The verdict: the numbers are compared with the reference's (or the printed
 ones) within the request's bound (rngcheck.numbers.tolerance), the ULP histogram and the worst
 element recorded; a failure is diagnosed (rngcheck.conformance.numbers_diagnosis). A backend that
@@ -12,124 +10,19 @@ does not draw the convention's numbers is not applicable (skipped), never a pass
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
 from .. import counter, numbers
 from ..errors import BackendProcessFailed, BackendStopped, NotApplicable, Rejected
-from ..numbers import BITS, INTEGERS, NORMAL, TRUNCATED_NORMAL, UNIFORM, floats, tolerance
-from ..numbers import tensorflow as tf
+from ..numbers import floats, tolerance
 from ..results.statuses import FAILED, PASSED
-from ..vectors import guide_vectors
-from . import cases as C
+from .diagnosis import named
 from .numbers_diagnosis import diagnose
+from .outcome import BackendRaised, CaseFailed, Outcome
 
-if TYPE_CHECKING:
-    from .check import Outcome
-
-NUMBERS = "numbers"      # the procedure (rngcheck.conformance.check.PROCEDURES)
-CATEGORIES = {UNIFORM: "uniform", NORMAL: "normal", TRUNCATED_NORMAL: "truncated-normal",
-              INTEGERS: "integers", BITS: "bits"}
-GUIDE = "../shared/seeds/004_a9f6993c0c6e48da.digest.md (TensorFlow guide 'Random number generation')"
-RULE = "the convention's conversion of the operator's words (rngcheck.numbers), within its bound"
 SHOWN = 8
-QUICK_COUNT = 1027       # odd: a partial block and a half Box-Muller pair at the end
-FULL_COUNT = (1 << 16) + 3
-# A state whose stream has a word with a zero 23-bit mantissa at element 2 (found by search, checked
-# by tests/test_numbers.py): a float32 normal's u1 is 0 there, and only the epsilon clamp keeps log finite.
-ZERO_MANTISSA_COUNTER = 4751841
-
-INT_RANGES = {
-    "int32": [("small", -5, 10), ("power-of-two", 0, 1 << 20), ("full", -(1 << 31), (1 << 31) - 1),
-              ("2pow31", -(1 << 30), 1 << 30)],
-    "int64": [("small", -5, 10), ("2pow32", 0, 1 << 32), ("int32-span", -(1 << 31), (1 << 31) - 1),
-              ("2pow40", -(1 << 39), 1 << 39), ("full", -(1 << 63), (1 << 63) - 1)],
-}
-FLOAT_RANGE = (-3.5, 7.25)
 
 
-def _case(case_id, category, description, request, state, *, source, expected=None, profiles=C.ALL, note=""):
-    return C.Case(id=case_id, category=category, description=description, rule=RULE, source=source,
-                  state=tuple(int(w) for w in state), sizes=(max(1, request.count),), procedure=NUMBERS,
-                  request=request, expected_values=expected, profiles=profiles, note=note)
-
-
-def convention_cases() -> list[C.Case]:
-    cases = []
-    carry_state = counter.make_state((1 << 64) - 2, (0xA4093822, 0x299F31D0))
-    for name, convention in sorted(_conventions().items()):
-        for kind, dtypes in convention.kinds.items():
-            category = CATEGORIES[kind]
-            for dtype in dtypes:
-                stem = f"{category}/{name}/{dtype}"
-                source = convention.sources.get(kind, convention.title)
-                for label, low, high in _ranges(kind, dtype):
-                    suffix = f"-{label}" if label else ""
-                    if not convention.supports(numbers.Request(name, kind, dtype, 1, low, high)):
-                        continue  # the convention defines no such range (cuRAND's uniform has none)
-                    for profile_count, profiles in ((QUICK_COUNT, frozenset({"quick"})), (FULL_COUNT, C.FULL_ONLY)):
-                        request = numbers.Request(name, kind, dtype, profile_count, low, high)
-                        cases.append(_case(f"{stem}{suffix}" + ("" if profiles != C.FULL_ONLY else "-large"),
-                                           category, f"{request.text()} from the pi state", request, C.BASE_STATE,
-                                           source=source, profiles=profiles))
-                request = numbers.Request(name, kind, dtype, 13, *(_ranges(kind, dtype)[0][1:]))
-                cases.append(_case(f"{stem}-carry", category, f"{request.text()} across the carry out of word 1",
-                                   request, carry_state, source=source))
-    return cases
-
-
-def _ranges(kind, dtype):
-    if kind == INTEGERS:
-        return INT_RANGES.get(dtype, [("small", -5, 10)])
-    if kind == UNIFORM:
-        return [("", None, None), ("range", *FLOAT_RANGE)]
-    return [("", None, None)]
-
-
-def _conventions():
-    numbers.convention_of("tensorflow")  # the registry is loaded
-    return numbers.CONVENTIONS
-
-
-def special_cases() -> list[C.Case]:
-    zero = counter.make_state(ZERO_MANTISSA_COUNTER, (0xA4093822, 0x299F31D0))
-    cases = []
-    for dtype in ("float32", "float16", "bfloat16"):
-        request = numbers.Request("tensorflow", NORMAL, dtype, 4)
-        cases.append(_case(f"normal/tensorflow/{dtype}-epsilon-clamp", "normal",
-                           "element 2's u1 word has a zero mantissa: the 1e-7 clamp keeps the value finite",
-                           request, zero, source=tf.SOURCE_R + " (BoxMullerFloat: u1 < epsilon)"))
-    for seed in ((1, 2), ((1 << 63) + 5, (1 << 64) - 1)):
-        for kind, dtype in ((UNIFORM, "float32"), (BITS, "uint64")):
-            request = numbers.Request("tensorflow", kind, dtype, 9, seed=seed)
-            cases.append(_case(f"seed/tensorflow/{kind}-{dtype}-{seed[0]:x}-{seed[1]:x}", "seed",
-                               f"stateless {kind} {dtype} with seed {list(seed)}: key and counter from the seed",
-                               request, (0,) * 6, source=tf.SOURCE_S + " (GenerateKey)"))
-    return cases
-
-
-def guide_cases() -> list[C.Case]:
-    cases = []
-    for vector in guide_vectors():
-        draws, _ = tf.run_program(vector.steps)
-        for draw in draws:
-            if draw.expected is None:
-                continue
-            replica = draw.label.split(":")[0].replace(" ", "") + "-" if draw.label.startswith("replica") else ""
-            state = draw.state if draw.state is not None else (0,) * 6
-            cases.append(_case(f"guide/{vector.id}/step{draw.step}{('-' + replica[:-1]) if replica else ''}",
-                               "guide", f"{draw.label}: the printed {list(draw.expected)}", draw.request, state,
-                               source=f"{vector.source}; {GUIDE}", expected=tuple(draw.expected),
-                               note="the state is the Generator model's (rngcheck.numbers.tensorflow rules 11-14)"))
-    return cases
-
-
-def numbers_cases() -> list[C.Case]:
-    return convention_cases() + special_cases() + guide_cases()
-
-
-# ---------------------------------------------------------------------------------- the check
 def _as_format(request, returned) -> np.ndarray | None:
     """The backend's answer held as the request's dtype (floats rule 1), or None if it is not one."""
     try:
@@ -181,11 +74,8 @@ def _comparison(request, expected, actual, mask, bound, excess=None):
     return cmp, summary
 
 
-def check_numbers(backend, case: C.Case, strict: bool, *, raised) -> Outcome:
-    """The verdict on one numbers case (``raised`` wraps the backend's own exceptions: check.BackendRaised)."""
-    from .check import CaseFailed, Outcome
-    from .diagnosis import named
-
+def check_numbers(backend, case, strict: bool) -> Outcome:
+    """The verdict on one numbers case (rngcheck.conformance.cases.Case, procedure NUMBERS)."""
     request = case.numbers_request
     if request.convention not in tuple(getattr(backend, "conventions", ()) or ()):
         raise NotApplicable(f"the backend draws no {request.convention} numbers")
@@ -196,7 +86,7 @@ def check_numbers(backend, case: C.Case, strict: bool, *, raised) -> Outcome:
     except (Rejected, NotApplicable, BackendProcessFailed, BackendStopped):
         raise
     except Exception as error:
-        raise raised(error) from error
+        raise BackendRaised(error) from error
     if state is not None and given is not None and not np.array_equal(given, state):
         raise CaseFailed(Outcome(FAILED, "modified the input state", diagnosis=named("input-state-modified")))
     actual = _as_format(request, returned)
@@ -232,7 +122,7 @@ def check_numbers(backend, case: C.Case, strict: bool, *, raised) -> Outcome:
                    reproduce=reproduction(case))
 
 
-def reproduction(case: C.Case) -> dict:
+def reproduction(case) -> dict:
     """A numbers case as the arguments of ``rngcheck repro`` (results.document.repro_command)."""
     return {"state": ",".join(f"0x{int(w):08x}" for w in case.state), "sizes": str(case.numbers_request.count),
             "strides": None, "feature_level": "4.0", "request": case.numbers_request.to_dict()}

@@ -17,8 +17,17 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .. import counter, numbers
-from ..numbers import BITS, INTEGERS, NORMAL, TRUNCATED_NORMAL, UNIFORM, floats, tolerance
+from ..numbers import (
+    BITS,
+    INTEGERS,
+    NORMAL,
+    TRUNCATED_NORMAL,
+    UNIFORM,
+    floats,
+    tolerance,
+)
 from ..numbers import tensorflow as tf
+from ..numbers.box_muller import polar32
 
 UNKNOWN = "unknown-numbers"
 UNKNOWN_SUMMARY = "the numbers match no known wrong conversion"
@@ -65,10 +74,22 @@ def _only(kind, dtypes=None):
 
 
 def _high_bits(request, state):
+    """The mantissa from the high bits: word >> 9 (float32); for float64 the stream's 64-bit value
+    (word 2i | word 2i+1 << 32, as JAX and XLA read it) >> 12."""
     return _float_unit(request, state,
-                       lambda hi, lo: ((np.asarray(hi, np.uint64) << np.uint64(32) | np.asarray(lo, np.uint64))
+                       lambda hi, lo: ((np.asarray(hi, np.uint64) | np.asarray(lo, np.uint64) << np.uint64(32))
                                        >> np.uint64(12) | np.uint64(1023 << 52)).view(np.float64) - 1.0,
                        lambda w: ((w >> np.uint32(9)) | np.uint32(127 << 23)).view(np.float32) - np.float32(1))
+
+
+def _bfloat16_truncated_high_bits(request, state):
+    """bfloat16 as the high-bit float32 uniform truncated to its top 16 bits (XLA's, as measured)."""
+    if request.dtype != "bfloat16":
+        return None
+    words = _words(request, state, request.count)
+    unit32 = ((words >> np.uint32(9)) | np.uint32(127 << 23)).view(np.float32) - np.float32(1)
+    values = (unit32.view(np.uint32) >> np.uint32(16)).astype(np.uint16)
+    return tf.scaled("bfloat16", values, *request.range) if request.low is not None else values
 
 
 def _bits_24(request, state):
@@ -119,11 +140,7 @@ def _normal(request, state, pair=None, order=None, clamp=True, two_pi32=False, n
         u1 = np.maximum(u1, np.float32(tf.EPSILON))
     unit1 = tf.uint32_to_float(x1)
     v1 = np.float32(2 * math.pi) * unit1 if two_pi32 else (2 * math.pi * unit1.astype(np.float64)).astype(np.float32)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        r = np.sqrt((np.float32(-2) * np.log(u1.astype(np.float64)).astype(np.float32)).astype(np.float64)) \
-            .astype(np.float32)
-        sin = np.sin(v1.astype(np.float64)).astype(np.float32) * r
-        cos = np.cos(v1.astype(np.float64)).astype(np.float32) * r
+    sin, cos = polar32(u1, v1)
     values = tf.interleave(cos, sin) if order == "cos-first" else tf.interleave(sin, cos)
     values = values[:request.count]
     if request.dtype == "float32":
@@ -213,6 +230,9 @@ def _wide_words_swapped(request, state):
 VARIANTS = (
     NumbersVariant("uniform-high-bits", "the mantissa is filled from the word's high bits (JAX's conversion), "
                    "not the low bits", (UNIFORM,), _only(UNIFORM)(_high_bits)),
+    NumbersVariant("uniform-bfloat16-truncated-high-bits", "bfloat16 as the high-bit float32 uniform truncated "
+                   "to 16 bits (TensorFlow under XLA, measured)", (UNIFORM,),
+                   _only(UNIFORM)(_bfloat16_truncated_high_bits)),
     NumbersVariant("uniform-24-bits", "24 (53) bits times 2^-24 (2^-53), PyTorch's conversion, not a 23-bit "
                    "mantissa in [1, 2)", (UNIFORM,), _only(UNIFORM)(_bits_24)),
     NumbersVariant("uniform-open-closed", "x * 2^-32 + 2^-33: a uniform in (0, 1] (cuRAND's), not [0, 1)",

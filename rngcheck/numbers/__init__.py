@@ -196,9 +196,12 @@ class Convention:
     kinds: dict[str, tuple[str, ...]] = {}
     sources: dict[str, str] = {}
     seeded = False
+    uniform_range = True    # False: the library defines no uniform but its own unit interval
 
     def supports(self, request: Request) -> bool:
-        return request.dtype in self.kinds.get(request.kind, ()) and (request.seed is None or self.seeded)
+        ranged = request.kind == UNIFORM and request.low is not None
+        return (request.dtype in self.kinds.get(request.kind, ()) and (request.seed is None or self.seeded)
+                and (self.uniform_range or not ranged))
 
     def draw(self, request: Request, state: npt.ArrayLike | None) -> np.ndarray:
         """The numbers, held per rngcheck.numbers.floats rule 1 (bfloat16 as uint16 bits)."""
@@ -234,6 +237,8 @@ def check(request: Request) -> Convention:
     convention = convention_of(request.convention)
     if request.seed is not None and not convention.seeded:
         raise NumbersError(f"convention {request.convention!r} has no stateless seed rule")
+    if request.kind == UNIFORM and request.low is not None and not convention.uniform_range:
+        raise NumbersError(f"convention {request.convention!r} defines no uniform range but its own unit interval")
     if request.dtype not in convention.kinds.get(request.kind, ()):
         defined = convention.kinds.get(request.kind)
         if not defined:

@@ -56,7 +56,8 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from . import BITS, NORMAL, UNIFORM, Convention, NumbersError, Request, register, required_state
+from . import BITS, NORMAL, UNIFORM, Convention, Request, register, required_state
+from .box_muller import polar32, polar64
 from .tensorflow import interleave, stream
 from .tolerance import EXACT, Bound
 
@@ -95,20 +96,14 @@ def box_muller_float(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarr
     step is evaluated in binary64 and rounded once to binary32 (tolerance rule 3)."""
     u = uniform_float(x)
     v = np.asarray(y, dtype=np.uint32).astype(np.float32) * ANGLE_STEP + ANGLE_STEP / np.float32(2)
-    log_u = np.log(u.astype(np.float64)).astype(np.float32)
-    s = np.sqrt((np.float32(-2.0) * log_u).astype(np.float64)).astype(np.float32)
-    sin = np.sin(v.astype(np.float64)).astype(np.float32)
-    cos = np.cos(v.astype(np.float64)).astype(np.float32)
-    return sin * s, cos * s
+    return polar32(u, v)
 
 
 def box_muller_double(x0: np.ndarray, x1: np.ndarray, y0: np.ndarray, y1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Rule 4, in binary64."""
     u = uniform_double(x0, x1)
     v = hq53(y0, y1).astype(np.float64) * 2.0 ** -52 + 2.0 ** -53
-    s = np.sqrt(-2.0 * np.log(u))
-    angle = v * np.pi
-    return np.sin(angle) * s, np.cos(angle) * s
+    return polar64(u, v * np.pi)
 
 
 def normal_from_words(dtype: str, words: np.ndarray) -> np.ndarray:
@@ -122,19 +117,14 @@ class Curand(Convention):
     name = "curand"
     title = "NVIDIA cuRAND, Philox4_32_10 (host generator and device API)"
     kinds = {UNIFORM: ("float32", "float64"), NORMAL: ("float32", "float64"), BITS: ("uint32",)}
+    uniform_range = False   # (0, 1] only (a ranged request is not this convention's)
     sources = {UNIFORM: f"{SOURCE_U} (_curand_uniform, _curand_uniform_double_hq); {SOURCE_G}",
                NORMAL: f"{SOURCE_N} (_curand_box_muller, _curand_box_muller_double); {SOURCE_G}",
                BITS: f"{SOURCE_H} (curandGenerate)"}
 
-    def supports(self, request: Request) -> bool:
-        """No uniform range but the library's own (a ranged request is not this convention's)."""
-        return super().supports(request) and not (request.kind == UNIFORM and request.low is not None)
-
     def draw(self, request: Request, state: npt.ArrayLike | None = None) -> np.ndarray:
         n = request.count
         if request.kind == UNIFORM:
-            if request.low is not None:
-                raise NumbersError("cuRAND defines no uniform range other than (0, 1]")
             if request.dtype == "float64":
                 words = stream(required_state(state), 0, 2 * n)
                 return uniform_double(words[0::2], words[1::2])

@@ -47,6 +47,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import BITS, NORMAL, UNIFORM, Convention, Request, register, required_state
+from .box_muller import radius32, sincos32
 from .curand import SAME_ARITHMETIC
 from .tensorflow import interleave, stream
 from .tolerance import EXACT, Bound, one_rounding
@@ -78,11 +79,7 @@ def _box_muller(dtype: str, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, n
     if dtype == "float64":
         angle = 2.0 * math.pi * u2
         return np.sqrt(-2.0 * np.log(u1)), np.sin(angle), np.cos(angle)
-    with np.errstate(divide="ignore"):
-        log_u1 = np.log(u1.astype(np.float64)).astype(np.float32)
-    r = np.sqrt((np.float32(-2.0) * log_u1).astype(np.float64)).astype(np.float32)
-    angle = (TWO_PI_FLOAT * u2).astype(np.float64)
-    return r, np.sin(angle).astype(np.float32), np.cos(angle).astype(np.float32)
+    return (radius32(u1), *sincos32(TWO_PI_FLOAT * u2))
 
 
 def box_muller(dtype: str, words: np.ndarray) -> np.ndarray:

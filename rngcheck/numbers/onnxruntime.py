@@ -43,7 +43,8 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from . import NORMAL, UNIFORM, Convention, NumbersError, Request, floats, register, required_state
+from . import NORMAL, UNIFORM, Convention, Request, floats, register, required_state
+from .box_muller import polar32
 from .tensorflow import interleave, stream, uint32_to_float
 from .tolerance import EXACT, Bound
 
@@ -62,28 +63,20 @@ def box_muller(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Rule 2 (mean 0, scale 1): each node's float result; transcendental nodes evaluated in
     binary64 and rounded once to binary32."""
     u1 = np.clip(uniform(x), CLIP, np.finfo(np.float32).max)
-    log_u1 = np.log(u1.astype(np.float64)).astype(np.float32)
-    r = np.sqrt((np.float32(-2.0) * log_u1).astype(np.float64)).astype(np.float32)
-    angle = (TWO_PI_FLOAT * uniform(y)).astype(np.float64)
-    return np.sin(angle).astype(np.float32) * r, np.cos(angle).astype(np.float32) * r
+    return polar32(u1, TWO_PI_FLOAT * uniform(y))
 
 
 class OnnxRuntimeDml(Convention):
     name = "onnxruntime-dml"
     title = "ONNX Runtime, DirectML execution provider (RandomNormalLike and its uniform stage)"
     kinds = {UNIFORM: ("float32",), NORMAL: ("float16", "float32")}
+    uniform_range = False   # [0, 1) only (a ranged request is not this convention's)
     sources = {UNIFORM: f"{SOURCE_N} (mantissa mask, exponent fill, identity -1)",
                NORMAL: f"{SOURCE_N} (clip, log, sqrt, sin, cos, multiply, join, cast)"}
-
-    def supports(self, request: Request) -> bool:
-        """No uniform range but the library's own (a ranged request is not this convention's)."""
-        return super().supports(request) and not (request.kind == UNIFORM and request.low is not None)
 
     def draw(self, request: Request, state: npt.ArrayLike | None = None) -> np.ndarray:
         n = request.count
         if request.kind == UNIFORM:
-            if request.low is not None:
-                raise NumbersError("the DirectML provider computes no uniform range other than [0, 1)")
             return uniform(stream(required_state(state), 0, n))
         words = stream(required_state(state), 0, n + n % 2)
         values = interleave(*box_muller(words[0::2], words[1::2]))[:n]

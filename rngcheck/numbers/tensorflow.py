@@ -71,6 +71,7 @@ from . import (
     register,
     required_state,
 )
+from .box_muller import polar32, polar64
 from .tolerance import EXACT, Bound, one_rounding
 
 SOURCE_R = "tensorflow/core/lib/random/random_distributions.h"
@@ -130,19 +131,13 @@ def box_muller_float(x0: np.ndarray, x1: np.ndarray) -> tuple[np.ndarray, np.nda
     and rounded once to binary32 (the exact model; rngcheck.numbers.tolerance rule 3)."""
     u1 = np.maximum(uint32_to_float(x0), np.float32(EPSILON))          # the epsilon clamp
     v1 = (2.0 * math.pi * uint32_to_float(x1).astype(np.float64)).astype(np.float32)
-    log_u1 = np.log(u1.astype(np.float64)).astype(np.float32)
-    r = np.sqrt((np.float32(-2.0) * log_u1).astype(np.float64)).astype(np.float32)
-    sin = np.sin(v1.astype(np.float64)).astype(np.float32)
-    cos = np.cos(v1.astype(np.float64)).astype(np.float32)
-    return sin * r, cos * r
+    return polar32(u1, v1)
 
 
 def box_muller_double(x0: np.ndarray, x1: np.ndarray, x2: np.ndarray, x3: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Rule 6: Box-Muller in binary64 on two doubles of rule 2."""
     u1 = np.maximum(uint64_to_double(x0, x1), EPSILON)
-    v1 = 2.0 * math.pi * uint64_to_double(x2, x3)
-    r = np.sqrt(-2.0 * np.log(u1))
-    return np.sin(v1) * r, np.cos(v1) * r
+    return polar64(u1, 2.0 * math.pi * uint64_to_double(x2, x3))
 
 
 def interleave(first: np.ndarray, second: np.ndarray) -> np.ndarray:

@@ -554,6 +554,7 @@ def _numbers_view(result: dict) -> dict | None:
         "worst": _text(f"element {worst.get('index')}: expected {worst.get('expected')}, got {worst.get('actual')} "
                        f"({worst.get('ulps')} ULP)") if worst else "",
         "over": _int(found.get("over"), 0), "count": _int(found.get("count"), 0),
+        "worst_ulps": _int(worst.get("ulps"), 0) if worst else 0,
         "rows": [{key: _text(_dict(row).get(key)) for key in ("index", "expected", "actual", "ulps")}
                  for row in _list(found.get("mismatches"))[:MISMATCH_ROWS]],
     }
@@ -567,8 +568,10 @@ def _numbers_rows(columns, case_list) -> list[dict]:
         for column in columns:
             result = column["results"].get(case["id"])
             view = _numbers_view(result) if result is not None else None
+            if view is None and result is not None:   # not applicable, crashed, ...: its status
+                view = {"status": _effective_status(result)}
             cells.append(view)
-            any_cell = any_cell or view is not None
+            any_cell = any_cell or (view is not None and "status" not in view)
         if any_cell:
             rows.append({"case": case, "cells": cells})
     return rows

@@ -134,8 +134,8 @@ def parse_kat(document: dict, name: str = KAT_FILE) -> list[KatVector]:
     return vectors
 
 
-def parse_operator(document: dict, name: str = OPERATOR_FILE) -> list[OperatorVector]:
-    vectors = []
+def _identified(document: dict, name: str):
+    """(id, where, entry) of each vector that has an id of its own (one-line errors otherwise)."""
     seen = set()
     for number, entry in enumerate(document["vectors"]):
         where = f"{name} vector {number}"
@@ -146,6 +146,12 @@ def parse_operator(document: dict, name: str = OPERATOR_FILE) -> list[OperatorVe
         if vector_id in seen:
             raise VectorFileError(f"{where}: duplicate id")
         seen.add(vector_id)
+        yield vector_id, where, entry
+
+
+def parse_operator(document: dict, name: str = OPERATOR_FILE) -> list[OperatorVector]:
+    vectors = []
+    for vector_id, where, entry in _identified(document, name):
         expected = _field(entry, "expected", where)
         if not isinstance(expected, dict) or not ({"words", "sha256"} & expected.keys()):
             raise VectorFileError(f"{where}: expected needs 'words' or 'sha256'")
@@ -271,16 +277,8 @@ def _step(entry, where: str):
 
 
 def parse_numbers(document: dict, name: str = GUIDE_FILE) -> list[NumbersVector]:
-    vectors, seen = [], set()
-    for number, entry in enumerate(document["vectors"]):
-        where = f"{name} vector {number}"
-        if not isinstance(entry, dict):
-            raise VectorFileError(f"{where}: not an object")
-        vector_id = str(_field(entry, "id", where))
-        where = f"{name} vector {vector_id!r}"
-        if vector_id in seen:
-            raise VectorFileError(f"{where}: duplicate id")
-        seen.add(vector_id)
+    vectors = []
+    for vector_id, where, entry in _identified(document, name):
         steps = _field(entry, "steps", where)
         if not isinstance(steps, list) or not steps:
             raise VectorFileError(f"{where}: steps must be a non-empty list")

@@ -1,0 +1,40 @@
+"""What a check says of one case, and how it stops: the Outcome (a Verdict with the call it was made
+on), CaseFailed (the first failed expectation) and BackendRaised (the backend's own exception).
+Every check (rngcheck.conformance.check for words, rngcheck.conformance.numbers for numbers) uses them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import one_line
+from ..results.records import Verdict
+
+
+@dataclass
+class Outcome(Verdict):
+    """The verdict (rngcheck.results.records.Verdict: status, message, diagnosis, mismatches, ...)."""
+
+    # The backend's call the verdict was made on (EXECUTE cases): what ``rngcheck repro`` shows
+    # beside the expectation (rngcheck.conformance.comparison). Never in the result document.
+    execution: Any = field(default=None, repr=False, compare=False)   # rngcheck.conformance.check.Execution
+    # A numbers case: the numbers the backend drew and the expectation, as held per
+    # rngcheck.numbers.floats rule 1 (``rngcheck repro`` shows them). Never in the result document.
+    values: tuple | None = field(default=None, repr=False, compare=False)
+
+
+class BackendRaised(Exception):
+    """The backend's own exception (other than Rejected), kept apart from rngcheck's own bugs."""
+
+    def __init__(self, error: BaseException):
+        super().__init__(one_line(error))
+        self.error = error
+
+
+class CaseFailed(Exception):
+    """Raised inside a check to stop at the first failed expectation."""
+
+    def __init__(self, outcome: Outcome):
+        super().__init__(outcome.message)
+        self.outcome = outcome
