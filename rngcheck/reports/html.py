@@ -25,6 +25,7 @@ import math
 import re
 import shlex
 from collections import Counter, OrderedDict
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -560,43 +561,49 @@ def _numbers_view(result: dict) -> dict | None:
     }
 
 
-def _numbers_rows(columns, case_list) -> list[dict]:
-    """Every numbers case: per backend, the worst distance, the bound and the ULP histogram."""
+def _case_rows(columns, case_list, cell: Callable[[dict | None], tuple[object, bool]], key: str) -> list[dict]:
+    """One row per case whose cells (``cell`` of each column's result, None where it has none: the
+    value and whether it says something) say something somewhere; the cells under ``key``."""
     rows = []
     for case in case_list:
-        cells, any_cell = [], False
-        for column in columns:
-            result = column["results"].get(case["id"])
-            view = _numbers_view(result) if result is not None else None
-            if view is None and result is not None:   # not applicable, crashed, ...: its status
-                view = {"status": _effective_status(result)}
-            cells.append(view)
-            any_cell = any_cell or (view is not None and "status" not in view)
-        if any_cell:
-            rows.append({"case": case, "cells": cells})
+        cells = [cell(column["results"].get(case["id"])) for column in columns]
+        if any(says for _, says in cells):
+            rows.append({"case": case, key: [value for value, _ in cells]})
     return rows
+
+
+def _numbers_cell(result: dict | None) -> tuple[object, bool]:
+    """A numbers case's cell: its bound, worst and histogram; a result without numbers (not
+    applicable, crashed, ...) shows its status and says nothing of its own."""
+    if result is None:
+        return None, False
+    view = _numbers_view(result)
+    if view is None:
+        return {"status": _effective_status(result)}, False
+    return view, True
+
+
+def _numbers_rows(columns, case_list) -> list[dict]:
+    """Every numbers case: per backend, the worst distance, the bound and the ULP histogram."""
+    return _case_rows(columns, case_list, _numbers_cell, "cells")
+
+
+def _observation_cell(result: dict | None) -> tuple[object, bool]:
+    """What a backend did where the specification leaves it open: its observations, or an info
+    result's message."""
+    text = ""
+    if result is not None:
+        observed = [_text(o) for o in _list(result.get("observations"))]
+        if observed:
+            text = "; ".join(observed)
+        elif _effective_status(result) == "info":
+            text = _text(result.get("message"))
+    return text, bool(text)
 
 
 def _observations(columns, case_list) -> list[dict]:
     """Implementation-defined answers and observations (padding, aliasing, invalid descriptions)."""
-    rows = []
-    for case in case_list:
-        texts, any_text = [], False
-        for column in columns:
-            result = column["results"].get(case["id"])
-            text = ""
-            if result is not None:
-                observed = [_text(o) for o in _list(result.get("observations"))]
-                status = _effective_status(result)
-                if observed:
-                    text = "; ".join(observed)
-                elif status == "info":
-                    text = _text(result.get("message"))
-            texts.append(text)
-            any_text = any_text or bool(text)
-        if any_text:
-            rows.append({"case": case, "texts": texts})
-    return rows
+    return _case_rows(columns, case_list, _observation_cell, "texts")
 
 
 def _describe_rows(columns) -> list[dict]:
