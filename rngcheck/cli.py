@@ -18,7 +18,6 @@ from .errors import BackendProcessFailed, BackendStopped, RngcheckError, one_lin
 from .results import verdicts
 
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
-REPRO_MAX_EXTENT = 1 << 28  # words (1 GiB): a reproduction is a small case
 DEFAULT_BACKENDS = ("numpy", "opencl", "directml")  # opencl and directml only when available
 
 
@@ -325,8 +324,8 @@ def _number_argument(text: str | None, what: str):
 def _repro_numbers(args, state) -> int:
     """``rngcheck repro --kind ...``: one numbers request on a backend, each number with its bits and ULPs."""
     from . import numbers
-    from .conformance import cases as C
     from .conformance.numbers import repro_text
+    from .conformance.repro import numbers_case
     from .conformance.runner import RunOptions, run
     from .reports import terminal
 
@@ -336,10 +335,7 @@ def _repro_numbers(args, state) -> int:
         seed = (first, second)
     request = numbers.Request(args.convention, args.kind, args.dtype, _number_argument(args.count, "--count"),
                               _number_argument(args.low, "--low"), _number_argument(args.high, "--high"), seed)
-    numbers.check(request)
-    case = C.Case(id="repro/command-line", category="repro", description=f"from the command line: {request.text()}",
-                  rule=C.NUMBERS_RULE, source="rngcheck.numbers", state=state, sizes=(max(1, request.count),),
-                  procedure=C.NUMBERS, request=request)
+    case = numbers_case(state, request)
     backends = _load_backends([args.backend])
     outcomes = []
     try:
@@ -360,7 +356,6 @@ def _repro_numbers(args, state) -> int:
 
 def cmd_repro(args) -> int:
     """Run one description on a backend and print the verdict: the reproduction of a failure."""
-    from .conformance import cases as C
     from .conformance import repro
     from .conformance.comparison import compare
     from .conformance.runner import RunOptions, run
@@ -381,27 +376,8 @@ def cmd_repro(args) -> int:
         return _repro_numbers(args, state)
     if not args.sizes:
         raise RngcheckError("repro needs --sizes (words) or --kind (numbers)")
-    case = C.Case(id="repro/command-line", category="repro", description="from the command line",
-                  rule=C.RULE_MAPPING, source=C.DML_PAGE, state=state,
-                  sizes=tuple(_words(args.sizes, None, "--sizes")), strides=strides, feature_level=level)
-    from . import layout
-    from .description import Description, validate
-    from .errors import Rejected
-
-    try:
-        validate(Description(state_sizes=case.shape_of_state(), output_sizes=case.sizes,
-                             output_strides=strides, output_state_sizes=case.shape_of_state(),
-                             buffer_elements=1 << 62, feature_level=level))
-    except Rejected as error:
-        raise RngcheckError(f"impossible description: {error}") from None
-    aliasing = strides is not None and layout.aliases(case.sizes, strides)
-    if aliasing:  # two elements share an offset: what it holds is implementation-defined
-        from dataclasses import replace
-        case = replace(case, procedure=C.ALIAS, rule=C.RULE_ALIASING, source=C.STRIDES_PAGE,
-                       description="aliasing output (elements share offsets): implementation-defined")
-    if layout.required_elements(case.sizes, strides) > REPRO_MAX_EXTENT:
-        raise RngcheckError(f"the tensor's extent is {layout.required_elements(case.sizes, strides)} words; "
-                            f"repro handles up to {REPRO_MAX_EXTENT} (use rngcheck run for the scale cases)")
+    case = repro.words_case(state, tuple(_words(args.sizes, None, "--sizes")), strides, level)
+    aliasing = repro.is_aliasing(case)
     from .outputs import check_outputs
     check_outputs({"--json": args.json})
     backends = _load_backends([args.backend])

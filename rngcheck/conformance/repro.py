@@ -19,10 +19,16 @@ Rows are Philox blocks: words first+4j .. first+4j+3 of a window; every word is 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from .. import layout, numbers
 from ..counter import COUNTER_WORDS, STATE_WORDS  # state words 0-3 are the counter, 4-5 the key
+from ..description import Description, validate
+from ..errors import Rejected, RngcheckError
 from ..jsonfile import write_json
 from ..reference import LANES
 from ..results import document as D
+from . import cases as C
 from .comparison import Comparison, StateComparison, WordComparison
 
 SCHEMA = "rngcheck-repro"
@@ -30,6 +36,45 @@ SCHEMA_VERSION = 1
 TERMINAL_ROWS = 16    # rows of words printed at most (64 words)
 JSON_ROWS = 1 << 14   # rows of words written at most (65,536 words)
 MARK = "*"
+MAX_EXTENT = 1 << 28  # words (1 GiB): a reproduction is a small case
+REPRO_ID = "repro/command-line"
+
+
+def words_case(state: tuple[int, ...], sizes: tuple[int, ...], strides: tuple[int, ...] | None,
+               feature_level: tuple[int, int]) -> C.Case:
+    """The case ``rngcheck repro`` runs for a description (RngcheckError, one line, for one that no
+    implementation may accept or that is too large to reproduce). Aliasing strides make it an
+    ALIAS case: what shared offsets hold is implementation-defined."""
+    case = C.Case(id=REPRO_ID, category="repro", description="from the command line",
+                  rule=C.RULE_MAPPING, source=C.DML_PAGE, state=state, sizes=sizes, strides=strides,
+                  feature_level=feature_level)
+    try:
+        validate(Description(state_sizes=case.shape_of_state(), output_sizes=case.sizes,
+                             output_strides=strides, output_state_sizes=case.shape_of_state(),
+                             buffer_elements=1 << 62, feature_level=feature_level))
+    except Rejected as error:
+        raise RngcheckError(f"impossible description: {error}") from None
+    extent = layout.required_elements(case.sizes, strides)
+    if extent > MAX_EXTENT:
+        raise RngcheckError(f"the tensor's extent is {extent} words; repro handles up to {MAX_EXTENT} "
+                            f"(use rngcheck run for the scale cases)")
+    if is_aliasing(case):  # two elements share an offset
+        case = replace(case, procedure=C.ALIAS, rule=C.RULE_ALIASING, source=C.STRIDES_PAGE,
+                       description="aliasing output (elements share offsets): implementation-defined")
+    return case
+
+
+def is_aliasing(case: C.Case) -> bool:
+    return case.strides is not None and layout.aliases(case.sizes, case.strides)
+
+
+def numbers_case(state: tuple[int, ...], request: numbers.Request) -> C.Case:
+    """The case ``rngcheck repro --kind ...`` runs: one numbers request (NumbersError, one line,
+    for one its convention does not define)."""
+    numbers.check(request)
+    return C.Case(id=REPRO_ID, category="repro", description=f"from the command line: {request.text()}",
+                  rule=C.NUMBERS_RULE, source="rngcheck.numbers", state=state, sizes=(max(1, request.count),),
+                  procedure=C.NUMBERS, request=request)
 
 
 def _cell(word, differs: bool) -> str:
