@@ -58,7 +58,7 @@ def task_overhead(executor, tasks: int) -> float:
 
 def range_result(path, shard_bytes, budget_bytes) -> tuple[float, int]:
     """CPU seconds of the file's second range when the run reads ``budget_bytes`` (the slow
-    tests' budgets: SLOW_TESTS) and the bytes of state it returns."""
+    tests' budgets: Accumulator.budget) and the bytes of state it returns."""
     factories = [battery.budgeted(f, budget_bytes) for f in battery.main_tests()]
     words = shard_bytes // 4
     began = time.process_time()

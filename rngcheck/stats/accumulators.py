@@ -113,6 +113,16 @@ class Accumulator:
     sample_words = 1 << 15
     second_level = True  # per-sample p-values continuous enough for a KS test
     max_samples: int | None = None  # slow tests: only the first max_samples samples of the stream are measured
+    # What the battery needs to know of a test (rngcheck.stats.battery), said here by each test:
+    #   budget            (divisor, floor): a slow test (numpy-bound: GF(2) elimination, FFTs, pattern
+    #                     counts, coupon chains, walks) reads only the first 1/divisor of the tier's bytes,
+    #                     at least floor bytes, never more than the tier; None: the whole stream
+    #   from_tier         the smallest tier the test joins (its cost per word is too high below it)
+    #   cost_ns_per_word  measured cost per word measured (benchmarks/bench_stats.py, this 2-core
+    #                     machine); only used to cut the stream into pieces of equal work
+    budget: tuple[int, int] | None = None
+    from_tier = "smoke"
+    cost_ns_per_word: float = 3
     batch_words = BATCH_WORDS  # words measured by one call of measure (bounds temporaries; not a result parameter)
     state_fields: tuple = ()  # instance attributes that are running state beyond records and totals (none so far)
     _settable = ("sample_words", "max_samples", "second_level")  # class attributes an instance may change

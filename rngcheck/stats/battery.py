@@ -43,19 +43,18 @@ Result document (JSON; schema "rngcheck-stats", schema_version 1), flat on purpo
 
 Tiers (bytes of the main stream; --bytes overrides): smoke 8 MiB (seconds: a CI gate),
 standard 256 MiB (seconds on 2 cores: about 6 CPU-seconds, benchmarks/bench_stats.py), deep 4 GiB
-by default. Every test reads the whole main stream except the slowest ones (SLOW_TESTS: matrix rank, serial/ApEn,
-cumulative sums, coupon collector read 1/8 of it, at least 2 MiB; the spectral test 1/32,
-at least 1 MiB; SP 800-22's template, universal and random excursion tests 1/128, at least
-2 MiB; its linear complexity test 1/256, at least 2 MiB, and only in the deep tier: FROM_TIER;
-the PractRand kinds 1/16 (block weights, power lags), 1/32 (weight tuples, float frequency)
-or 1/64 (gap-16), at least one sample each) and the long linear complexity (one sequence per
-stride from the stream's first words: linear_bits); each result's "bytes" says what it read.
-Where the source has
-neighbour streams (a backend, or a Philox reference stream), three XOR pairs are tested
+by default. Every test reads the whole main stream except the slowest ones (each says its
+Accumulator.budget: matrix rank, serial/ApEn, cumulative sums, coupon collector read 1/8 of it,
+at least 2 MiB; the spectral test 1/32, at least 1 MiB; SP 800-22's template, universal and
+random excursion tests 1/128, at least 2 MiB; its linear complexity test 1/256, at least 2 MiB,
+and only in the deep tier: its from_tier; the PractRand kinds 1/16 (block weights, power lags),
+1/32 (weight tuples, float frequency) or 1/64 (gap-16), at least one sample each) and the long
+linear complexity (one sequence per stride from the stream's first words: linear_bits); each
+result's "bytes" says what it read. Where the source has neighbour streams (a backend, or a Philox reference stream), three XOR pairs are tested
 too (streams.NEIGHBOURS: key k0+1, key k1+1, counter + 2^96), each on 1/8 of the tier's
 bytes (at least 1 MiB), with lanes, monobit, bytes and Hamming-weight tests. A seekable,
 fork-safe stream of 32 MiB or more is cut into contiguous pieces of about equal work (the
-slow tests' budgets make its start dearer: balanced_ranges, COST_NS_PER_WORD), two per
+slow tests' budgets make its start dearer: balanced_ranges, each test's cost_ns_per_word), two per
 process, read by up to two processes and merged in order; results are those of one pass.
 While a chunk is fed to the accumulators, histograms and weights derived from it are
 computed once and shared (accumulators.shared_chunk).
@@ -99,28 +98,6 @@ PARALLEL_MIN_WORDS = 8 * CHUNK_WORDS  # below 32 MiB one process is faster than 
 FAIL_AT = 1e-10
 FAMILY_SUSPECT = 0.01
 
-# The slowest tests (numpy-bound: GF(2) elimination, FFTs, pattern counts, coupon chains,
-# walks) read only the first part of the stream: 1/divisor of the tier's bytes, at least
-# `floor` bytes, never more than the tier. Their results say how many bytes they read.
-SLOW_TESTS = {  # name: (divisor, floor)
-    "nist.matrix_rank": (8, 2 * MiB),
-    "nist.serial": (8, 2 * MiB),
-    "nist.cumulative_sums": (8, 2 * MiB),
-    "knuth.coupon_collector": (8, 2 * MiB),
-    "nist.spectral": (32, 1 * MiB),
-    # SP 800-22 sections 2.7 - 2.10, 2.14, 2.15 (nist_stream): whole-sequence tests, 2^20-bit samples
-    "nist.overlapping_template": (128, 2 * MiB),
-    "nist.non_overlapping_template": (128, 2 * MiB),
-    "nist.universal": (128, 2 * MiB),
-    "nist.random_excursions": (128, 2 * MiB),
-    "nist.linear_complexity": (256, 2 * MiB),
-    # the PractRand kinds (practrand_kinds.py): each reads at least one sample
-    "pr.block_weights": (16, 4 * MiB),
-    "pr.weight_tuples": (32, 1 * MiB),
-    "pr.float_frequency": (32, 1 * MiB),
-    "pr.gap16": (64, 1 * MiB),
-    "pr.power_lags": (16, 4 * MiB),
-}
 # The long linear complexity (linear.py) reads one sequence of n bits per (stride, bit) from
 # the stream's first stride x n words: n = 2^15 below DEEP_LINEAR_BYTES (MT19937's complexity, 19937, is then out of
 # reach: it passes, as it passes Crush), 2^17 from there on (it fails, as in BigCrush).
@@ -134,23 +111,21 @@ def linear_bits(nbytes: int | None) -> int:
     return 1 << 17 if nbytes is not None and nbytes >= DEEP_LINEAR_BYTES else 1 << 15
 
 
-# Tests that join only from a given tier on (their cost per word is too high for the smaller ones:
-# Berlekamp-Massey on every 500-bit block, 2 microseconds per word)
-FROM_TIER = {"nist.linear_complexity": "deep"}
 INTERSTREAM_SHARE = 8  # each neighbour pair reads 1/8 of the main stream's bytes (at least 1 MiB, at most all)
 
 
-def slow_budget(name: str, nbytes: int) -> int:
-    divisor, floor = SLOW_TESTS[name]
+def slow_budget(budget: tuple[int, int], nbytes: int) -> int:
+    """The bytes a test with ``budget`` (Accumulator.budget: divisor, floor) reads of ``nbytes``."""
+    divisor, floor = budget
     return min(nbytes, max(floor, nbytes // divisor))
 
 
 def budgeted(factory, nbytes: int):
-    """The factory, with the slow tests' budget applied (see SLOW_TESTS)."""
+    """The factory, with its test's budget applied (Accumulator.budget)."""
     def make(start=0):
         acc = factory(start=start)
-        if acc.name in SLOW_TESTS:
-            acc.max_samples = max(1, slow_budget(acc.name, nbytes) // (4 * acc.sample_words))
+        if acc.budget is not None:
+            acc.max_samples = max(1, slow_budget(acc.budget, nbytes) // (4 * acc.sample_words))
         return acc
     return make
 
@@ -160,7 +135,7 @@ def main_tests(tier: str = "deep", nbytes: int | None = None):
     ``nbytes``, the tier's size, sets the long linear-complexity sequence (linear_bits)."""
     order = list(TIERS)
     return [f for f in _main_tests(nbytes)
-            if order.index(FROM_TIER.get(getattr(f, "name", ""), "smoke")) <= order.index(tier)]
+            if order.index(getattr(f, "from_tier", "smoke")) <= order.index(tier)]
 
 
 def _main_tests(nbytes):
@@ -209,28 +184,17 @@ def feed(source, factories, words: int, start: int = 0, chunk: int = CHUNK_WORDS
     return accs, read
 
 
-# Measured cost of each test, in nanoseconds per word it measures, on this 2-core machine
-# (benchmarks/bench_stats.py); only used to cut the stream into pieces of equal work.
-COST_NS_PER_WORD = {
-    "knuth.coupon_collector": 60, "nist.spectral": 350, "nist.serial": 30, "nist.cumulative_sums": 18,
-    "nist.matrix_rank": 17, "lanes": 8, "testu01.birthday_spacings": 8, "knuth.byte_frequency": 9,
-    "knuth.poker": 9, "nist.longest_run": 6,
-    "nist.overlapping_template": 66, "nist.non_overlapping_template": 101, "nist.universal": 149,
-    "nist.random_excursions": 353, "nist.linear_complexity": 2073,
-    "pr.block_weights": 8, "pr.weight_tuples": 10, "pr.float_frequency": 9, "pr.gap16": 37, "pr.power_lags": 14,
-}
-DEFAULT_COST_NS = 3
 PIECES_PER_WORKER = 2  # more pieces than processes: a process slowed by other jobs takes fewer
 
 
 def balanced_ranges(factories, words: int, pieces: int, align: int = 1 << 19):
     """Contiguous (start, count) ranges of about equal work: the budgeted slow tests make the
-    start of the stream dearer than its end (see SLOW_TESTS). Boundaries on multiples of
+    start of the stream dearer than its end (Accumulator.budget). Boundaries on multiples of
     ``align`` words (merge would join cut samples anyway)."""
     fixed, limited = 0.0, []
     for factory in factories:
         acc = factory(start=0)
-        cost = COST_NS_PER_WORD.get(acc.name, DEFAULT_COST_NS)
+        cost = acc.cost_ns_per_word
         if acc.max_samples is None:
             fixed += cost
         else:

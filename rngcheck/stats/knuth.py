@@ -18,6 +18,7 @@ from scipy import special
 from . import pvalues
 from .accumulators import Accumulator, chi2_counts, chi2_uniform_exact
 from .bits import byte_counts_of, u16_histograms
+from .tiers import MiB
 
 
 def _chi2_p(statistic, df):
@@ -45,6 +46,7 @@ class ByteFrequency(Accumulator):
     TestU01 guide, sstring/smultin style counts). All 4 bytes of every word."""
 
     name = "knuth.byte_frequency"
+    cost_ns_per_word = 9
     source = "Knuth TAOCP vol. 2, 3.3.2 A (equidistribution), on bytes"
     sample_words = 1 << 15  # 128 KiB: 512 expected per cell
 
@@ -162,6 +164,7 @@ class Poker(_CountsTest):
     (r <= 3 pooled, then 4..8), probabilities d(d-1)..(d-r+1) {k r} / d^k exactly."""
 
     name = "knuth.poker"
+    cost_ns_per_word = 9
     source = "Knuth TAOCP vol. 2, 3.3.2 D (poker test)"
     sample_words = 1 << 15
 
@@ -196,6 +199,8 @@ class CouponCollector(_CountsTest):
     16..t-1 and >= t merged into 8 bins of similar probability, exact probabilities."""
 
     name = "knuth.coupon_collector"
+    budget = (8, 2 * MiB)  # reads 1/8 of the tier, at least 2 MiB (Accumulator.budget)
+    cost_ns_per_word = 60
     source = "Knuth TAOCP vol. 2, 3.3.2 E (coupon collector's test)"
     sample_words = 1 << 12
     batch_words = 1 << 22  # the segment chains of many samples advance together: fewer, larger steps

@@ -84,6 +84,7 @@ class LaneBits(Accumulator):
     """Per (lane, bit) frequency, lag-1 and lag-4 agreement (see module docstring)."""
 
     name = "lanes"
+    cost_ns_per_word = 8
     source = "per-bit NIST SP 800-22 rev1a 2.1 on each Philox lane (Salmon et al. SC11)"
     sample_words = 1 << 15
 

@@ -31,6 +31,7 @@ from . import pvalues
 from .accumulators import Accumulator, chi2_counts
 from .bits import ones as count_ones
 from .bits import walk_extremes
+from .tiers import MiB
 
 SAMPLE_WORDS = 1 << 15  # 2^20 bits
 
@@ -719,6 +720,7 @@ class LongestRun(Accumulator):
     long stream)."""
 
     name = "nist.longest_run"
+    cost_ns_per_word = 6
     source = "NIST SP 800-22 rev1a, section 2.4"
     sample_words = SAMPLE_WORDS
     probabilities = longest_run_probabilities(128, 4, 9)
@@ -788,6 +790,8 @@ class MatrixRank(Accumulator):
     consecutive words, exact class probabilities."""
 
     name = "nist.matrix_rank"
+    budget = (8, 2 * MiB)  # reads 1/8 of the tier, at least 2 MiB (Accumulator.budget)
+    cost_ns_per_word = 17
     source = "NIST SP 800-22 rev1a, section 2.5"
     sample_words = SAMPLE_WORDS
     probabilities = rank_probabilities(32, 32)
@@ -852,6 +856,8 @@ class OverlappingPatterns(Accumulator):
     igamc(a, x/2) is a chi-square with 2a degrees of freedom)."""
 
     name = "nist.serial"
+    budget = (8, 2 * MiB)  # reads 1/8 of the tier, at least 2 MiB (Accumulator.budget)
+    cost_ns_per_word = 30
     source = "NIST SP 800-22 rev1a, sections 2.11 and 2.12"
     sample_words = SAMPLE_WORDS
     m_serial = 12
@@ -909,6 +915,8 @@ class CumulativeSums(Accumulator):
     plus the smallest per-sample p-value corrected for the number of samples)."""
 
     name = "nist.cumulative_sums"
+    budget = (8, 2 * MiB)  # reads 1/8 of the tier, at least 2 MiB (Accumulator.budget)
+    cost_ns_per_word = 18
     source = "NIST SP 800-22 rev1a, section 2.13"
     sample_words = SAMPLE_WORDS
 
@@ -943,6 +951,8 @@ class Spectral(Accumulator):
     """
 
     name = "nist.spectral"
+    budget = (32, 1 * MiB)  # reads 1/32 of the tier, at least 1 MiB (Accumulator.budget)
+    cost_ns_per_word = 350
     source = "NIST SP 800-22 rev1a, section 2.6 (variance per Kim et al. 2004)"
     sample_words = 1 << 11
     second_level = False

@@ -20,6 +20,7 @@ from scipy import special
 from . import nist, pvalues
 from .accumulators import Accumulator, chi2_counts
 from .bits import to_bits
+from .tiers import MiB
 
 SAMPLE_WORDS = nist.SAMPLE_WORDS  # 2^20 bits
 
@@ -34,6 +35,8 @@ class OverlappingTemplate(Accumulator):
     chi-square of all blocks pooled against the exact class probabilities."""
 
     name = "nist.overlapping_template"
+    budget = (128, 2 * MiB)  # reads 1/128 of the tier, at least 2 MiB (Accumulator.budget)
+    cost_ns_per_word = 66
     source = "NIST SP 800-22 rev1a, section 2.8"
     sample_words = SAMPLE_WORDS
     exact = np.array(nist.overlapping_probabilities_exact())
@@ -58,6 +61,8 @@ class NonOverlappingTemplate(Accumulator):
     per-sample p-values, the worst one reported with the same correction."""
 
     name = "nist.non_overlapping_template"
+    budget = (128, 2 * MiB)  # reads 1/128 of the tier, at least 2 MiB (Accumulator.budget)
+    cost_ns_per_word = 101
     source = "NIST SP 800-22 rev1a, section 2.7"
     sample_words = SAMPLE_WORDS
     m = 9
@@ -99,6 +104,8 @@ class Universal(Accumulator):
     value (independent samples: sigma / sqrt(samples)), two-sided."""
 
     name = "nist.universal"
+    budget = (128, 2 * MiB)  # reads 1/128 of the tier, at least 2 MiB (Accumulator.budget)
+    cost_ns_per_word = 149
     source = "NIST SP 800-22 rev1a, section 2.9"
     sample_words = SAMPLE_WORDS
 
@@ -121,6 +128,9 @@ class LinearComplexity(Accumulator):
     probabilities (1/96, 1/32, ..., 1/48)."""
 
     name = "nist.linear_complexity"
+    budget = (256, 2 * MiB)  # reads 1/256 of the tier, at least 2 MiB (Accumulator.budget)
+    from_tier = "deep"
+    cost_ns_per_word = 2073
     source = "NIST SP 800-22 rev1a, section 2.10"
     sample_words = SAMPLE_WORDS
     M = 500
@@ -148,6 +158,8 @@ class RandomExcursions(Accumulator):
     discrete (and a third of the samples do not apply)."""
 
     name = "nist.random_excursions"
+    budget = (128, 2 * MiB)  # reads 1/128 of the tier, at least 2 MiB (Accumulator.budget)
+    cost_ns_per_word = 353
     source = "NIST SP 800-22 rev1a, sections 2.14 and 2.15"
     sample_words = SAMPLE_WORDS
     second_level = False

@@ -35,7 +35,7 @@ exact cell probabilities), which costs some power per byte but needs no calibrat
                       coefficient 1), so their 256-cell chi-square is exact.
 
 All five are streaming accumulators like the rest of the battery (mergeable, per-sample
-records, results independent of chunking); the battery gives them budgets (battery.SLOW_TESTS).
+records, results independent of chunking); each says its budget (Accumulator.budget), which the battery applies.
 """
 
 from __future__ import annotations
@@ -49,6 +49,7 @@ from scipy import stats
 from . import pvalues
 from .accumulators import Accumulator, chi2_counts
 from .knuth import _chi2_p
+from .tiers import MiB
 
 MIN_EXPECTED = 5.0  # cells are judged only when every expected count is at least this
 
@@ -134,6 +135,8 @@ class BlockWeights(Accumulator):
     classes, non-overlapping triples of consecutive blocks (27 cells, exact)."""
 
     name = "pr.block_weights"
+    budget = (16, 4 * MiB)  # reads 1/16 of the tier, at least 4 MiB (Accumulator.budget)
+    cost_ns_per_word = 8
     source = "PractRand BCFN (doc/Tests_engines.txt), exact-null variant: triples of block-weight classes"
     sample_words = 1 << 20
     levels = (0, 2, 4, 6, 8, 10, 12)
@@ -179,6 +182,8 @@ class WeightTuples(Accumulator):
     4 consecutive words in 3 weight classes (81 cells)."""
 
     name = "pr.weight_tuples"
+    budget = (32, 1 * MiB)  # reads 1/32 of the tier, at least 1 MiB (Accumulator.budget)
+    cost_ns_per_word = 10
     source = "PractRand DC6 (doc/Tests_engines.txt), exact-null variant: tuples of Hamming-weight classes"
     sample_words = 1 << 18
     byte_tuple, word_tuple = 6, 4
@@ -222,6 +227,8 @@ class FloatFrequency(Accumulator):
     the word boundary each time), read as little-endian integers."""
 
     name = "pr.float_frequency"
+    budget = (32, 1 * MiB)  # reads 1/32 of the tier, at least 1 MiB (Accumulator.budget)
+    cost_ns_per_word = 9
     source = "PractRand FPF (doc/Tests_engines.txt), exact-null variant: disjoint windows"
     sample_words = 1 << 18  # 2^20 bytes: 209715 windows
 
@@ -276,6 +283,8 @@ class Gap16(Accumulator):
     are exact, the chi-square is taken given the number of gaps (df = classes - 1)."""
 
     name = "pr.gap16"
+    budget = (64, 1 * MiB)  # reads 1/64 of the tier, at least 1 MiB (Accumulator.budget)
+    cost_ns_per_word = 37
     source = "PractRand Gap-16 (doc/Tests_engines.txt); Knuth TAOCP vol. 2, 3.3.2 C"
     sample_words = 1 << 18  # 2^19 values: about 8 per value
 
@@ -307,6 +316,8 @@ class PowerLags(Accumulator):
     module docstring for why the cells are exact and why LCGs fail)."""
 
     name = "pr.power_lags"
+    budget = (16, 4 * MiB)  # reads 1/16 of the tier, at least 4 MiB (Accumulator.budget)
+    cost_ns_per_word = 14
     source = "PractRand TMFn (doc/Tests_engines.txt), exact-null variant: second differences at power-of-two lags"
     sample_words = 1 << 20
     lags = (1 << 4, 1 << 8, 1 << 12, 1 << 14, 1 << 16, 1 << 17, 1 << 18)

@@ -25,6 +25,7 @@ class BirthdaySpacings(Accumulator):
     standard deviation: the deep tier reports the sets used.)"""
 
     name = "testu01.birthday_spacings"
+    cost_ns_per_word = 8
     source = "TestU01 guide, smarsa_BirthdaySpacings; Knuth TAOCP vol. 2, 3.3.2 J"
     sample_words = 1 << 16
     m = 4096
