@@ -50,9 +50,9 @@ random excursion tests 1/128, at least 2 MiB; its linear complexity test 1/256, 
 and only in the deep tier: its from_tier; the PractRand kinds 1/16 (block weights, power lags),
 1/32 (weight tuples, float frequency) or 1/64 (gap-16), at least one sample each) and the long
 linear complexity (one sequence per stride from the stream's first words: linear_bits); each
-result's "bytes" says what it read. Where the source has neighbour streams (a backend, or a Philox reference stream), three XOR pairs are tested
-too (streams.NEIGHBOURS: key k0+1, key k1+1, counter + 2^96), each on 1/8 of the tier's
-bytes (at least 1 MiB), with lanes, monobit, bytes and Hamming-weight tests. A seekable,
+result's "bytes" says what it read. Where the source has neighbour streams (a backend, or a
+Philox reference stream), three XOR pairs are tested too (streams.NEIGHBOURS: key k0+1, key
+k1+1, counter + 2^96), each on 1/8 of the tier's bytes (at least 1 MiB), with lanes, monobit, bytes and Hamming-weight tests. A seekable,
 fork-safe stream of 32 MiB or more is cut into contiguous pieces of about equal work (the
 slow tests' budgets make its start dearer: balanced_ranges, each test's cost_ns_per_word), two per
 process, read by up to two processes and merged in order; results are those of one pass.
