@@ -41,9 +41,9 @@ Result document (JSON; schema "rngcheck-stats", schema_version 1), flat on purpo
       samples, sample_words, parameters, and test-specific numbers
   not_run                     [{"test", "stream", "reason"}]: tests that needed more data
 
-Tiers (bytes of the main stream; --bytes overrides): smoke 8 MiB (seconds: a CI gate),
-standard 256 MiB (seconds on 2 cores: about 6 CPU-seconds, benchmarks/bench_stats.py), deep 4 GiB
-by default. Every test reads the whole main stream except the slowest ones (each says its
+Tiers (bytes of the main stream; --bytes overrides): smoke 8 MiB (seconds: a CI gate), standard
+256 MiB (seconds on 2 cores: about 6 CPU-seconds, benchmarks/bench_stats.py), deep 4 GiB by
+default. Every test reads the whole main stream except the slowest ones (each says its
 Accumulator.budget: matrix rank, serial/ApEn, cumulative sums, coupon collector read 1/8 of it,
 at least 2 MiB; the spectral test 1/32, at least 1 MiB; SP 800-22's template, universal and
 random excursion tests 1/128, at least 2 MiB; its linear complexity test 1/256, at least 2 MiB,
@@ -52,12 +52,12 @@ and only in the deep tier: its from_tier; the PractRand kinds 1/16 (block weight
 linear complexity (one sequence per stride from the stream's first words: linear_bits); each
 result's "bytes" says what it read. Where the source has neighbour streams (a backend, or a
 Philox reference stream), three XOR pairs are tested too (streams.NEIGHBOURS: key k0+1, key
-k1+1, counter + 2^96), each on 1/8 of the tier's bytes (at least 1 MiB), with lanes, monobit, bytes and Hamming-weight tests. A seekable,
-fork-safe stream of 32 MiB or more is cut into contiguous pieces of about equal work (the
-slow tests' budgets make its start dearer: balanced_ranges, each test's cost_ns_per_word), two per
-process, read by up to two processes and merged in order; results are those of one pass.
-While a chunk is fed to the accumulators, histograms and weights derived from it are
-computed once and shared (accumulators.shared_chunk).
+k1+1, counter + 2^96), each on 1/8 of the tier's bytes (at least 1 MiB), with lanes, monobit,
+bytes and Hamming-weight tests. A seekable, fork-safe stream of 32 MiB or more is cut into
+contiguous pieces of about equal work (the slow tests' budgets make its start dearer:
+balanced_ranges, each test's cost_ns_per_word), two per process, read by up to two processes and
+merged in order; results are those of one pass. While a chunk is fed to the accumulators,
+histograms and weights derived from it are computed once and shared (accumulators.shared_chunk).
 
 Verdicts. A result's tail probability t is p, or for two-tailed statistics (q not null)
 2 min(p, q). With m results in the battery:
