@@ -212,7 +212,6 @@ def test_mkl_box_muller_variants():
     one = mk.box_muller("float64", words)
     two = mk.box_muller2("float64", words)
     assert np.array_equal(one, two[0::2])                # BOXMULLER is BOXMULLER2's sine half
-    pytest.importorskip("scipy")
     # ICDF: word 0 is u = 0.5, the median; 0x80000000 (int32 min) is u = 0, minus infinity
     assert mk.icdf("float64", np.array([0, 0x80000000], np.uint32)).tolist() == [0.0, -np.inf]
 
@@ -310,7 +309,6 @@ def test_mkl_gaussian_within_bound(mkl_draws):
 
 
 def test_mkl_icdf_absolute_error(mkl_draws):
-    pytest.importorskip("scipy")
     n = mkl_draws["dicdf"].size
     error = np.abs(mk.icdf("float64", mkl_draws["words"][:n]) - mkl_draws["dicdf"])
     assert error.max() < 1e-8                             # measured 8.2e-9
@@ -332,7 +330,6 @@ def test_jax_uniform_on_edge_words():
 
 
 def test_jax_normal_on_the_extreme_bits():
-    pytest.importorskip("scipy")
     values = jx.normal_from_bits("float32", np.array([0, 0xFFFFFFFF, 0x80000000], np.uint32))
     assert np.isfinite(values).all()
     assert -5.5 < values[0] < -5.3                   # u = nextafter(-1, 0): the most negative

@@ -14,6 +14,7 @@ import struct
 
 import numpy as np
 
+from .. import counter
 from ..counter import as_state_words
 
 PROTOCOL_VERSION = 1
@@ -207,7 +208,7 @@ NUMBER_DTYPES = {"float16": 2, "bfloat16": 2, "float32": 4, "float64": 8,
                  "int32": 4, "int64": 8, "uint32": 4, "uint64": 8}
 NUMBER_STORAGE = {"bfloat16": "<u2"}       # how a NUMS dtype is held in numpy (the rest: itself)
 DTYPE_NAME_LIMIT = 16
-STATE_WORD_COUNT = 6
+STATE_WORD_COUNT = counter.STATE_WORDS   # a DRAW carries the 6-word state (rngcheck.counter)
 
 
 def encode_draw(request: dict, state) -> bytes:

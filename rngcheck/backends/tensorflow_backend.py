@@ -57,6 +57,7 @@ import numpy as np
 from .. import counter, numbers
 from ..description import FEATURE_LEVEL_4_0
 from ..errors import BackendSpecError, BackendUnavailable, NotApplicable
+from ..numbers.tensorflow import as_int64
 from . import Backend, placement
 
 PHILOX_ALG = 1  # tensorflow RNG_ALG_PHILOX
@@ -153,7 +154,7 @@ class _TensorFlow:
             low = tf.constant(request.low, dtype=dtype) if ranged else None
             high = tf.constant(request.high, dtype=dtype) if ranged else None
             if request.seed is not None:
-                seed = tf.constant([numbers_seed_word(s) for s in request.seed], dtype=tf.int64)
+                seed = tf.constant([as_int64(s) for s in request.seed], dtype=tf.int64)
                 out = self.seeded_kernel(request.kind, dtype, shape, seed, low, high)
             else:
                 out = self.numbers_kernel(request.kind, dtype, shape,
@@ -172,12 +173,6 @@ class _TensorFlow:
             after = generator.state.numpy()
         low, high, key = (int(w) for w in after.astype(np.int64).view(np.uint64))
         return counter.make_state(counter.counter_from_halves(low, high), key)
-
-
-def numbers_seed_word(value: int) -> int:
-    """One half of a stateless seed as the int64 TensorFlow holds it (a uint64 seed wraps)."""
-    value &= (1 << 64) - 1
-    return value - (1 << 64) if value >> 63 else value
 
 
 class TensorFlowBackend(Backend):

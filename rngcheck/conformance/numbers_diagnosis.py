@@ -282,10 +282,15 @@ def _convention_variants(request) -> list[NumbersVariant]:
     return out
 
 
-def diagnose(request, state, actual: np.ndarray) -> dict:
-    """The variants whose numbers are within the request's bound of ``actual`` (and not of the right ones)."""
+def diagnose(request, state, actual: np.ndarray, right: np.ndarray | None = None,
+             wide: np.ndarray | None = None) -> dict:
+    """The variants whose numbers are within the request's bound of ``actual`` (and not of the right
+    ones). ``right`` and ``wide``: the reference and its wide form (numbers.wide_reference), when the
+    caller has them already."""
     bound = numbers.bound(request)
-    right = numbers.draw(request, state)
+    if right is None:
+        right = numbers.draw(request, state)
+        wide = numbers.wide_reference(request, state)
     matches = []
     numbers.convention_of(request.convention)  # the registry is loaded
     for variant in (*VARIANTS, *_convention_variants(request)):
@@ -299,7 +304,7 @@ def diagnose(request, state, actual: np.ndarray) -> dict:
         if predicted is None or np.size(predicted) != np.size(actual):
             continue
         predicted = np.asarray(predicted, dtype=actual.dtype)
-        admitted = numbers.excess(request, state, predicted)
+        admitted = numbers.excess(request, wide, predicted)
         if tolerance.compare(request.dtype, right, predicted, bound, excess=admitted).within:
             continue  # indistinguishable from the right conversion on this case
         near = bound if bound.wide is None else tolerance.Bound(1, "one step of the narrow format")

@@ -149,10 +149,6 @@ class Request:
             data["seed"] = list(self.seed)
         return data
 
-    def options(self) -> list[str]:
-        """The request as ``rngcheck repro`` options (--convention, --kind, ..., --seed-pair)."""
-        return options_of(self.to_dict())
-
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Request:
         if not isinstance(data, dict):
@@ -196,12 +192,12 @@ class Convention:
     kinds: dict[str, tuple[str, ...]] = {}
     sources: dict[str, str] = {}
     seeded = False
-    uniform_range = True    # False: the library defines no uniform but its own unit interval
+    ranged_uniform = True   # False: the library defines no uniform but its own unit interval
 
     def supports(self, request: Request) -> bool:
         ranged = request.kind == UNIFORM and request.low is not None
         return (request.dtype in self.kinds.get(request.kind, ()) and (request.seed is None or self.seeded)
-                and (self.uniform_range or not ranged))
+                and (self.ranged_uniform or not ranged))
 
     def draw(self, request: Request, state: npt.ArrayLike | None) -> np.ndarray:
         """The numbers, held per rngcheck.numbers.floats rule 1 (bfloat16 as uint16 bits)."""
@@ -237,7 +233,7 @@ def check(request: Request) -> Convention:
     convention = convention_of(request.convention)
     if request.seed is not None and not convention.seeded:
         raise NumbersError(f"convention {request.convention!r} has no stateless seed rule")
-    if request.kind == UNIFORM and request.low is not None and not convention.uniform_range:
+    if request.kind == UNIFORM and request.low is not None and not convention.ranged_uniform:
         raise NumbersError(f"convention {request.convention!r} defines no uniform range but its own unit interval")
     if request.dtype not in convention.kinds.get(request.kind, ()):
         defined = convention.kinds.get(request.kind)
@@ -264,19 +260,26 @@ def bound(request: Request) -> Bound:
     return check(request).bound(request)
 
 
-def excess(request: Request, state: npt.ArrayLike | None, actual: np.ndarray,
-           expected: npt.ArrayLike | None = None) -> np.ndarray | None:
-    """Per element, how far ``actual`` lies outside what the bound admits (0: admitted), for a bound
-    counted in a wider format (tolerance rule 5); None when the plain ULP distance decides."""
+def wide_reference(request: Request, state: npt.ArrayLike | None) -> np.ndarray | None:
+    """The reference drawn in the format a bound is counted in before the last rounding (tolerance
+    rule 5), or None when the request's bound has no such format."""
     limit = bound(request)
-    if limit.wide is None or expected is not None:
+    if limit.wide is None:
         return None
     from dataclasses import replace
 
+    return draw(replace(request, dtype=limit.wide), state)
+
+
+def excess(request: Request, wide: np.ndarray | None, actual: np.ndarray) -> np.ndarray | None:
+    """Per element, how far ``actual`` lies outside what the bound admits around ``wide`` (0:
+    admitted; tolerance rule 5); None without a wide reference, when the plain ULP distance decides."""
+    if wide is None:
+        return None
     from .tolerance import interval_excess
 
-    wide = draw(replace(request, dtype=limit.wide), state)
-    return interval_excess(request.dtype, limit.wide, wide, limit.ulps, actual)
+    limit = bound(request)
+    return interval_excess(request.dtype, limit.wide or request.dtype, wide, limit.ulps, actual)
 
 
 def _load() -> None:

@@ -117,7 +117,7 @@ class Curand(Convention):
     name = "curand"
     title = "NVIDIA cuRAND, Philox4_32_10 (host generator and device API)"
     kinds = {UNIFORM: ("float32", "float64"), NORMAL: ("float32", "float64"), BITS: ("uint32",)}
-    uniform_range = False   # (0, 1] only (a ranged request is not this convention's)
+    ranged_uniform = False   # (0, 1] only (a ranged request is not this convention's)
     sources = {UNIFORM: f"{SOURCE_U} (_curand_uniform, _curand_uniform_double_hq); {SOURCE_G}",
                NORMAL: f"{SOURCE_N} (_curand_box_muller, _curand_box_muller_double); {SOURCE_G}",
                BITS: f"{SOURCE_H} (curandGenerate)"}

@@ -70,7 +70,7 @@ class OnnxRuntimeDml(Convention):
     name = "onnxruntime-dml"
     title = "ONNX Runtime, DirectML execution provider (RandomNormalLike and its uniform stage)"
     kinds = {UNIFORM: ("float32",), NORMAL: ("float16", "float32")}
-    uniform_range = False   # [0, 1) only (a ranged request is not this convention's)
+    ranged_uniform = False   # [0, 1) only (a ranged request is not this convention's)
     sources = {UNIFORM: f"{SOURCE_N} (mantissa mask, exponent fill, identity -1)",
                NORMAL: f"{SOURCE_N} (clip, log, sqrt, sin, cos, multiply, join, cast)"}
 

@@ -336,7 +336,7 @@ def replica_key(key: int, replica: int) -> int:
 
 
 def as_int64(value: int) -> int:
-    """A 64-bit state word as TensorFlow shows it (int64)."""
+    """A 64-bit value as TensorFlow holds it (int64): a state word, a stateless seed."""
     value &= MASK64
     return value - (1 << 64) if value >> 63 else value
 
