@@ -309,6 +309,24 @@ def judge(entry, suspect_at: float) -> str:
     return STATS_PASS
 
 
+def judge_first(results: list[dict]) -> float:
+    """Each result's first verdict at the family's suspect level (returned): the retest comes later."""
+    suspect_at = suspect_level(max(len(results), 1))
+    for entry in results:
+        entry["first_verdict"] = entry["verdict"] = judge(entry, suspect_at)
+        entry["retest"] = None
+    return suspect_at
+
+
+def record_retest(entry: dict, again: dict, suspect_at: float, **where) -> None:
+    """A SUSPECT result retested on fresh data (``again``): FAIL unless the retest passes; the
+    retest's p-value, its own verdict and ``where`` it read are kept (PractRand-style escalation)."""
+    verdict = judge(again, suspect_at)
+    entry["retest"] = {"p_value": again["p_value"], "q_value": again["q_value"], "p_display": again["p_display"],
+                       **where, "verdict": verdict}
+    entry["verdict"] = STATS_FAIL if verdict != STATS_PASS else STATS_PASS
+
+
 def _key(entry):
     return entry["test"], entry["level"], entry.get("stream", "main")
 
@@ -384,11 +402,7 @@ def run(source, *, tier: str = "smoke", nbytes: int | None = None, seed=None, re
                 results.append(entry)
 
     m = max(len(results), 1)
-    suspect_at = suspect_level(m)
-    for entry in results:
-        entry["first_verdict"] = judge(entry, suspect_at)
-        entry["verdict"] = entry["first_verdict"]
-        entry["retest"] = None
+    suspect_at = judge_first(results)
 
     # Retest every SUSPECT on the next range of its stream (PractRand-style escalation).
     suspects = [e for e in results if e["verdict"] == STATS_SUSPECT and not interrupted]
@@ -418,11 +432,7 @@ def run(source, *, tier: str = "smoke", nbytes: int | None = None, seed=None, re
             again = retested.get(_key(entry))
             if again is None:
                 continue
-            verdict = STATS_FAIL if judge(again, suspect_at) != STATS_PASS else STATS_PASS
-            entry["retest"] = {"p_value": again["p_value"], "q_value": again["q_value"],
-                               "p_display": again["p_display"], "words_from": want, "words": got,
-                               "verdict": judge(again, suspect_at)}
-            entry["verdict"] = verdict
+            record_retest(entry, again, suspect_at, words_from=want, words=got)
 
     counts = {v: sum(e["verdict"] == v for e in results) for v in STATS_JUDGED}
     verdict = stats_verdict(counts, found=bool(results), complete=complete)

@@ -57,10 +57,10 @@ from .. import counter as state_words
 from .. import numbers
 from ..errors import NotApplicable, RngcheckError, one_line
 from ..numbers import NORMAL, TRUNCATED_NORMAL, UNIFORM, NumbersError, Request, floats
-from ..results.verdicts import STATS_FAIL, STATS_JUDGED, STATS_PASS, STATS_SUSPECT, stats_verdict
+from ..results.verdicts import STATS_JUDGED, STATS_SUSPECT, stats_verdict
 from . import pvalues
 from .accumulators import chi2_uniform_exact
-from .battery import FAIL_AT, FAMILY_SUSPECT, judge, suspect_level
+from .battery import FAIL_AT, FAMILY_SUSPECT, judge_first, record_retest
 
 KINDS = (UNIFORM, NORMAL, TRUNCATED_NORMAL)
 CHUNK = 1 << 16
@@ -849,21 +849,14 @@ def run(stream: NumberStream, count: int, *, tier: str = "smoke", reproduce: str
     accs = feed(stream, null, 0, count)
     found, not_run = results(accs)
     m = max(len(found), 1)
-    suspect_at = suspect_level(m)
-    for entry in found:
-        entry["first_verdict"] = entry["verdict"] = judge(entry, suspect_at)
-        entry["retest"] = None
+    suspect_at = judge_first(found)
     suspects = {e["test"] for e in found if e["verdict"] == STATS_SUSPECT}
     if suspects:   # the next range of the stream, numbers count .. 2 count - 1
         say(f"retesting {sorted(suspects)} on numbers {count}..{2 * count - 1}")
         again = {e["test"]: e for e in results(feed(stream, null, count, count))[0]}
         for entry in found:
             if entry["test"] in suspects and entry["test"] in again:
-                verdict = judge(again[entry["test"]], suspect_at)
-                other = again[entry["test"]]
-                entry["retest"] = {"p_value": other["p_value"], "q_value": other["q_value"],
-                                   "p_display": other["p_display"], "numbers_from": count, "verdict": verdict}
-                entry["verdict"] = STATS_FAIL if verdict != STATS_PASS else STATS_PASS
+                record_retest(entry, again[entry["test"]], suspect_at, numbers_from=count)
     counts = {v: sum(e["verdict"] == v for e in found) for v in STATS_JUDGED}
     verdict = stats_verdict(counts, found=bool(found))
     elapsed = time.perf_counter() - began
