@@ -14,7 +14,7 @@ SPELLED = set(V.RUN_VERDICTS + V.STATS_VERDICTS + (V.NOT_APPLICABLE, V.COMPARE_O
 # A file another branch owns, still spelling the stats verdicts: it moves to the constants when that lands.
 NOT_YET: set[str] = set()
 # Dict keys that are a field's name, not a verdict: the page model's "incomplete" flag (a source had problems).
-FIELDS = {"reports/html.py": {"incomplete"}}
+FIELDS = {"reports/model.py": {"incomplete"}}
 
 
 @pytest.mark.parametrize("facts, verdict", [
@@ -83,3 +83,18 @@ def test_no_verdict_is_spelled_outside_verdicts_py():
 
 def test_the_file_not_yet_moved_still_exists():
     assert all((PACKAGE / where).is_file() for where in NOT_YET)
+
+
+def test_no_template_compares_a_verdict():
+    """The report's templates lay out what the model says (a column's ``passed``, a compare page's
+    ``regressed``): no verdict is spelled in them, and no verdict field is compared."""
+    import re
+
+    found = []
+    for path in sorted((PACKAGE / "reports" / "templates").glob("*.j2")):
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            code = " ".join(re.findall(r"\{\{.*?\}\}|\{%.*?%\}", line))  # Jinja's expressions, not the HTML
+            spelled = [v for v in SPELLED if re.search(rf"""(['"]){re.escape(v)}\1""", code)]
+            compared = re.findall(r"verdict\s*(?:==|!=|\bin\b)|(?:==|!=)\s*\w+\.(?:first_)?verdict\b", code)
+            found += [f"{path.name}:{number}: {what}" for what in spelled + compared]
+    assert not found, "templates that compare verdicts:\n" + "\n".join(found)

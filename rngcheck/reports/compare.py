@@ -102,6 +102,7 @@ def model(comparison) -> dict:
     counts = comparison.counts()
     return {
         "title": "rngcheck compare", "verdict": COMPARE_REGRESSED if counts["regression"] else COMPARE_OK,
+        "regressed": bool(counts["regression"]),   # for the template, which compares no verdict
         "counts": counts, "common": comparison.common, "notes": comparison.notes,
         "baseline_runs": comparison.baseline_runs, "new_runs": comparison.new_runs,
         "sections": [{"kind": k, "title": TITLES[k], "changes": comparison.of(k)}

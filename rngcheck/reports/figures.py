@@ -24,6 +24,16 @@ STATUS_COLOURS = {"passed": "#2e7d32", "failed": "#c62828", "error": "#6a1b9a", 
 _counter = itertools.count(1)
 
 
+def draw(name: str, *args) -> dict:
+    """An inline SVG figure (``name``: one of the functions below, called with ``args``) as the
+    page's model holds it: {"svg": text, "error": None}, or the reason it could not be drawn
+    (matplotlib missing)."""
+    try:
+        return {"svg": globals()[name](*args), "error": None}
+    except ImportError as error:
+        return {"svg": None, "error": f"figures need matplotlib ({error})"}
+
+
 def _figure(width: float, height: float, rows: int = 1):
     """A Figure without pyplot: no global backend is chosen, no GUI is touched."""
     from matplotlib.figure import Figure

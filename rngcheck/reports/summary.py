@@ -12,8 +12,8 @@ import re
 from pathlib import Path
 
 from ..jsonfile import atomic_write
+from ..results.text import visible
 from ..results.verdicts import STATS_BAD, STATS_FAIL, STATS_PASS, STATS_SUSPECT
-from .html import visible
 
 SHOWN_DIAGNOSES = 6
 SHOWN_FAILURES = 5

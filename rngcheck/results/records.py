@@ -24,11 +24,13 @@ def _optional_str(value: object) -> str | None:
     return None if value is None else str(value)
 
 
-def _list(value: object) -> list[Any]:
+def as_list(value: object) -> list[Any]:
+    """A document's list (a copy), or [] where it holds something else."""
     return list(value) if isinstance(value, list) else []
 
 
-def _dict(value: object) -> dict[str, Any]:
+def as_dict(value: object) -> dict[str, Any]:
+    """A document's object (a copy), or {} where it holds something else."""
     return dict(value) if isinstance(value, dict) else {}
 
 
@@ -40,11 +42,12 @@ def _float(value: Any) -> float:
     return number
 
 
-def _int(value: Any) -> int:
+def as_int(value: Any, default: int = 0) -> int:
+    """A document's integer, or ``default`` where it holds something else."""
     try:
         return int(value)
     except (TypeError, ValueError, OverflowError):
-        return 0
+        return default
 
 
 @dataclass
@@ -76,11 +79,11 @@ class CaseRecord:
 
     @classmethod
     def from_json(cls, value: object) -> CaseRecord:
-        found = _dict(value)
+        found = as_dict(value)
         return cls(id=_str(found.get("id")), category=_str(found.get("category")),
                    description=_str(found.get("description")), rule=_str(found.get("rule")),
                    source=_str(found.get("source")), procedure=_str(found.get("procedure")),
-                   note=_str(found.get("note")), inputs=_dict(found.get("inputs")))
+                   note=_str(found.get("note")), inputs=as_dict(found.get("inputs")))
 
 
 @dataclass
@@ -132,7 +135,7 @@ class ResultRecord(Verdict):
 
     @classmethod
     def from_json(cls, found: object) -> ResultRecord:
-        value = _dict(found)
+        value = as_dict(found)
         status = value.get("status")
         diagnosis, reproduce = value.get("diagnosis"), value.get("reproduce")
         returned = value.get("returned_state")
@@ -141,9 +144,9 @@ class ResultRecord(Verdict):
             status=status if status in STATUSES else ERROR, required=value.get("required") is not False,
             seconds=_float(value.get("seconds") or 0.0), message=_str(value.get("message")),
             diagnosis=dict(diagnosis) if isinstance(diagnosis, dict) else None,
-            mismatches=[m for m in _list(value.get("mismatches")) if isinstance(m, dict)],
-            mismatch_count=_int(value.get("mismatch_count")),
-            observations=[_str(o) for o in _list(value.get("observations"))],
+            mismatches=[m for m in as_list(value.get("mismatches")) if isinstance(m, dict)],
+            mismatch_count=as_int(value.get("mismatch_count")),
+            observations=[_str(o) for o in as_list(value.get("observations"))],
             output_sha256=_optional_str(value.get("output_sha256")),
             returned_state=list(returned) if isinstance(returned, list) else None,
             reproduce=dict(reproduce) if isinstance(reproduce, dict) else None,

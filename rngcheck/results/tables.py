@@ -126,8 +126,14 @@ def run_labels(sources: list[Source]) -> list[str]:
 
 def rows(documents: Iterable[object]) -> list[Row]:
     """The typed rows of result documents (dicts, paths, journals or Sources; stats documents are ignored)."""
+    return [row for row, _ in records(documents)]
+
+
+def records(documents: Iterable[object]) -> list[tuple[Row, ResultRecord]]:
+    """Each row of :func:`rows` with the result's whole record (its message, mismatches, numbers, ...):
+    what a reader that shows more than the table's columns (the HTML page) reads a result from."""
     sources = [s for s in sources_of(documents) if s.kind == "result"]
-    out: list[Row] = []
+    out: list[tuple[Row, ResultRecord]] = []
     for label, source in zip(run_labels(sources), sources):
         doc = source.doc
         categories = {_str(c.get("id")): _str(c.get("category"))
@@ -140,7 +146,7 @@ def rows(documents: Iterable[object]) -> list[Row]:
             entry = backends.get(result.backend, {})
             describe = _dict(entry.get("describe"))
             category = categories.get(result.case) or (result.case.split("/")[0] if "/" in result.case else "?")
-            out.append(Row(
+            out.append((Row(
                 run=label, created=_str(doc.get("created")), rngcheck_version=_str(doc.get("rngcheck_version")),
                 schema_version=_int(doc.get("schema_version")), complete=source.complete,
                 backend=result.backend, spec=_str(entry.get("spec")) or result.backend,
@@ -150,7 +156,7 @@ def rows(documents: Iterable[object]) -> list[Row]:
                 effective=effective(result.status, result.required), required=result.required,
                 diagnosis=result.diagnosis_id, output_sha256=_str(result.output_sha256), seconds=result.seconds,
                 message=result.message.splitlines()[0] if result.message else "",
-                **_numbers_columns(result.numbers)))
+                **_numbers_columns(result.numbers)), result))
     return out
 
 

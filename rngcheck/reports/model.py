@@ -1,0 +1,490 @@
+"""The comparison model of the HTML report: plain dicts of strings, numbers and booleans built
+from result and statistics documents; the template (templates/report.html.j2) only lays it out,
+and the markdown summary (reports.summary) reads the same model.
+
+    build(sources) -> dict    # sources: results.sources.Source (reports.html.render reads the files)
+
+Results are read one way: the results table (``results.tables.records``: each result's row, its
+effective status, run label and counts, with the result's typed record for what a page shows
+beyond the table's columns: its message, mismatches, numbers, observations). The run-level fields
+(environment, command) and the case entries are read from the document through
+``reports.fields``; statistics documents through ``reports.statsview``.
+
+Verdicts come from ``results.verdicts`` (a column's run verdict, the page's verdict); the model
+gives the template booleans (a column ``passed``/``failed``), never a verdict to compare.
+"""
+
+from __future__ import annotations
+
+import math
+import shlex
+from collections import Counter, OrderedDict
+from collections.abc import Callable
+from datetime import datetime, timezone
+from typing import Any
+
+from .. import __version__, counter
+from ..results.document import agreement
+from ..results.records import CaseRecord, ResultRecord
+from ..results.sources import Source
+from ..results.statuses import BROKEN, INFO, PASSED, STATUSES, effective
+from ..results.tables import counts as status_counts
+from ..results.tables import frame, records, run_labels
+from ..results.text import mismatch_fields
+from ..results.verdicts import FAIL, PASS, report_verdict, run_verdict
+from .fields import anchor_part as _anchor_part
+from .fields import as_dict as _dict
+from .fields import as_int as _int
+from .fields import as_list as _list
+from .fields import number as _number
+from .fields import short as _short
+from .fields import text as _text
+from .figures import draw as _figure
+from .statsview import stats_view
+
+DETAILED_FAILURES = 40      # per backend column: full sections; the rest in a compact table
+MISMATCH_ROWS = 16          # first mismatching elements shown per case
+UNDIAGNOSED = {  # a failure without a diagnosis, by status
+    "failed": "no known bug class matches",
+    "error": "the backend raised an exception or broke the protocol",
+    "crashed": "the backend's process died",
+    "timeout": "the backend did not answer in time",
+}
+
+
+# ---------------------------------------------------------------------------------------
+# The comparison model: plain dicts of strings and numbers; the template only lays it out.
+# ---------------------------------------------------------------------------------------
+
+def build(sources: list[Source], figures: bool = True) -> dict:
+    """The comparison model of the sources (``figures=False``: no SVG is drawn, e.g. for the summary)."""
+    results_sources = [s for s in sources if s.kind == "result"]
+    stats_sources = [s for s in sources if s.kind == "stats"]
+    runs: list[dict[str, Any]] = []
+    columns: list[dict[str, Any]] = []
+    cases: OrderedDict[str, dict[str, Any]] = OrderedDict()   # id -> case entry (the first document that has it)
+    names: Counter[str] = Counter()
+    extra_problems: dict[int, list[str]] = {}   # id(source) -> problems found while building (the Source is kept)
+    # Every result is read from the results table (rngcheck.results.tables): its row (run label,
+    # backend, case, effective status; the counts below) and its record (what a failure shows).
+    table_records = records(results_sources)
+    labels = run_labels(results_sources)
+    by_run: dict[str, list[ResultRecord]] = {label: [] for label in labels}
+    for row, record in table_records:
+        by_run[row.run].append(record)
+    for index, source in enumerate(results_sources):
+        doc = source.doc
+        run = _run(index, source)
+        runs.append(run)
+        for case in _list(doc.get("cases")):
+            if isinstance(case, dict) and case.get("id") is not None:
+                cases.setdefault(_text(case["id"], 300), case)
+        entries = [b for b in _list(doc.get("backends")) if isinstance(b, dict)]
+        seen = {_text(b.get("name")) for b in entries}
+        for record in by_run[labels[index]]:
+            if _text(record.backend) not in seen:
+                seen.add(_text(record.backend))
+                entries.append({"name": record.backend, "describe": {}})
+                extra_problems.setdefault(id(source), []).append(
+                    f"backend {_text(record.backend)!r} has results but no entry")
+        for entry in entries:
+            name = _text(entry.get("name"), 200)
+            names[name] += 1
+            results: OrderedDict[str, ResultRecord] = OrderedDict()
+            for record in by_run[labels[index]]:
+                if _text(record.backend, 200) == name:
+                    case_id = _text(record.case, 300)
+                    results[case_id] = record
+                    if case_id not in cases:
+                        cases[case_id] = {"id": case_id, "category": case_id.split("/")[0] if "/" in case_id else "?"}
+            columns.append({"name": name, "run": run, "entry": entry, "results": results})
+    multiple_runs = len(results_sources) > 1
+    # Every count below comes from the results table, one row per result.
+    data = frame([row for row, _ in table_records])
+    run_of = dict(zip(range(1, len(results_sources) + 1), labels))
+    per_column = status_counts(data, ["run", "backend"]) if len(data) else None
+    used: set[str] = set()
+    for column in columns:
+        name = column["entry"].get("name")
+        column["key"] = (run_of[column["run"]["index"]], "" if name is None else str(name))
+        label = column["name"]
+        if names[column["name"]] > 1 and multiple_runs:
+            label = f"{column['name']} [{column['run']['label']}]"
+        anchor = _anchor_part(label)
+        while anchor in used:
+            anchor += "_"
+        used.add(anchor)
+        column["label"] = label
+        column["anchor"] = anchor
+        found = (per_column.loc[column["key"]]
+                 if per_column is not None and column["key"] in per_column.index else None)
+        _fill_column(column, {s: int(found[s]) if found is not None else 0 for s in STATUSES})
+
+    case_list = [_case_view(cid, case) for cid, case in cases.items()]
+    categories = list(OrderedDict((c["category"], None) for c in case_list))
+    case_by_id = {c["id"]: c for c in case_list}
+
+    # Anchors: case-<id> on the first failure section of that case, else on its row in the case list.
+    failure_anchor = {}
+    for column in columns:
+        for failure in column["failures"]:
+            failure["case_view"] = case_by_id.get(failure["case"])
+            failure["anchor"] = f"case-{column['anchor']}-{_anchor_part(failure['case'])}"
+            if failure["case"] not in failure_anchor and failure["detailed"]:
+                failure_anchor[failure["case"]] = failure
+                failure["case_anchor"] = f"case-{_anchor_part(failure['case'])}"
+            else:
+                failure["case_anchor"] = None
+    for case in case_list:
+        case["row_anchor"] = None if case["id"] in failure_anchor else f"case-{_anchor_part(case['id'])}"
+        case["link"] = f"#case-{_anchor_part(case['id'])}"
+        case["cells"] = [_cell(column, case["id"]) for column in columns]
+
+    matrix = _matrix(data, columns, categories)
+    agreement = _agreement(data, columns, case_by_id)
+    trend = _trend(data)
+    observations = _observations(columns, case_list)
+    numbers_rows = _numbers_rows(columns, case_list)
+    stats = [stats_view(i, s, figures) for i, s in enumerate(stats_sources)]
+
+    counts: Counter[str] = Counter()
+    for column in columns:
+        counts.update(column["counts"])
+    required_failed = sum(len(c["failures"]) for c in columns)
+    problems = [f"{s.name}: {p}" for s in sources for p in list(s.problems) + extra_problems.get(id(s), [])]
+    verdict = report_verdict([c["verdict"] for c in columns], [s["verdict"] for s in stats], complete=not problems)
+
+    errata = list(OrderedDict((_text(e), None) for s in results_sources for e in _list(s.doc.get("errata"))))
+    counter_cases = [c for c in case_list if c["category"] in ("counter", "vectors")]
+    figures_ = {}
+    if columns and figures:
+        figures_["status"] = _figure("status_bars", [c["label"] for c in columns], [c["counts"] for c in columns])
+    return {
+        "title": _title(columns, stats),
+        "verdict": verdict,
+        "incomplete": bool(problems),
+        "problems": problems,
+        "counts": {s: counts[s] for s in STATUSES},
+        "required_failed": required_failed,
+        "case_count": len(case_list),
+        "runs": runs,
+        "columns": columns,
+        "failing_columns": [c for c in columns if c["failures"]],
+        "describe_rows": _describe_rows(columns),
+        "categories": categories,
+        "matrix": matrix,
+        "agreement": agreement,
+        "trend": trend,
+        "observations": observations,
+        "numbers_rows": numbers_rows,
+        "cases": case_list,
+        "counter_cases": counter_cases,
+        "errata": errata,
+        "stats": stats,
+        "figures": figures_,
+        "generated": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "rngcheck_version": __version__,
+        "sources": [{"name": s.name, "kind": s.kind} for s in sources],
+    }
+
+
+def _title(columns, stats) -> str:
+    names = list(OrderedDict((c["label"], None) for c in columns))
+    if not names:
+        names = list(OrderedDict((s["title"], None) for s in stats))
+    shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+    return f"rngcheck report: {shown}" if shown else "rngcheck report"
+
+
+def _run(index: int, source: Source) -> dict:
+    doc = source.doc
+    env = _dict(doc.get("environment"))
+    command = doc.get("command")
+    if isinstance(command, list):
+        command = shlex.join(["rngcheck"] + [_text(w) for w in command]) if command else ""
+    packages = _dict(env.get("packages"))
+    created = _text(doc.get("created"))
+    label = f"run {index + 1}"
+    detail = ", ".join(filter(None, [_text(env.get("machine")), created]))
+    return {
+        "index": index + 1,
+        "label": label,
+        "title": f"{label}" + (f" ({detail})" if detail else ""),
+        "file": source.name,
+        "created": created,
+        "rngcheck_version": _text(doc.get("rngcheck_version")),
+        "schema_version": _text(doc.get("schema_version")),
+        "profile": _text(doc.get("profile")),
+        "seed": _text(doc.get("seed")),
+        "command": _text(command),
+        "reproduce": _text(doc.get("reproduce")),
+        "python": _text(env.get("python")),
+        "platform": _text(env.get("platform")),
+        "machine": _text(env.get("machine")),
+        "packages": [(_text(k), _text(v)) for k, v in packages.items()],
+        "complete": not source.problems,
+        "problems": list(source.problems),
+        "notes": [_text(n) for n in source.notes],
+    }
+
+
+def _fill_column(column: dict, counts: dict) -> None:
+    """The column's failures, diagnoses and verdict; ``counts``: its status counts (from the results table)."""
+    entry = column["entry"]
+    failures = []
+    for case_id, result in column["results"].items():
+        status = effective(result.status, result.required)
+        if status in BROKEN:
+            failures.append(_failure_view(column, case_id, result))
+    for number, failure in enumerate(failures):
+        failure["detailed"] = number < DETAILED_FAILURES
+    verdict = run_verdict(failed=len(failures), passed=counts[PASSED], complete=column["run"]["complete"],
+                          failure_stands=True)
+    groups: OrderedDict[str, dict[str, Any]] = OrderedDict()
+    for failure in failures:
+        key = failure["diagnosis_id"] or f"({failure['status']})"
+        group = groups.setdefault(key, {"id": failure["diagnosis_id"], "summary": failure["diagnosis_summary"],
+                                        "label": UNDIAGNOSED.get(failure["status"], UNDIAGNOSED["failed"]),
+                                        "alternatives": [], "count": 0, "first": failure, "cases": []})
+        group["count"] += 1
+        group["cases"].append(failure["case"])
+        for alternative in failure["alternatives"]:
+            if alternative not in group["alternatives"]:
+                group["alternatives"].append(alternative)
+    column.update({
+        "spec": _text(entry.get("spec")),
+        "validates": entry.get("validates"),
+        "describe": [(_text(k, 200), _text(v)) for k, v in _dict(entry.get("describe")).items()],
+        "counts": {s: counts[s] for s in STATUSES},
+        "failures": failures,
+        "detailed_failures": [f for f in failures if f["detailed"]],
+        "brief_failures": [f for f in failures if not f["detailed"]],
+        "diagnoses": sorted(groups.values(), key=lambda g: -g["count"]),
+        "verdict": verdict,
+        "passed": verdict == PASS,   # for the template, which compares no verdict
+        "failed": verdict == FAIL,
+    })
+
+
+def _failure_view(column: dict, case_id: str, result: ResultRecord) -> dict:
+    diagnosis = _dict(result.diagnosis)
+    mismatches = [{key: _text(value) for key, value in mismatch_fields(m).items()}
+                  for m in result.mismatches[:MISMATCH_ROWS]]
+    returned = result.returned_state
+    return {
+        "column": column["label"],
+        "case": case_id,
+        "status": effective(result.status, result.required),
+        "message": _text(result.message),
+        "diagnosis_id": _text(diagnosis.get("id"), 200),
+        "diagnosis_summary": _text(diagnosis.get("summary"), 500),
+        "alternatives": [_text(a, 200) for a in _list(diagnosis.get("alternatives"))],
+        "mismatches": mismatches,
+        "mismatch_count": result.mismatch_count or len(mismatches),
+        "mismatches_listed": len(result.mismatches),
+        "observations": [_text(o) for o in result.observations],
+        "returned_state": ", ".join(_text(w) for w in returned) if returned is not None else "",
+        "reproduce_command": _text(result.reproduce_command),
+        "detail": _text(result.detail),
+        "seconds": _number(result.seconds),
+        "numbers": _numbers_view(result),
+    }
+
+
+def _counter_text(state) -> str:
+    """The 128-bit counter of a state as 0xw3'w2'w1'w0 (rngcheck.counter, rules 1 and 5); the
+    words may be hex text, as documents hold them. Not four words: nothing."""
+    try:
+        words = [int(str(w), 0) & counter.WORD_MASK for w in state[:counter.COUNTER_WORDS]]
+    except (TypeError, ValueError):
+        return ""
+    if len(words) != counter.COUNTER_WORDS:
+        return ""
+    return counter.counter_text(counter.counter_of(words), "'")
+
+
+def _case_view(case_id: str, entry: dict) -> dict:
+    case = CaseRecord.from_json(entry)
+    inputs = case.inputs
+    sizes = _list(inputs.get("sizes"))
+    try:
+        elements = str(math.prod(int(v) for v in sizes)) if sizes else ""
+    except (TypeError, ValueError):
+        elements = ""
+    strides = inputs.get("strides")
+    output_state = inputs.get("output_state")
+    return {
+        "id": case_id,
+        "category": _text(case.category) or "?",
+        "description": _text(case.description),
+        "rule": _text(case.rule),
+        "source": _text(case.source),
+        "procedure": _text(case.procedure),
+        "note": _text(case.note),
+        "state": " ".join(_text(w) for w in _list(inputs.get("state"))),
+        "counter": _counter_text(_list(inputs.get("state"))),
+        "elements": elements,
+        "sizes": "{" + ", ".join(_text(s) for s in _list(inputs.get("sizes"))) + "}" if "sizes" in inputs else "",
+        "strides": "packed" if strides is None else "{" + ", ".join(_text(s) for s in _list(strides)) + "}",
+        "feature_level": _text(inputs.get("feature_level")),
+        "output_state": ("yes" if output_state is True else "omitted" if output_state is False
+                         else "{" + ", ".join(_text(s) for s in _list(output_state)) + "}"
+                         if output_state is not None else ""),
+    }
+
+
+def _cell(column: dict, case_id: str) -> dict:
+    result = column["results"].get(case_id)
+    if result is None:
+        return {"status": "", "text": "not run", "link": None}
+    status = effective(result.status, result.required)
+    link = f"#case-{column['anchor']}-{_anchor_part(case_id)}" if status in BROKEN else None
+    return {"status": status, "text": status, "link": link,
+            "title": _text(result.message, 300)}
+
+
+def _matrix(data, columns, categories) -> list[dict]:
+    """Categories x columns: status counts, from the results table."""
+    per_category = status_counts(data, ["run", "backend", "category"]) if len(data) else None
+    per_column = status_counts(data, ["run", "backend"]) if len(data) else None
+    empty = {s: 0 for s in STATUSES}
+    table_rows = []
+    for category in categories + ["total"]:
+        cells = []
+        for column in columns:
+            key = column["key"] + (() if category == "total" else (category,))
+            counts = per_column if category == "total" else per_category
+            cells.append(dict(counts.loc[key]) if counts is not None and key in counts.index else dict(empty))
+        table_rows.append({"category": category, "cells": [{s: int(c[s]) for s in STATUSES} for c in cells],
+                           "errata": category in ("counter", "vectors")})
+    return table_rows
+
+
+def _agreement(data, columns, case_by_id) -> dict:
+    """Cases with output on two or more columns: do their output digests agree? The rule is
+    results.document.agreement, fed from the results table (a column is a run and a backend)."""
+    if len(columns) < 2:
+        return {"shown": False}
+    keys = [c["key"] for c in columns]
+    shown = set(keys)
+    found = {a["case"]: a for a in agreement(
+        (r.case, (r.run, r.backend), r.output_sha256) for r in data.itertuples() if (r.run, r.backend) in shown)}
+    compared = [found[case_id] for case_id in case_by_id if case_id in found]
+    differ = [{"case": a["case"], "link": f"#case-{_anchor_part(a['case'])}",
+               "cells": [_short(a["outputs"].get(k)) or "-" for k in keys]} for a in compared if not a["agree"]]
+    return {"shown": True, "compared": len(compared), "agree": len(compared) - len(differ), "differ": differ}
+
+
+def _trend(data) -> list[dict]:
+    """Per backend that occurs in two or more runs: runs x categories, newest first, and for each case
+    failing in the newest run, the first run of its current streak of failures."""
+    views = []
+    for backend, group in data.groupby("backend", sort=False):
+        order = list(dict.fromkeys(group["run"]))
+        if len(order) < 2:
+            continue
+        first = group.drop_duplicates("run").set_index("run")
+        runs = sorted(order, key=lambda r: (first.at[r, "created"], order.index(r)), reverse=True)
+        categories = list(dict.fromkeys(group["category"]))
+        counts = status_counts(group, ["run", "category"])
+        totals = status_counts(group, ["run"])
+        broken = group[group["effective"].isin(BROKEN)]
+        failing = {run: set(broken.loc[broken["run"] == run, "case"]) for run in runs}
+        since = []
+        for case in sorted(failing[runs[0]]):
+            streak = 0
+            while streak + 1 < len(runs) and case in failing[runs[streak + 1]]:
+                streak += 1
+            start = runs[streak]
+            row = broken[(broken["run"] == runs[0]) & (broken["case"] == case)].iloc[0]
+            since.append({"case": case, "link": f"#case-{_anchor_part(case)}", "since": start,
+                          "since_created": first.at[start, "created"], "always": streak + 1 == len(runs),
+                          "diagnosis": row["diagnosis"] or row["effective"]})
+
+        def cell(table, key):
+            if key not in table.index:
+                return None
+            c = table.loc[key]
+            bad = int(sum(c[s] for s in BROKEN))
+            return {"passed": int(c["passed"]), "broken": bad, "other": int(c["info"] + c["skipped"])}
+
+        views.append({
+            "backend": _text(backend, 200), "anchor": f"trend-{_anchor_part(backend)}", "categories": categories,
+            "runs": [{"run": _text(r), "created": _text(first.at[r, "created"]),
+                      "version": _text(first.at[r, "version"]),
+                      "complete": bool(first.at[r, "complete"]),
+                      "cells": [cell(counts, (r, c)) for c in categories], "total": cell(totals, r)} for r in runs],
+            "since": since,
+        })
+    return views
+
+
+def _numbers_view(result: ResultRecord) -> dict | None:
+    """A numbers result's bound, ULP histogram and worst element, as text (everything escaped)."""
+    found = _dict(result.numbers)
+    if not found:
+        return None
+    worst = _dict(found.get("worst"))
+    return {
+        "request": _text(" ".join(f"{k}={v}" for k, v in _dict(found.get("request")).items())),
+        "bound": _text(found.get("bound_ulps")), "why": _text(found.get("bound")),
+        "histogram": ", ".join(f"{_text(k, 20)}: {_int(v, 0)}" for k, v in _dict(found.get("histogram")).items()),
+        "worst": _text(f"element {worst.get('index')}: expected {worst.get('expected')}, got {worst.get('actual')} "
+                       f"({worst.get('ulps')} ULP)") if worst else "",
+        "over": _int(found.get("over"), 0), "count": _int(found.get("count"), 0),
+        "worst_ulps": _int(worst.get("ulps"), 0) if worst else 0,
+        "rows": [{key: _text(_dict(row).get(key)) for key in ("index", "expected", "actual", "ulps")}
+                 for row in _list(found.get("mismatches"))[:MISMATCH_ROWS]],
+    }
+
+
+def _case_rows(columns, case_list, cell: Callable[[ResultRecord | None], tuple[object, bool]],
+               key: str) -> list[dict]:
+    """One row per case whose cells (``cell`` of each column's result, None where it has none: the
+    value and whether it says something) say something somewhere; the cells under ``key``."""
+    rows = []
+    for case in case_list:
+        cells = [cell(column["results"].get(case["id"])) for column in columns]
+        if any(says for _, says in cells):
+            rows.append({"case": case, key: [value for value, _ in cells]})
+    return rows
+
+
+def _numbers_cell(result: ResultRecord | None) -> tuple[object, bool]:
+    """A numbers case's cell: its bound, worst and histogram; a result without numbers (not
+    applicable, crashed, ...) shows its status and says nothing of its own."""
+    if result is None:
+        return None, False
+    view = _numbers_view(result)
+    if view is None:
+        return {"status": effective(result.status, result.required)}, False
+    return view, True
+
+
+def _numbers_rows(columns, case_list) -> list[dict]:
+    """Every numbers case: per backend, the worst distance, the bound and the ULP histogram."""
+    return _case_rows(columns, case_list, _numbers_cell, "cells")
+
+
+def _observation_cell(result: ResultRecord | None) -> tuple[object, bool]:
+    """What a backend did where the specification leaves it open: its observations, or an info
+    result's message."""
+    text = ""
+    if result is not None:
+        observed = [_text(o) for o in result.observations]
+        if observed:
+            text = "; ".join(observed)
+        elif effective(result.status, result.required) == INFO:
+            text = _text(result.message)
+    return text, bool(text)
+
+
+def _observations(columns, case_list) -> list[dict]:
+    """Implementation-defined answers and observations (padding, aliasing, invalid descriptions)."""
+    return _case_rows(columns, case_list, _observation_cell, "texts")
+
+
+def _describe_rows(columns) -> list[dict]:
+    keys = list(OrderedDict((k, None) for c in columns for k, _ in c["describe"]))
+    rows = [{"key": key, "values": [dict(c["describe"]).get(key, "") for c in columns]} for key in keys]
+    return rows
