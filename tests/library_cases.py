@@ -6,6 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 from rngcheck import counter, layout
+from rngcheck.results.statuses import BROKEN, SKIPPED
+from rngcheck.results.verdicts import PASS
 
 SENTINEL = 0xA5A5A5A5
 KEY = (0xDEADBEEF, 0xCAFEBABE)
@@ -22,7 +24,6 @@ STATES = [counter.make_state(c, KEY) for c in COUNTERS] + [
     counter.make_state((1 << 64) - 1, (0, 0)),
     counter.make_state((1 << 128) - 2, (0xFFFFFFFF, 0xFFFFFFFF)),
 ]
-BROKEN = ("failed", "error", "crashed", "timeout")
 
 
 def layouts(n):
@@ -81,14 +82,20 @@ class WorkerPool:
 def quick_profile(spec: str, backend) -> list[dict]:
     """The quick profile's results on ``backend``, after asserting that no required case broke
     and the verdict is pass."""
+    return quick_run(spec, backend)[1]
+
+
+def quick_run(spec: str, backend) -> tuple[dict, list[dict]]:
+    """The quick profile's document and its words results on ``backend``, after asserting that no
+    required case broke (statuses.BROKEN: not-run included) and the verdict is pass."""
     from rngcheck.conformance.runner import NamedBackend, RunOptions, run
 
     document = run([NamedBackend(spec, backend)], RunOptions(profile="quick"))
     results = words_results(document, backend)
     broken = [r for r in results if r["required"] and r["status"] in BROKEN]
     assert not broken, broken[:3]
-    assert document["summary"]["verdict"] == "pass"
-    return results
+    assert document["summary"]["verdict"] == PASS
+    return document, results
 
 
 def words_results(document, backend) -> list[dict]:
@@ -96,6 +103,74 @@ def words_results(document, backend) -> list[dict]:
     that draws no numbers must all be not applicable; they are left out."""
     numbers = {case["id"] for case in document["cases"] if case["procedure"] == "numbers"}
     if not getattr(backend, "conventions", ()):
-        assert numbers and all(r["status"] == "skipped" and "draws no" in r["message"]
+        assert numbers and all(r["status"] == SKIPPED and "draws no" in r["message"]
                                for r in document["results"] if r["case"] in numbers)
     return [r for r in document["results"] if r["case"] not in numbers]
+
+
+# ---- the documented models of the generators that differ (docs/library-findings.md) ------------
+
+def x_z(x, z=0, w3=0):
+    """A counter of cuRAND's form: x (words 0-1), subsequence z (word 2), word 3."""
+    return x | (z << 64) | (w3 << 96)
+
+
+CURAND_STATES = [   # the states cuRAND can express (word 3 = 0, word 2 < 65536, x + blocks < 2^46)
+    counter.make_state(0, KEY),
+    counter.make_state(x_z(0x0123_4567, 0x1234), KEY),
+    counter.make_state(x_z((1 << 32) - 2, 7), KEY),           # carry word 0 -> 1 inside the tensor
+    counter.make_state(x_z((1 << 46) - 40, 0xFFFF), KEY),      # top of the reachable range
+    counter.make_state(x_z(5, 0xFFFF), (0, 0)),
+    counter.make_state(x_z(5, 3), (0xFFFFFFFF, 0xFFFFFFFF)),
+]
+
+
+def random123_engine_words(state, n):
+    """r123::Engine from counter C: lane 3 - i % 4 of Philox(C + 1 + floor(i/4))."""
+    from rngcheck import reference
+
+    late = counter.add_to_counter(state, 1)
+    blocks = counter.blocks_for(n)
+    return reference.words(late, 0, 4 * blocks).reshape(blocks, 4)[:, ::-1].reshape(-1)[:n]
+
+
+MASK96 = (1 << 96) - 1
+INT32_MAX = (1 << 31) - 1
+
+
+def pyopencl_global_size(backend, n):
+    from pyopencl.array import _splay
+    return _splay(backend.device, n)[0][0]
+
+
+def pyopencl_generator_words(backend, state, n):
+    """PhiloxGenerator's float64 fill, as words: element i (block b = i // 4) is lane i % 4 of
+    Philox(counter + 2 * (b // G) with the carry stopping at word 2, key = (b % G, k1))."""
+    from rngcheck import reference
+
+    G = pyopencl_global_size(backend, n)
+    c = counter.counter_of(state)
+    k1 = int(state[5])
+    out = np.empty(n, dtype=np.uint32)
+    for b in range(-(-n // 4)):
+        ctr = (c & ~MASK96) | (((c & MASK96) + 2 * (b // G)) & MASK96)
+        block = reference.words(counter.make_state(ctr, (b % G, k1)), 0, 4)
+        out[4 * b:4 * b + 4] = block[:n - 4 * b]
+    return out
+
+
+def _signed(word):
+    return word - (1 << 32) if word >= 1 << 31 else word
+
+
+def pyopencl_generator_state(state, n):
+    """pyopencl's host update (clrandom.Random123GeneratorBase._fill): counter word 0 (as int32)
+    += 2n, carried into words 1 and 2 by divmod with 2^31 - 1; word 3 untouched; k0 as given."""
+    c = [_signed(int(w)) for w in state[:4]]
+    c[0] += 2 * n
+    carry, c[0] = divmod(c[0], INT32_MAX)
+    if carry:
+        c[1] += carry
+        carry, c[1] = divmod(c[1], INT32_MAX)
+        c[2] += carry
+    return np.array([w & 0xFFFFFFFF for w in c] + [int(state[4]), int(state[5])], dtype=np.uint32)

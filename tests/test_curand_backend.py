@@ -1,8 +1,12 @@
 """The ``curand`` backend: cuRAND's host Philox generator (docs/library-findings.md, "cuRAND").
 
 Expressible states (counter word 3 = 0, word 2 < 65536, words 0-1 + blocks < 2^46, at most
-max_blocks blocks) must agree bit for bit, words and state; every other state must be not
-applicable with the reason. Locally a missing nvidia-curand-cu12 skips; in CI it fails.
+max_blocks blocks) must agree bit for bit, words and state: from library_cases.CURAND_STATES in
+every layout, feature level 3 and unplaceable descriptions, that is the contract
+(tests/test_library_contract.py: TestCurand). Here: every other state must be not applicable
+with the reason, chained executions, random expressible descriptions, the cost cap, the
+library's own subsequence layout and offset, and the suite's quick profile. Locally a missing
+nvidia-curand-cu12 skips; in CI it fails.
 """
 
 from __future__ import annotations
@@ -13,12 +17,12 @@ import numpy as np
 import pytest
 
 from helpers import require, unavailable
-from library_cases import KEY, SENTINEL, layouts, run_one
+from library_cases import CURAND_STATES, KEY, SENTINEL, run_one, x_z
 from rngcheck import NotApplicable, counter, layout, reference
 from rngcheck.backends import load
 from rngcheck.conformance import cases as C
 from rngcheck.conformance.runner import NamedBackend, RunOptions, run
-from rngcheck.errors import BackendUnavailable, Rejected
+from rngcheck.errors import BackendUnavailable
 
 SPEC = "rngcheck.backends.curand_backend:CurandBackend"
 
@@ -35,18 +39,7 @@ def backend():
     made.close()
 
 
-def x_z(x, z=0, w3=0):
-    return x | (z << 64) | (w3 << 96)
-
-
-EXPRESSIBLE = [
-    counter.make_state(0, KEY),
-    counter.make_state(x_z(0x0123_4567, 0x1234), KEY),
-    counter.make_state(x_z((1 << 32) - 2, 7), KEY),           # carry word 0 -> 1 inside the tensor
-    counter.make_state(x_z((1 << 46) - 40, 0xFFFF), KEY),      # top of the reachable range
-    counter.make_state(x_z(5, 0xFFFF), (0, 0)),
-    counter.make_state(x_z(5, 3), (0xFFFFFFFF, 0xFFFFFFFF)),
-]
+EXPRESSIBLE = CURAND_STATES
 NOT_EXPRESSIBLE = [
     (counter.make_state(x_z(0, 0, 1), KEY), "counter word 3 = 0x1"),
     (counter.make_state(x_z(0, 0x10000), KEY), "counter word 2 = 0x10000"),
@@ -63,26 +56,11 @@ def spec_buffer(state, sizes, strides, length):
     return buffer
 
 
-def test_describe(backend):
-    info = backend.describe()
-    assert info["curand"].startswith("10.") and "no GPU" in info["device"]
-    assert all(isinstance(v, str) for v in info.values())
-
-
 def test_runs_on_the_host_without_a_gpu(backend):
     """curandCreateGeneratorHost needs neither libcuda nor a device: nothing CUDA is loaded."""
     with open("/proc/self/maps") as maps_file:
         maps = maps_file.read()
     assert "libcurand.so" in maps and "libcuda.so" not in maps and "libcudart" not in maps
-
-
-@pytest.mark.parametrize("state", EXPRESSIBLE, ids=lambda s: hex(counter.counter_of(s)))
-def test_expressible_states_agree(backend, state):
-    for n in list(range(1, 10)) + [17, 30]:
-        for sizes, strides in layouts(n):
-            buffer, new_state = run_one(backend, state, sizes, strides)
-            assert np.array_equal(buffer, spec_buffer(state, sizes, strides, buffer.size)), (n, sizes, strides)
-            assert np.array_equal(new_state, counter.advance(state, layout.element_count(sizes))), (n, sizes)
 
 
 @pytest.mark.parametrize("state, reason", NOT_EXPRESSIBLE, ids=[r for _, r in NOT_EXPRESSIBLE])
@@ -159,21 +137,6 @@ def test_random_expressible_descriptions_agree(backend):
         n = layout.element_count(sizes)
         assert np.array_equal(buffer, spec_buffer(state, sizes, tuple(strides), buffer.size)), (state, sizes, strides)
         assert np.array_equal(new_state, counter.advance(state, n))
-
-
-def test_unplaceable_description_is_rejected(backend):
-    buffer = np.full(15, SENTINEL, dtype=np.uint32)
-    with pytest.raises(Rejected):
-        backend.random_generator(EXPRESSIBLE[0].copy(), (4, 4), None, buffer)
-    assert np.all(buffer == SENTINEL)
-
-
-def test_feature_level_3_state_and_no_output_state(backend):
-    state = EXPRESSIBLE[1].reshape(1, 1, 1, 6)
-    buffer = np.full(6, SENTINEL, dtype=np.uint32)
-    assert backend.random_generator(state, (1, 1, 2, 3), None, buffer, output_state=False,
-                                    feature_level=(3, 0)) is None
-    assert np.array_equal(buffer, reference.words(EXPRESSIBLE[1], 0, 6))
 
 
 def expressible_case(case) -> bool:

@@ -1,7 +1,10 @@
-"""The ``mkl`` backend (Intel oneMKL's VSL_BRNG_PHILOX4X32X10 through mkl_random) against the reference.
+"""The ``mkl`` backend (Intel oneMKL's VSL_BRNG_PHILOX4X32X10 through mkl_random): what is its own.
 
-MKL agrees with DML_RANDOM_GENERATOR bit for bit (docs/library-findings.md), so every test
-demands exact agreement, words and output state (read back from MKL's own stream).
+MKL agrees with DML_RANDOM_GENERATOR bit for bit (docs/library-findings.md); the contract every
+library backend states (words and state from every state and layout, chunks, a large tensor,
+feature level 3, unplaceable descriptions, the quick profile, the install hint) is
+tests/test_library_contract.py's TestMkl. Here: the 2^128 wrap inside one MKL call, a fresh
+stream per execution, and the stream layout the backend reads MKL's state from.
 
 MKL runs in worker processes, as `rngcheck run` runs it: its OpenMP/TBB runtimes never enter
 the test process. Locally a missing mkl_random skips; with CI=true it fails (helpers.unavailable).
@@ -18,9 +21,8 @@ import numpy as np
 import pytest
 
 from helpers import require
-from library_cases import KEY, SENTINEL, STATES, isolated_or_unavailable, layouts, quick_profile
+from library_cases import KEY, SENTINEL, STATES, isolated_or_unavailable
 from rngcheck import counter, layout, reference
-from rngcheck.errors import BackendUnavailable, Rejected
 
 SPEC = "rngcheck.backends.mkl_backend:MklBackend"
 
@@ -37,26 +39,11 @@ def mkl():
     backend.close()
 
 
-@pytest.fixture(scope="module")
-def mkl_chunked():
-    """A worker whose placement splits every tensor into library calls of 8 elements."""
-    backend = worker(env={"RNGCHECK_PLACEMENT_CHUNK": "8"})
-    yield backend
-    backend.close()
-
-
 def execute(backend, state, sizes, strides=None, extra=5):
     length = layout.required_elements(sizes, strides) + extra
     buffer = np.full(length, SENTINEL, dtype=np.uint32)
     new_state = backend.random_generator(state.copy(), sizes, strides, buffer)
     return buffer, np.asarray(new_state, dtype=np.uint32).reshape(-1)
-
-
-def spec_buffer(state, sizes, strides, length):
-    buffer = np.full(length, SENTINEL, dtype=np.uint32)
-    n = layout.element_count(sizes)
-    buffer[layout.physical_offsets(sizes, strides)] = reference.words(state, 0, n)
-    return buffer
 
 
 def mkl_python(code: str) -> dict:
@@ -68,53 +55,12 @@ def mkl_python(code: str) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-# ---- the suite ---------------------------------------------------------------------------
-
-def test_quick_profile_passes(mkl):
-    results = quick_profile(SPEC, mkl)
-    assert sum(r["status"] == "passed" for r in results) > 100
-
-
-def test_describe(mkl):
-    info = mkl.describe()
-    assert info["mkl_random"] and info["mkl"] and info["device"].startswith("cpu")
-    assert "PHILOX4X32X10" in info["implementation"]
-
-
-# ---- bit-exact, words and state ----------------------------------------------------------
-
-@pytest.mark.parametrize("state", STATES, ids=lambda s: hex(counter.counter_of(s)))
-def test_against_reference(mkl, state):
-    for n in range(1, 10):
-        for sizes, strides in layouts(n):
-            buffer, new_state = execute(mkl, state, sizes, strides)
-            assert np.array_equal(buffer, spec_buffer(state, sizes, strides, buffer.size)), (n, sizes, strides)
-            assert np.array_equal(new_state, counter.advance(state, layout.element_count(sizes))), (n, sizes)
-
-
 def test_4099_elements_across_the_2_128_wrap(mkl):
     """1025 blocks from counter 2^128 - 2: the wrap in the middle of one MKL call, and a partial last block."""
     state = counter.make_state((1 << 128) - 2, KEY)
     buffer, new_state = execute(mkl, state, (4099,), extra=0)
     assert np.array_equal(buffer, reference.words(state, 0, 4099))
     assert counter.counter_of(new_state) == 1023   # 2^128 - 2 + 1025 mod 2^128
-
-
-@pytest.mark.parametrize("state", [STATES[0], STATES[3], STATES[5]], ids=["plain", "carry64", "wrap"])
-def test_chunk_boundaries(mkl_chunked, state):
-    """Several MKL calls per execution (chunks of 8) continue one stream."""
-    for n in (7, 8, 9, 17, 30):
-        for sizes, strides in ((n,), None), ((n, 1), (2, 1)):
-            buffer, new_state = execute(mkl_chunked, state, sizes, strides)
-            assert np.array_equal(buffer, spec_buffer(state, sizes, strides, buffer.size)), (n, sizes)
-            assert np.array_equal(new_state, counter.advance(state, n)), n   # both layouts hold n elements
-
-
-def test_large_tensor(mkl):
-    state = STATES[4]
-    buffer, new_state = execute(mkl, state, (7, 14286, 1), extra=3)
-    assert np.array_equal(buffer, spec_buffer(state, (7, 14286, 1), None, buffer.size))
-    assert np.array_equal(new_state, counter.advance(state, 100002))
 
 
 def test_fresh_stream_per_execution_and_input_state_untouched(mkl):
@@ -124,25 +70,6 @@ def test_fresh_stream_per_execution_and_input_state_untouched(mkl):
     second, _ = execute(mkl, state, (5,), extra=0)
     assert np.array_equal(first, second) and np.array_equal(first, reference.words(STATES[0], 0, 5))
     assert np.array_equal(state, STATES[0])
-
-
-def test_feature_level_3_state_and_no_output_state(mkl):
-    buffer = np.full(10, SENTINEL, dtype=np.uint32)
-    assert mkl.random_generator(STATES[0].reshape(1, 1, 1, 6), (1, 1, 2, 3), None, buffer,
-                                output_state=False, feature_level=(3, 0)) is None
-    assert np.array_equal(buffer, spec_buffer(STATES[0], (1, 1, 2, 3), None, 10))
-
-
-@pytest.mark.parametrize("sizes, strides, length", [
-    ((4, 4), (4,), 16),      # stride count
-    ((4, 4), (4, -1), 16),   # negative stride
-    ((4, 4), None, 15),      # buffer too short
-])
-def test_unplaceable_description_is_rejected(mkl, sizes, strides, length):
-    buffer = np.full(length, SENTINEL, dtype=np.uint32)
-    with pytest.raises(Rejected):
-        mkl.random_generator(STATES[0].copy(), sizes, strides, buffer)
-    assert np.all(buffer == SENTINEL)
 
 
 # ---- the library's own behaviour, stated directly ------------------------------------------
@@ -192,11 +119,3 @@ def test_unknown_stream_layout_makes_the_backend_unavailable():
     assert got["error"] and "unknown layout" in got["error"] and "\n" not in got["error"]
 
 
-def test_missing_library_is_unavailable_with_install_hint(monkeypatch):
-    from rngcheck.backends.mkl_backend import MklBackend
-
-    monkeypatch.setitem(sys.modules, "mkl_random", None)   # makes `import mkl_random` raise ImportError
-    with pytest.raises(BackendUnavailable) as error:
-        MklBackend()
-    message = str(error.value)
-    assert "pip install rngcheck[mkl]" in message and "\n" not in message

@@ -1,6 +1,12 @@
-"""The ``pyopencl`` backend (docs/library-findings.md, "pyopencl"): pyopencl's bundled Random123
-Philox header from rngcheck's kernel (mode=header) must conform bit for bit;
-``pyopencl.clrandom.PhiloxGenerator`` (mode=generator) must differ exactly as documented.
+"""The ``pyopencl`` backend (docs/library-findings.md, "pyopencl"): what is its own.
+
+pyopencl's bundled Random123 Philox header from rngcheck's kernel (mode=header) must conform bit
+for bit; ``pyopencl.clrandom.PhiloxGenerator`` (mode=generator) must differ exactly as documented
+(its model: library_cases.pyopencl_generator_words and _state). Both modes against every state and
+layout, chunks and large tensors, unplaceable descriptions, the header's quick profile and the
+install hint are the contract (tests/test_library_contract.py: TestPyopenclHeader,
+TestPyopenclGenerator). Here: the generator's key, passes, carries and float64 recovery, and its
+quick profile failing as documented.
 
 Runs on PoCL (CI installs pocl-opencl-icd): locally a missing pyopencl or OpenCL device skips,
 in CI it fails.
@@ -8,20 +14,15 @@ in CI it fails.
 
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 import pytest
 
 from helpers import require, unavailable
-from library_cases import KEY, SENTINEL, STATES, layouts, run_one
-from rngcheck import NotApplicable, counter, layout, reference
-from rngcheck.backends import load, placement
+from library_cases import INT32_MAX, KEY, MASK96, STATES, run_one
+from library_cases import pyopencl_global_size as global_size
+from rngcheck import NotApplicable, counter, reference
 from rngcheck.conformance.runner import NamedBackend, RunOptions, run
-from rngcheck.errors import BackendUnavailable, Rejected
-
-MASK96 = (1 << 96) - 1
-INT32_MAX = (1 << 31) - 1
+from rngcheck.errors import BackendUnavailable
 
 
 def make(mode):
@@ -34,115 +35,11 @@ def make(mode):
 
 
 @pytest.fixture(scope="module")
-def header():
-    return make("header")
-
-
-@pytest.fixture(scope="module")
 def generator():
     return make("generator")
 
 
-def placed(words, sizes, strides, length):
-    buffer = np.full(length, SENTINEL, dtype=np.uint32)
-    buffer[layout.physical_offsets(sizes, strides)] = words
-    return buffer
-
-
-# ---- mode=header: conforms --------------------------------------------------------------
-
-def test_header_describe(header):
-    info = header.describe()
-    assert "pyopencl-random123/philox.cl" in info["implementation"] and info["device"] and info["pyopencl"]
-
-
-@pytest.mark.parametrize("state", STATES, ids=lambda s: hex(counter.counter_of(s)))
-def test_header_agrees(header, state):
-    for n in range(1, 10):
-        for sizes, strides in layouts(n):
-            buffer, new_state = run_one(header, state, sizes, strides)
-            count = layout.element_count(sizes)
-            assert np.array_equal(buffer, placed(reference.words(state, 0, count), sizes, strides, buffer.size))
-            assert np.array_equal(new_state, counter.advance(state, count)), (n, sizes)
-
-
-@pytest.mark.parametrize("state", [STATES[0], STATES[3], STATES[5]], ids=["plain", "carry64", "wrap"])
-def test_header_chunk_boundaries_and_large_tensor(header, state, monkeypatch):
-    monkeypatch.setattr(placement, "CHUNK_ELEMENTS", 8)
-    for n in (7, 8, 9, 17, 30):
-        buffer, new_state = run_one(header, state, (n,), None, extra=0)
-        assert np.array_equal(buffer, reference.words(state, 0, n)), n
-        assert np.array_equal(new_state, counter.advance(state, n))
-    monkeypatch.undo()
-    buffer, new_state = run_one(header, state, (7, 14286, 1), None, extra=0)
-    assert np.array_equal(buffer, reference.words(state, 0, 100002))
-    assert np.array_equal(new_state, counter.advance(state, 100002))
-
-
-def test_header_quick_profile_passes(header):
-    document = run([NamedBackend("pyopencl", header)], RunOptions(profile="quick"))
-    assert document["summary"]["verdict"] == "pass"
-    statuses = {r["status"] for r in document["results"]}
-    assert statuses <= {"passed", "info", "skipped"}
-    assert sum(r["status"] == "passed" for r in document["results"]) >= 100
-
-
-def test_unplaceable_description_is_rejected(header, generator):
-    for backend in (header, generator):
-        buffer = np.full(15, SENTINEL, dtype=np.uint32)
-        with pytest.raises(Rejected):
-            backend.random_generator(STATES[0].copy(), (4, 4), None, buffer)
-        assert np.all(buffer == SENTINEL)
-
-
 # ---- mode=generator: the documented differences, exactly --------------------------------
-
-def global_size(backend, n):
-    from pyopencl.array import _splay
-    return _splay(backend.device, n)[0][0]
-
-
-def generator_words(backend, state, n):
-    """PhiloxGenerator's float64 fill, as words: element i (block b = i // 4) is lane i % 4 of
-    Philox(counter + 2 * (b // G) with the carry stopping at word 2, key = (b % G, k1))."""
-    G = global_size(backend, n)
-    c = counter.counter_of(state)
-    k1 = int(state[5])
-    out = np.empty(n, dtype=np.uint32)
-    for b in range(-(-n // 4)):
-        ctr = (c & ~MASK96) | (((c & MASK96) + 2 * (b // G)) & MASK96)
-        block = reference.words(counter.make_state(ctr, (b % G, k1)), 0, 4)
-        out[4 * b:4 * b + 4] = block[:n - 4 * b]
-    return out
-
-
-def signed(word):
-    return word - (1 << 32) if word >= 1 << 31 else word
-
-
-def generator_state(state, n):
-    """pyopencl's host update (clrandom.Random123GeneratorBase._fill): counter word 0 (as int32)
-    += 2n, carried into words 1 and 2 by divmod with 2^31 - 1; word 3 untouched; k0 as given."""
-    c = [signed(int(w)) for w in state[:4]]
-    c[0] += 2 * n
-    carry, c[0] = divmod(c[0], INT32_MAX)
-    if carry:
-        c[1] += carry
-        carry, c[1] = divmod(c[1], INT32_MAX)
-        c[2] += carry
-    return np.array([w & 0xFFFFFFFF for w in c] + [int(state[4]), int(state[5])], dtype=np.uint32)
-
-
-@pytest.mark.parametrize("state", STATES, ids=lambda s: hex(counter.counter_of(s)))
-def test_generator_matches_the_model(generator, state):
-    for n in list(range(1, 10)) + [33, 300, 1001]:
-        for sizes, strides in layouts(n)[:2] + layouts(n)[3:4]:
-            count = layout.element_count(sizes)
-            buffer, new_state = run_one(generator, state, sizes, strides)
-            want = placed(generator_words(generator, state, count), sizes, strides, buffer.size)
-            assert np.array_equal(buffer, want), (n, sizes)
-            assert np.array_equal(new_state, generator_state(state, count)), (n, sizes)
-
 
 def test_generator_key_word_0_is_the_work_item_id(generator):
     """Block b uses key (b % G, k1): a state whose k0 equals b's work item agrees on that block only."""
@@ -207,11 +104,3 @@ def test_generator_quick_profile_fails_as_documented(generator):
     assert results["kat/philox4x32-10-ffffffff-ffffffff"]["mismatch_count"] == 4
 
 
-@pytest.mark.parametrize("mode", ["header", "generator"])
-def test_missing_pyopencl_is_unavailable_with_install_hint(mode, monkeypatch):
-    monkeypatch.setitem(sys.modules, "pyopencl", None)
-    with pytest.raises(BackendUnavailable) as error:
-        name = "PyopenclBackend" if mode == "header" else "PyopenclGeneratorBackend"
-        load(f"rngcheck.backends.pyopencl_backend:{name}")
-    message = str(error.value)
-    assert "pip install rngcheck[opencl]" in message and "\n" not in message
