@@ -22,12 +22,13 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .. import layout, numbers
-from ..counter import COUNTER_WORDS, STATE_WORDS  # state words 0-3 are the counter, 4-5 the key
+from ..counter import COUNTER_WORDS, STATE_WORDS, as_state_words  # state words 0-3 are the counter, 4-5 the key
 from ..description import Description, validate
 from ..errors import Rejected, RngcheckError
 from ..jsonfile import write_json
 from ..reference import LANES
 from ..results import document as D
+from ..results import verdicts
 from . import cases as C
 from .comparison import Comparison, StateComparison, WordComparison
 
@@ -38,6 +39,35 @@ JSON_ROWS = 1 << 14   # rows of words written at most (65,536 words)
 MARK = "*"
 MAX_EXTENT = 1 << 28  # words (1 GiB): a reproduction is a small case
 REPRO_ID = "repro/command-line"
+
+
+ALIASING_NOTE = ("aliasing output: the words at shared offsets are implementation-defined; the input state, "
+                 "guards and returned state are still checked")
+
+
+def feature_level(text: str) -> tuple[int, int]:
+    """``--feature-level``'s value: "4.0" is (4, 0); RngcheckError (one line) for anything else."""
+    try:
+        major, minor = (int(p) for p in text.split("."))
+    except ValueError:
+        raise RngcheckError(f"--feature-level {text!r} is not like 4.0") from None
+    return major, minor
+
+
+def state(words: tuple[int, ...], text: str) -> tuple[int, ...]:
+    """``--state``'s words (``text``: as given), each a uint32; RngcheckError (one line) otherwise."""
+    if as_state_words(words) is None:
+        raise RngcheckError(f"--state: every word must be in 0..0xffffffff, got {text!r}")
+    return words
+
+
+def settle_aliasing(result_document: dict) -> str:
+    """The verdict of a reproduction whose output aliases (elements share offsets): the words
+    there are implementation-defined (info), so nothing needs to pass; a required result that
+    broke (input state, guards, returned state) fails it. Written into the document, and returned."""
+    summary = result_document["summary"]
+    summary["verdict"] = verdicts.run_verdict(failed=summary["required_failed"], complete=result_document["complete"])
+    return str(summary["verdict"])
 
 
 def words_case(state: tuple[int, ...], sizes: tuple[int, ...], strides: tuple[int, ...] | None,
