@@ -398,7 +398,7 @@ UNMODELLED = [
      "low 96 bits"),
     ("flips-one-bit", lambda: FlipsOneBit("flips-one-bit"), "unknown", "only bit 9 differs"),
     ("index-wraps-2pow8", lambda: IndexWraps(8), "index-wrap", "wraps at 2^8"),
-    ("wrong-one-call-in-5", lambda: WrongOneCallInN(5), "nondeterministic", "right"),
+    ("wrong-one-call-in-7", lambda: WrongOneCallInN(7), "nondeterministic", "of them right"),
     ("key-plus-one", lambda: KeyPlusOne("key-plus-one"), "key-variant", "(k0 + 1, k1)"),
     ("high-half-lost", lambda: HighHalfLost("high-half-lost"), "unknown", "bits 16-31 always 0"),
     ("next-block-lane", lambda: NextBlockLane("next-block-lane"), "lane-shuffle",
@@ -406,3 +406,34 @@ UNMODELLED = [
     ("rounds-13", lambda: KnobbedPhilox("rounds-13", rounds=13), "round-count", "Philox4x32-13"),
     ("increment-2n", lambda: KnobbedPhilox("increment-2n", increment="2n"), "state-increment", "2n"),
 ]
+
+
+class WrongOnCall(KnobbedPhilox):
+    """Right but on its ``call``-th call: then its words are wrong (``how`` "words") or it raises ("raises")."""
+
+    def __init__(self, call=1, how="words"):
+        super().__init__(f"wrong-on-call-{call}-{how}")
+        self.call, self.how, self.calls = call, how, 0
+
+    def random_generator(self, state, sizes, strides, buffer, **kw):
+        self.calls += 1
+        if self.calls == self.call and self.how == "raises":
+            raise RuntimeError("device hiccup")
+        result = super().random_generator(state, sizes, strides, buffer, **kw)
+        if self.calls == self.call:
+            buffer[self.offsets(tuple(sizes), strides)[0]] ^= np.uint32(1 << 20)
+        return result
+
+
+class HangsOnLargeDraws(KnobbedPhilox):
+    """Right, but hangs on a description of more than 64 elements in 3 or more dimensions (the property
+    case draws one soon; no fixed case of the 'property' selection is one)."""
+
+    def __init__(self):
+        super().__init__("hangs-on-large-draws")
+
+    def random_generator(self, state, sizes, strides, buffer, **kw):
+        if len(sizes) >= 3 and math.prod(sizes) > 64:
+            import time
+            time.sleep(3600)
+        return super().random_generator(state, sizes, strides, buffer, **kw)

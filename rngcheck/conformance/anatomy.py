@@ -140,6 +140,11 @@ def _signed(value: int, bits: int) -> int:
     return value - (1 << bits) if value >= 1 << (bits - 1) else value
 
 
+def _amount(value: int) -> str:
+    """A counter difference: decimal when small, else a signed hex number."""
+    return str(value) if abs(value) < 1 << 20 else f"{'-' if value < 0 else ''}0x{abs(value):x}"
+
+
 def _ordinal(k: int) -> str:
     return {1: "next", -1: "previous"}.get(k, f"{k:+d}")
 
@@ -173,8 +178,8 @@ def _bit_ranges(bits) -> str:
 
 def _block_set_text(blocks: np.ndarray, window_blocks: np.ndarray) -> tuple[str, dict]:
     """Which blocks (a set within the window's blocks) as a rule: every block, every q-th, from b on."""
-    chosen = set(int(b) for b in blocks)
     every = [int(b) for b in window_blocks]
+    chosen = set(int(b) for b in blocks) & set(every) or set(int(b) for b in blocks)  # whole blocks speak
     if chosen == set(every):
         return "in every block", {"blocks": "all"}
     for period in (2, 3, 4, 8, 16, 32, 64):
@@ -616,7 +621,8 @@ def explain_words(state, sizes, strides, tensor: np.ndarray, first_wrong: int, u
     examined = at[:EXAMINED]
     wrong = Wrong(first + examined, actual[examined], expected[examined], [""] * examined.size,
                   [()] * examined.size)
-    window_blocks = np.arange(first // 4, (first + count - 1) // 4 + 1)
+    # The blocks a rule about blocks speaks of: those wholly inside the window.
+    window_blocks = np.arange(-(-first // 4), (first + count) // 4)
     _provenance(state, wrong, unwritten, padding, clock)
     anatomy = {
         "window": {"first": int(first), "count": int(count)},
@@ -647,7 +653,12 @@ def explain_state(state, element_count: int, actual, *, named: bool = False) -> 
     differences = [_signed(int(a) - int(e), 32) for a, e in zip(actual, expected)]
     expected_delta = counter.blocks_for(element_count)
     delta = _signed(counter.counter_of(actual) - counter.counter_of(state), 128)
-    texts = [f"counter advanced by {delta} (expected ceil(n/4) = {expected_delta} for n = {element_count})"]
+    off = _signed(counter.counter_of(actual) - counter.counter_of(expected), 128)
+    texts = [f"counter advanced by {_amount(delta)} (expected ceil(n/4) = {expected_delta} for n = {element_count})"]
+    if off and abs(off) & (abs(off) - 1) == 0 and abs(off) > 1:
+        texts.append(f"the counter is 2^{abs(off).bit_length() - 1} {'less' if off < 0 else 'more'} than expected "
+                     f"(a carry {'into' if off < 0 else 'out of'} bit {abs(off).bit_length() - 1} "
+                     f"{'lost' if off < 0 else 'added'})")
     changed_key = [w for w in (4, 5) if differences[w]]
     if changed_key:
         texts.append(f"key word{'s' if len(changed_key) > 1 else ''} {', '.join(map(str, changed_key))} changed "

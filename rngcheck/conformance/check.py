@@ -281,7 +281,7 @@ def check_returned_state(case: C.Case, execution: Execution) -> list | None:
     expected = expected_state(case, state)
     if not np.array_equal(actual, expected):
         diagnosis = diagnose_state(state, case.element_count, actual)
-        if state is not None and case.expected_state is None:
+        if state is not None:
             explained, found = anatomy.explain_state(state, case.element_count, actual,
                                                      named=diagnosis["id"] != "unknown-state")
             diagnosis = {**(found or diagnosis), "anatomy": explained}
@@ -425,7 +425,13 @@ def check_chain(backend, case: C.Case, strict: bool) -> Outcome:
         execution = execute(backend, piece)
         check_input_state(execution)
         check_guards(execution)
-        compare_words(piece, execution)
+        try:
+            compare_words(piece, execution)
+        except WrongWords as failed:
+            again = execute(backend, piece)
+            if not np.array_equal(again.tensor, execution.tensor):
+                failed.diagnosed(changed_between_runs(backend, piece, execution, again))
+            raise
         check_returned_state(piece, execution)
         pieces.append(execution.tensor.copy())
         words = counter.as_state_words(execution.returned)
