@@ -41,6 +41,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from itertools import permutations
+from typing import Any
 
 import numpy as np
 
@@ -60,6 +61,11 @@ DENSE_BITS = 8.0        # mean differing bits per wrong word from which the diff
 SPARSE_BITS = 4.0
 WORD = 32
 M32 = 0xFFFFFFFF
+
+def _order4(order) -> tuple[int, int, int, int]:
+    a, b, c, d = (int(x) for x in order)
+    return a, b, c, d
+
 
 BYTE_ORDERS = [p for p in permutations(range(4)) if p != (0, 1, 2, 3)]
 ORDER_NAMES = {(3, 2, 1, 0): "byte-swapped (the other endianness)", (2, 3, 0, 1): "half-words swapped",
@@ -190,7 +196,7 @@ def _block_set_text(blocks: np.ndarray, window_blocks: np.ndarray) -> tuple[str,
             return (f"in every {period}th block (blocks {which} mod {period})" if len(residues) == 1 else
                     f"in blocks {which} mod {period}"), {"blocks": {"period": period, "residues": residues}}
     first = min(chosen)
-    if chosen == {b for b in every if b >= first} and first > every[0]:
+    if chosen == {b for b in every if b >= first} and first > every[0] and len(chosen) >= 2:
         return f"from block {first} on", {"blocks": {"from": first}}
     listed = sorted(chosen)
     more = f", ... ({len(listed)} blocks)" if len(listed) > 6 else ""
@@ -239,6 +245,7 @@ class Wrong:
     right: np.ndarray            # what the reference says
     kind: list[str]
     detail: list[tuple]
+    end: int = 1 << 62          # one past the window's last element
 
 
 def _provenance(state, wrong: Wrong, unwritten: int, padding: int | None, clock: Clock) -> None:
@@ -308,8 +315,8 @@ def _provenance(state, wrong: Wrong, unwritten: int, padding: int | None, clock:
 def _batch(state, blocks: np.ndarray, counters: list, keys: list) -> np.ndarray:
     """(variants, blocks, 4) Philox words of each variant's counter words and key, in one call."""
     c = [np.concatenate([np.asarray(v[w], dtype=np.uint64) for v in counters]) for w in range(4)]
-    k = [np.concatenate([np.full(blocks.size, key[w], dtype=np.uint64) for key in keys]) for w in range(2)]
-    return philox.philox4x32(*c, k[0], k[1]).reshape(len(counters), blocks.size, 4)
+    k: list[Any] = [np.concatenate([np.full(blocks.size, key[w], dtype=np.uint64) for key in keys]) for w in range(2)]
+    return philox.philox4x32(c[0], c[1], c[2], c[3], k[0], k[1]).reshape(len(counters), blocks.size, 4)
 
 
 def _other_keys(state, blocks: np.ndarray) -> tuple[list[str], np.ndarray]:
@@ -340,7 +347,7 @@ def _other_rounds(state, blocks: np.ndarray) -> tuple[list[str], np.ndarray]:
     x = np.stack(ctr, axis=1).astype(np.uint32)   # 0 rounds
     found = {0: x}
     for r in range(1, max(ROUNDS) + 1):
-        x = philox.philox4x32(*(x[:, w] for w in range(4)), k0, k1, rounds=1)
+        x = philox.philox4x32(x[:, 0], x[:, 1], x[:, 2], x[:, 3], k0, k1, rounds=1)
         found[r] = x
         k0, k1 = (k0 + philox.PHILOX_W0) & M32, (k1 + philox.PHILOX_W1) & M32
     return [str(r) for r in ROUNDS], np.stack([found[r] for r in ROUNDS])
@@ -362,7 +369,7 @@ KIND_TEXT = {
 def _provenance_summary(wrong: Wrong, window_blocks: np.ndarray) -> dict:
     counts = Counter(wrong.kind)
     total = len(wrong.kind)
-    groups = []
+    groups: list[dict[str, Any]] = []
     for kind, count in counts.most_common():
         details = Counter(d for k, d in zip(wrong.kind, wrong.detail) if k == kind)
         groups.append({"kind": kind, "count": count, "text": _kind_text(kind, details, wrong, window_blocks)})
@@ -409,7 +416,17 @@ def _lane_maps(wrong: Wrong) -> dict[int, tuple]:
             bad.add(b)
             continue
         maps.setdefault(b, [(0, k) for k in range(4)])[lane] = detail
-    return {b: tuple(m) for b, m in maps.items() if b not in bad}
+    found = {b: tuple(m) for b, m in maps.items() if b not in bad}
+    # A block cut by the window's or the tensor's end takes a whole block's map that agrees on its lanes.
+    end = wrong.end
+    whole = {m for b, m in found.items() if 4 * b + 3 < end}
+    for b, m in found.items():
+        present = [lane for lane in range(4) if 4 * b + lane < end]
+        if len(present) < 4:
+            fits = [w for w in whole if all(w[lane] == m[lane] for lane in present)]
+            if fits:
+                found[b] = fits[0]
+    return found
 
 
 def _lane_map_text(wrong: Wrong, window_blocks: np.ndarray) -> str | None:
@@ -450,7 +467,7 @@ def _bits(right: np.ndarray, value: np.ndarray) -> dict:
     byte_order = next((list(p) for p in BYTE_ORDERS if np.array_equal(_bytes_permuted(right, p), value)), None)
     rotation = next((r for r in range(1, WORD) if np.array_equal(_rotl(right, r), value)), None)
     if byte_order is not None:
-        name = ORDER_NAMES.get(tuple(byte_order), "")
+        name = ORDER_NAMES.get(_order4(byte_order), "")
         texts.append(f"each wrong word is its right word with its bytes in order {tuple(byte_order)}"
                      + (f": {name}" if name else ""))
     elif rotation is not None:
@@ -503,7 +520,14 @@ def _families(state, first: int, actual: np.ndarray, expected: np.ndarray, wrong
                 described.append(f"{_lane_map_words(lane_map)} {where}")
                 parameters.append({"lanes": [list(m) for m in lane_map], **rule})
             if not np.array_equal(_lane_prediction(state, first, count, parameters), actual):
-                return None
+                # The rule said of the blocks does not hold past them: say the blocks themselves.
+                for group, (lane_map, _) in zip(parameters, groups.most_common()):
+                    group["blocks"] = sorted(b for b, m in maps.items() if m == lane_map)[:64]
+                described = [f"{_lane_map_words(m)} in blocks {', '.join(map(str, g['blocks'][:6]))}"
+                             f"{', ...' if len(g['blocks']) > 6 else ''}"
+                             for g, (m, _) in zip(parameters, groups.most_common())]
+                if not np.array_equal(_lane_prediction(state, first, count, parameters), actual):
+                    return None
             shuffle = any(k for m in groups for k, _ in m)
             return family("lane-shuffle" if shuffle else "lane-permutation", "; ".join(described),
                           maps=parameters)
@@ -521,11 +545,11 @@ def _families(state, first: int, actual: np.ndarray, expected: np.ndarray, wrong
                           f"({_hex(key[0])}, {_hex(key[1])})", key=name, key_words=[_hex(key[0]), _hex(key[1])])
     if top == "other-counter" and kinds[top] == len(wrong.kind):
         name = Counter(d[0] for d in wrong.detail).most_common(1)[0][0]
-        order = dict(_counter_orders())[name]
+        fed = dict(_counter_orders())[name]
         blocks = np.arange(first // 4, (first + count - 1) // 4 + 1)
-        words = _blocks_at(state, blocks, counters=lambda c: [c[k] for k in order]).reshape(-1)
+        words = _blocks_at(state, blocks, counters=lambda c: [c[k] for k in fed]).reshape(-1)
         if np.array_equal(words[first % 4:first % 4 + count], actual):
-            return family("counter-word-order", name, order=list(order))
+            return family("counter-word-order", name, order=list(fed))
     if top == "lost-carry" and clock.allows("carry family"):
         found = _carry_family(state, first, actual)
         if found is not None:
@@ -540,12 +564,12 @@ def _families(state, first: int, actual: np.ndarray, expected: np.ndarray, wrong
                 return family("index-wrap", f"element i holds element i mod 2^{k}: an element index that wraps "
                               f"at 2^{k} (from element {1 << k} on the output repeats elements 0, 1, ...)", bits=k)
         if first + d >= 0 and np.array_equal(_window_words(state, first + d, count), actual):
+            in_blocks = f", {abs(d) // 4} blocks" if d % 4 == 0 else ""
             return family("displacement", f"element i holds element i {'+' if d > 0 else '-'} {abs(d)} "
-                          f"(the output shifted by {abs(d)} elements{', ' + str(abs(d) // 4) + ' blocks' if d % 4 == 0 else ''})",
-                          displacement=d)
-    order = _bits(expected, actual)["byte_order"] if not np.array_equal(expected, actual) else None
+                          f"(the output shifted by {abs(d)} elements{in_blocks})", displacement=d)
+    order: list[int] | None = _bits(expected, actual)["byte_order"] if not np.array_equal(expected, actual) else None
     if order is not None and np.array_equal(_bytes_permuted(expected, order), actual):
-        name = ORDER_NAMES.get(tuple(order), "")
+        name = ORDER_NAMES.get(_order4(order), "")
         return family("byte-order", f"every word stored with its bytes in order {tuple(order)}"
                       + (f" ({name})" if name else ""), order=order)
     return None
@@ -620,11 +644,11 @@ def explain_words(state, sizes, strides, tensor: np.ndarray, first_wrong: int, u
         return None, None
     examined = at[:EXAMINED]
     wrong = Wrong(first + examined, actual[examined], expected[examined], [""] * examined.size,
-                  [()] * examined.size)
+                  [()] * examined.size, first + count)
     # The blocks a rule about blocks speaks of: those wholly inside the window.
     window_blocks = np.arange(-(-first // 4), (first + count) // 4)
     _provenance(state, wrong, unwritten, padding, clock)
-    anatomy = {
+    anatomy: dict[str, Any] = {
         "window": {"first": int(first), "count": int(count)},
         "wrong": int(at.size), "examined": int(examined.size),
         "provenance": _provenance_summary(wrong, window_blocks),

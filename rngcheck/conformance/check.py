@@ -29,8 +29,8 @@ from ..errors import (
 )
 from ..results.statuses import BROKEN, CRASHED, ERROR, FAILED, INFO, NOT_RUN, PASSED, SKIPPED, TIMEOUT  # noqa: F401
 from ..vectors import sha256_of_words
-from . import cases as C
 from . import anatomy
+from . import cases as C
 from .diagnosis import diagnose_output, diagnose_state, named
 from .numbers import check_numbers
 from .outcome import BackendRaised, CaseFailed, Outcome

@@ -38,7 +38,7 @@ from ..results.sources import STATS_SCHEMA, Source, classify, read, sources_of  
 from ..results.statuses import BROKEN, PASSED, STATUSES, effective
 from ..results.tables import counts as status_counts
 from ..results.tables import frame, rows, run_labels
-from ..results.text import mismatch_fields
+from ..results.text import anatomy_lines, mismatch_fields
 from ..results.verdicts import (
     STATS_BAD,
     STATS_FAIL,
@@ -398,6 +398,7 @@ def _failure_view(column: dict, case_id: str, result: dict) -> dict:
         "diagnosis_id": _text(diagnosis.get("id"), 200),
         "diagnosis_summary": _text(diagnosis.get("summary"), 500),
         "alternatives": [_text(a, 200) for a in _list(diagnosis.get("alternatives"))],
+        "anatomy": [_text(line.removeprefix("anatomy: "), 1000) for line in anatomy_lines(diagnosis)],
         "mismatches": mismatches,
         "mismatch_count": _int(result.get("mismatch_count"), len(mismatches)),
         "mismatches_listed": len(_list(result.get("mismatches"))),
