@@ -621,6 +621,20 @@ def _carry_family(state, first: int, actual: np.ndarray) -> dict | None:
 
 # -- the words anatomy -----------------------------------------------------------------------------
 
+def _guarded(explain: Callable[..., tuple[dict | None, dict | None]]) -> Callable[..., tuple[dict | None, dict | None]]:
+    """An anatomy never changes a verdict: a bug of its own is said in its findings, not raised."""
+    def guarded(*args, **kwargs):
+        try:
+            return explain(*args, **kwargs)
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except Exception as error:  # rngcheck's own bug: said, the verdict kept
+            said = f"anatomy not computed: internal error in rngcheck ({type(error).__name__}: {error})"
+            return {"findings": [said[:300]], "error": said[:1000]}, None
+    return guarded
+
+
+@_guarded
 def explain_words(state, sizes, strides, tensor: np.ndarray, first_wrong: int, unwritten: int,
                   padding: int | None = None, *, named: bool = False) -> tuple[dict | None, dict | None]:
     """(anatomy, family diagnosis or None) of a wrong output, or (None, None) past the budget.
@@ -669,7 +683,8 @@ def explain_words(state, sizes, strides, tensor: np.ndarray, first_wrong: int, u
 
 # -- the state anatomy -----------------------------------------------------------------------------
 
-def explain_state(state, element_count: int, actual, *, named: bool = False) -> tuple[dict, dict | None]:
+@_guarded
+def explain_state(state, element_count: int, actual, *, named: bool = False) -> tuple[dict | None, dict | None]:
     """(anatomy, family diagnosis or None) of a wrong returned state (cheap: no budget needed)."""
     state = counter.state_array(state)
     actual = np.asarray(actual, dtype=np.uint32).reshape(-1)

@@ -284,7 +284,7 @@ def check_returned_state(case: C.Case, execution: Execution) -> list | None:
         if state is not None:
             explained, found = anatomy.explain_state(state, case.element_count, actual,
                                                      named=diagnosis["id"] != "unknown-state")
-            diagnosis = {**(found or diagnosis), "anatomy": explained}
+            diagnosis = {**(found or diagnosis), **({"anatomy": explained} if explained else {})}
         raise CaseFailed(Outcome(
             FAILED, looks_like(f"output state {[hex_word(w) for w in actual]}, expected "
                                f"{[hex_word(w) for w in expected]}", diagnosis), diagnosis=diagnosis))
