@@ -147,3 +147,30 @@ def test_every_family_id_the_anatomy_writes_is_registered():
     assert not set(diagnosis.FAMILIES) & set(diagnosis.CHECKS)
     with pytest.raises(KeyError, match="not registered"):
         diagnosis.family("lane-permutations", "x")
+
+
+def test_terminal_junit_html_and_json_show_the_anatomy():
+    from panel import LanesRotatedInSomeBlocks
+    from rngcheck.reports import html, junit, terminal
+    from rngcheck.results import schema
+
+    document = run([NamedBackend("rotated", LanesRotatedInSomeBlocks("rotated"))],
+                   RunOptions(profile="quick", select=["mapping/elements-64"]))
+    (result,) = document["results"]
+    assert result["message"] == "16 of 64 elements differ; looks like: lane-permutation"  # the one line as before
+    found = result["diagnosis"]
+    assert found["parameters"]["maps"] == [{"lanes": [[0, 1], [0, 2], [0, 3], [0, 0]],
+                                            "blocks": {"period": 4, "residues": [3]}}]
+    assert found["anatomy"]["provenance"]["counts"] == {"same-block": 16}
+    schema.validate(document, "rngcheck-result")
+    shown = terminal.summary(document)
+    assert "diagnosis: lane-permutation: lanes permuted: lanes (0, 1, 2, 3) hold lanes (1, 2, 3, 0) in every 4th " \
+           "block (blocks 3 mod 4)" in shown
+    assert "anatomy: provenance: 16 of 16 wrong elements are words of their own block at another lane" in shown
+    tree = junit.to_junit(document)
+    (failure,) = tree.getroot().iter("failure")
+    assert "anatomy: bits: dense" in failure.text
+    properties = {p.get("name"): p.get("value") for p in tree.getroot().iter("property")}
+    assert properties["rngcheck.anatomy.0"].startswith("anatomy: provenance: 16 of 16")
+    page = html.render([document])
+    assert "<th>anatomy</th>" in page and "provenance: 16 of 16 wrong elements" in page

@@ -200,7 +200,7 @@ def _block_set_text(blocks: np.ndarray, window_blocks: np.ndarray) -> tuple[str,
         return f"from block {first} on", {"blocks": {"from": first}}
     listed = sorted(chosen)
     more = f", ... ({len(listed)} blocks)" if len(listed) > 6 else ""
-    return f"in blocks {', '.join(map(str, listed[:6]))}{more}", {"blocks": listed[:64]}
+    return f"in block{'s' if len(listed) > 1 else ''} {', '.join(map(str, listed[:6]))}{more}", {"blocks": listed[:64]}
 
 
 # -- reference pieces ------------------------------------------------------------------------------
@@ -424,8 +424,7 @@ def _lane_maps(wrong: Wrong) -> dict[int, tuple]:
         present = [lane for lane in range(4) if 4 * b + lane < end]
         if len(present) < 4:
             fits = [w for w in whole if all(w[lane] == m[lane] for lane in present)]
-            if fits:
-                found[b] = fits[0]
+            found[b] = fits[0] if fits else tuple(m[lane] if lane in present else None for lane in range(4))
     return found
 
 
@@ -444,6 +443,11 @@ def _lane_map_text(wrong: Wrong, window_blocks: np.ndarray) -> str | None:
 
 
 def _lane_map_words(lane_map: tuple) -> str:
+    if None in lane_map:  # a block cut by the end: its present lanes
+        lanes = [lane for lane, m in enumerate(lane_map) if m is not None]
+        return (f"lanes {tuple(lanes)} hold " +
+                ", ".join(f"lane {s} of the {_ordinal(k)} block" if k else f"lane {s}"
+                          for k, s in (lane_map[lane] for lane in lanes)))
     if all(k == 0 for k, _ in lane_map):
         order = tuple(s for _, s in lane_map)
         if sorted(order) == [0, 1, 2, 3]:
@@ -518,17 +522,18 @@ def _families(state, first: int, actual: np.ndarray, expected: np.ndarray, wrong
                 blocks = np.array(sorted(b for b, m in maps.items() if m == lane_map))
                 where, rule = _block_set_text(blocks, window_blocks)
                 described.append(f"{_lane_map_words(lane_map)} {where}")
-                parameters.append({"lanes": [list(m) for m in lane_map], **rule})
+                parameters.append({"lanes": [None if m is None else list(m) for m in lane_map], **rule})
             if not np.array_equal(_lane_prediction(state, first, count, parameters), actual):
                 # The rule said of the blocks does not hold past them: say the blocks themselves.
                 for group, (lane_map, _) in zip(parameters, groups.most_common()):
                     group["blocks"] = sorted(b for b, m in maps.items() if m == lane_map)[:64]
-                described = [f"{_lane_map_words(m)} in blocks {', '.join(map(str, g['blocks'][:6]))}"
+                described = [f"{_lane_map_words(m)} in block{'s' if len(g['blocks']) > 1 else ''} "
+                             f"{', '.join(map(str, g['blocks'][:6]))}"
                              f"{', ...' if len(g['blocks']) > 6 else ''}"
                              for g, (m, _) in zip(parameters, groups.most_common())]
                 if not np.array_equal(_lane_prediction(state, first, count, parameters), actual):
                     return None
-            shuffle = any(k for m in groups for k, _ in m)
+            shuffle = any(x[0] for m in groups for x in m if x is not None)
             return family("lane-shuffle" if shuffle else "lane-permutation", "; ".join(described),
                           maps=parameters)
     if top == "other-rounds" and kinds[top] == len(wrong.kind):
@@ -592,7 +597,8 @@ def _lane_prediction(state, first: int, count: int, parameters: list[dict]) -> n
     for b in range(lo, hi + 1):
         for group in parameters:
             if _in_rule(b, group["blocks"]):
-                out[b - lo] = [local[b - base + k, s] if b - base + k >= 0 else 0 for k, s in group["lanes"]]
+                out[b - lo] = [local[b - base, lane] if m is None else local[b - base + m[0], m[1]]
+                               if b - base + m[0] >= 0 else 0 for lane, m in enumerate(group["lanes"])]
                 break
     return out.reshape(-1)[first % 4:first % 4 + count]
 

@@ -72,9 +72,14 @@ def anatomy_lines(diagnosis: object, limit: int = 4) -> list[str]:
     lines = [f"anatomy: {f}" for f in (findings if isinstance(findings, list) else [])[:limit]]
     repeats = _dict(found.get("repeats"))
     if repeats:
+        difference = _dict(repeats.get("first_difference"))
+        values = difference.get("values") if isinstance(difference.get("values"), list) else []
+        first = (f"; first difference at element {difference.get('index', UNKNOWN)}: "
+                 f"{' then '.join(str(v) for v in values)} (expected {difference.get('expected', UNKNOWN)})"
+                 if difference else "")
         lines.append(f"repeated: {repeats.get('executions', UNKNOWN)} executions of the same description, "
                      f"{repeats.get('right', UNKNOWN)} right, {repeats.get('distinct_outputs', UNKNOWN)} "
-                     f"different outputs")
+                     f"different outputs{first}")
     return lines
 
 
