@@ -73,7 +73,8 @@ def anatomy_lines(diagnosis: object, limit: int = 4) -> list[str]:
     repeats = _dict(found.get("repeats"))
     if repeats:
         difference = _dict(repeats.get("first_difference"))
-        values = difference.get("values") if isinstance(difference.get("values"), list) else []
+        found_values = difference.get("values")
+        values: list[Any] = found_values if isinstance(found_values, list) else []
         first = (f"; first difference at element {difference.get('index', UNKNOWN)}: "
                  f"{' then '.join(str(v) for v in values)} (expected {difference.get('expected', UNKNOWN)})"
                  if difference else "")
