@@ -174,3 +174,18 @@ def test_terminal_junit_html_and_json_show_the_anatomy():
     assert properties["rngcheck.anatomy.0"].startswith("anatomy: provenance: 16 of 16")
     page = html.render([document])
     assert "<th>anatomy</th>" in page and "provenance: 16 of 16 wrong elements" in page
+
+
+def test_were_hypothesis_to_find_the_search_flaky_it_is_still_the_backend_s_verdict(monkeypatch):
+    """One answer per description makes the search consistent; a Flaky all the same is not rngcheck's error."""
+    import hypothesis
+    from hypothesis.errors import Flaky
+
+    def flaky_find(strategy, condition, **kw):
+        condition(case((9,)))  # the backend fails this description ...
+        raise Flaky("inconsistent results")  # ... and hypothesis then calls it flaky
+
+    monkeypatch.setattr(hypothesis, "find", flaky_find)
+    outcome = run_case(KnobbedPhilox(rounds=13), property_case())
+    assert outcome.status == FAILED and outcome.diagnosis["id"] == "nondeterministic", outcome.message
+    assert outcome.reproduce["sizes"] == "9" and "inconsistent results" in outcome.message

@@ -557,11 +557,19 @@ def check_property(backend, case: C.Case, strict: bool, seed: int) -> Outcome:
                                     f"could be expressed (seed {seed})")
         absent = f"; {tried['not applicable']} not applicable" if tried["not applicable"] else ""
         return Outcome(PASSED, f"{tried['run']} random descriptions agree with the reference (seed {seed}{absent})")
-    except (Abandon, Flaky):
-        if not abandoned:  # Flaky: cannot happen with one answer per description; still the backend's
-            minimal = next(reversed(failures))
-            return _found_by_property(minimal, failures[minimal], "on")
-        return _found_by_property(abandoned[0], failures[abandoned[0]], "on")
+    except (Abandon, Flaky) as error:
+        if abandoned:
+            return _found_by_property(abandoned[0], failures[abandoned[0]], "on")
+        # Flaky: cannot happen with one answer per description; were it to, the answers changed.
+        said = f"the backend's answers changed during the search ({one_line(error)})"
+        if not failures:
+            return Outcome(FAILED, looks_like(said, named("nondeterministic")), diagnosis=named("nondeterministic"))
+        minimal = next(reversed(failures))
+        found = failures[minimal]
+        return _found_by_property(minimal, Outcome(FAILED, looks_like(said, named("nondeterministic")),
+                                                   diagnosis=named("nondeterministic", said),
+                                                   mismatches=found.mismatches, mismatch_count=found.mismatch_count),
+                                  "on")
     if abandoned:  # a crash or hang while shrinking: that is what the backend did last
         return _found_by_property(abandoned[0], failures[abandoned[0]], "on")
     found = failures[minimal]
