@@ -29,6 +29,7 @@ from ..errors import (
 )
 from ..results.statuses import BROKEN, CRASHED, ERROR, FAILED, INFO, NOT_RUN, PASSED, SKIPPED, TIMEOUT  # noqa: F401
 from ..vectors import sha256_of_words
+from . import anatomy
 from . import cases as C
 from .diagnosis import diagnose_output, diagnose_state, named
 from .numbers import check_numbers
@@ -230,12 +231,25 @@ class WrongWords(CaseFailed):
         self.message = message
 
     def diagnosed(self, diagnosis: dict) -> None:
+        """Another diagnosis of the same wrong words (the anatomy of the words stays)."""
+        explained = (self.outcome.diagnosis or {}).get("anatomy")
+        if explained is not None and "anatomy" not in diagnosis:
+            diagnosis = {**diagnosis, "anatomy": explained}
         self.outcome.diagnosis = diagnosis
         self.outcome.message = looks_like(self.message, diagnosis)
 
 
 def _mismatch_outcome(case, state, execution, rows, count, digest, message) -> WrongWords:
     diagnosis = diagnose_output(state, case.sizes, case.strides, execution.tensor, UNWRITTEN)
+    if rows and state is not None:
+        padding = None if layout.is_packed(case.sizes, case.strides) else PADDING
+        explained, found = anatomy.explain_words(state, case.sizes, case.strides, execution.tensor,
+                                                 rows[0]["index"], UNWRITTEN, padding,
+                                                 named=diagnosis["id"] != "unknown")
+        if found is not None:
+            diagnosis = found
+        if explained is not None:
+            diagnosis["anatomy"] = explained
     return WrongWords(Outcome(FAILED, looks_like(message, diagnosis), diagnosis=diagnosis,
                               mismatches=rows, mismatch_count=int(count), output_sha256=digest), message)
 
@@ -267,6 +281,10 @@ def check_returned_state(case: C.Case, execution: Execution) -> list | None:
     expected = expected_state(case, state)
     if not np.array_equal(actual, expected):
         diagnosis = diagnose_state(state, case.element_count, actual)
+        if state is not None:
+            explained, found = anatomy.explain_state(state, case.element_count, actual,
+                                                     named=diagnosis["id"] != "unknown-state")
+            diagnosis = {**(found or diagnosis), **({"anatomy": explained} if explained else {})}
         raise CaseFailed(Outcome(
             FAILED, looks_like(f"output state {[hex_word(w) for w in actual]}, expected "
                                f"{[hex_word(w) for w in expected]}", diagnosis), diagnosis=diagnosis))
@@ -317,12 +335,62 @@ def _judge_execution(backend, case: C.Case, execution: Execution, strict: bool) 
         # Wrong words: first ask whether the same input even gives the same output twice.
         again = execute(backend, case)
         if not np.array_equal(again.tensor, execution.tensor):
-            failed.diagnosed(named("hidden-state", "the same input gave different outputs (state kept between "
-                                                   "executions)"))
+            failed.diagnosed(changed_between_runs(backend, case, execution, again))
         raise
     returned = check_returned_state(case, execution)
     observations = [o for o in [padding_observation(case, execution, strict)] if o]
     return Outcome(PASSED, "", output_sha256=digest, returned_state=returned, observations=observations)
+
+
+REPEATS = 3  # further executions of a description whose output changed when it was run again
+
+
+def words_right(case: C.Case, execution: Execution) -> bool:
+    """Whether an execution's words are the expected ones (no diagnosis: a plain comparison)."""
+    if case.expected_sha256 is not None:
+        return sha256_of_words(w for _, w in actual_chunks(case, execution.tensor)) == case.expected_sha256
+    return scan_mismatches(case, execution.state, execution.tensor)[1] == 0
+
+
+def first_difference(case: C.Case, one: np.ndarray, other: np.ndarray, state) -> dict | None:
+    """The first element (logical order) at which two outputs of the same description differ."""
+    for (first, a), (_, b) in zip(actual_chunks(case, one), actual_chunks(case, other)):
+        at = np.flatnonzero(a != b)
+        if at.size:
+            index = first + int(at[0])
+            offset = int(layout.physical_offsets(case.sizes, case.strides, index, 1)[0])
+            right = expected_words(case, state, index, 1) if state is not None else None
+            return {"index": index, "offset": offset, "values": [hex_word(a[at[0]]), hex_word(b[at[0]])],
+                    "expected": None if right is None or not right.size else hex_word(right[0])}
+    return None
+
+
+def difference_text(difference: dict | None) -> str:
+    if not difference:
+        return ""
+    expected = f" (expected {difference['expected']})" if difference.get("expected") else ""
+    return (f"; first difference at element {difference['index']} (offset {difference['offset']}): "
+            f"{difference['values'][0]} then {difference['values'][1]}{expected}")
+
+
+def changed_between_runs(backend, case: C.Case, first: Execution, again: Execution) -> dict:
+    """The diagnosis of a description whose words changed when it was run again: REPEATS more runs.
+
+    Some run right: ``nondeterministic`` (the backend is sometimes right: a race, an uninitialised
+    read, a flaky device). Every run wrong, differently: ``hidden-state`` (the output follows the
+    backend's history). Either way the backend's fault, with the first difference as evidence.
+    """
+    runs = [first, again] + [execute(backend, case) for _ in range(REPEATS)]
+    right = sum(words_right(case, run) for run in runs)
+    distinct = len({run.tensor.tobytes() for run in runs})
+    difference = first_difference(case, first.tensor, again.tensor, first.state)
+    evidence = {"executions": len(runs), "right": int(right), "distinct_outputs": distinct,
+                "first_difference": difference}
+    said = f"{len(runs)} runs of the same description gave {distinct} different outputs, {right} of them right"
+    if right:
+        return named("nondeterministic", said + difference_text(difference), repeats=evidence)
+    return named("hidden-state", said + " (state kept between executions)" + difference_text(difference),
+                 repeats=evidence)
 
 
 def check_repeat(backend, case: C.Case, strict: bool) -> Outcome:
@@ -357,7 +425,13 @@ def check_chain(backend, case: C.Case, strict: bool) -> Outcome:
         execution = execute(backend, piece)
         check_input_state(execution)
         check_guards(execution)
-        compare_words(piece, execution)
+        try:
+            compare_words(piece, execution)
+        except WrongWords as failed:
+            again = execute(backend, piece)
+            if not np.array_equal(again.tensor, execution.tensor):
+                failed.diagnosed(changed_between_runs(backend, piece, execution, again))
+            raise
         check_returned_state(piece, execution)
         pieces.append(execution.tensor.copy())
         words = counter.as_state_words(execution.returned)
@@ -428,28 +502,48 @@ def check_alias(backend, case: C.Case, strict: bool) -> Outcome:
 
 
 def check_property(backend, case: C.Case, strict: bool, seed: int) -> Outcome:
+    """Random descriptions against the reference; the minimal failing one, confirmed by running it again.
+
+    Hypothesis sees each description's answer once (a description asked again gets the same
+    answer), so a backend that changes its answer cannot make the search itself flaky: the
+    minimal failure is run again (with its anatomy), and an answer that changed is the backend's
+    ``nondeterministic``. A crash or a hang ends the search at once and is reported as found.
+    """
     from hypothesis import HealthCheck, find, settings
-    from hypothesis.errors import NoSuchExample
+    from hypothesis.errors import Flaky, NoSuchExample
 
     from .strategies import descriptions
 
-    failures = {}
+    failures: dict[C.Case, Outcome] = {}
+    answers: dict[C.Case, bool] = {}
+    outputs: dict[C.Case, np.ndarray] = {}   # the words of the last few failing runs (bounded)
+    abandoned: list[C.Case] = []
     tried = {"run": 0, "not applicable": 0}
+    budget = anatomy.current()
 
     class Abandon(Exception):
-        """A crash or hang: shrinking would only repeat it; report the first one."""
+        """A crash or hang: the backend is not called again in this case; the first one is reported."""
 
     def fails(drawn: C.Case) -> bool:
-        outcome = run_case(backend, drawn, strict=False, seed=seed)
+        if drawn in answers:
+            return answers[drawn]
+        if abandoned:
+            raise Abandon
+        outcome = run_case(backend, drawn, strict=False, seed=seed, explain=anatomy.off())
         if outcome.status in (CRASHED, TIMEOUT, NOT_RUN):
             failures[drawn] = outcome
+            abandoned.append(drawn)
             raise Abandon
-        outcome.execution = None  # the shrinking keeps many failures: not their buffers
         tried["not applicable" if outcome.status == SKIPPED else "run"] += 1
-        if outcome.status in (FAILED, ERROR):
+        answers[drawn] = outcome.status in (FAILED, ERROR)
+        if answers[drawn]:
             failures[drawn] = outcome
-            return True
-        return False
+            if outcome.execution is not None:
+                outputs[drawn] = outcome.execution.tensor.copy()
+                while len(outputs) > 8:
+                    del outputs[next(iter(outputs))]
+        outcome.execution = None  # the shrinking keeps many failures: not their buffers
+        return answers[drawn]
 
     big = case.examples > 100
     try:
@@ -463,14 +557,59 @@ def check_property(backend, case: C.Case, strict: bool, seed: int) -> Outcome:
                                     f"could be expressed (seed {seed})")
         absent = f"; {tried['not applicable']} not applicable" if tried["not applicable"] else ""
         return Outcome(PASSED, f"{tried['run']} random descriptions agree with the reference (seed {seed}{absent})")
-    except Abandon:
-        (minimal, outcome), = list(failures.items())[-1:]
-        outcome.message = f"on {describe_case(minimal)}: {outcome.message}"
-        outcome.reproduce = reproduction(minimal)
-        return outcome
-    outcome = failures.get(minimal) or run_case(backend, minimal, strict=False, seed=seed)
-    outcome.message = f"minimal failing description: {describe_case(minimal)}; {outcome.message}"
-    outcome.reproduce = reproduction(minimal)
+    except (Abandon, Flaky) as error:
+        if abandoned:
+            return _found_by_property(abandoned[0], failures[abandoned[0]], "on")
+        # Flaky: cannot happen with one answer per description; were it to, the answers changed.
+        said = f"the backend's answers changed during the search ({one_line(error)})"
+        if not failures:
+            return Outcome(FAILED, looks_like(said, named("nondeterministic")), diagnosis=named("nondeterministic"))
+        minimal = next(reversed(failures))
+        found = failures[minimal]
+        return _found_by_property(minimal, Outcome(FAILED, looks_like(said, named("nondeterministic")),
+                                                   diagnosis=named("nondeterministic", said),
+                                                   mismatches=found.mismatches, mismatch_count=found.mismatch_count),
+                                  "on")
+    if abandoned:  # a crash or hang while shrinking: that is what the backend did last
+        return _found_by_property(abandoned[0], failures[abandoned[0]], "on")
+    found = failures[minimal]
+    again = run_case(backend, minimal, strict=False, seed=seed, explain=budget)
+    if again.status in (CRASHED, TIMEOUT, NOT_RUN) or _same_answer(found, again):
+        return _found_by_property(minimal, again, "minimal failing description:")
+    return _found_by_property(minimal, _changed_answer(minimal, found, again, outputs.get(minimal)),
+                              "minimal failing description:")
+
+
+def _same_answer(one: Outcome, other: Outcome) -> bool:
+    return one.status == other.status and one.output_sha256 == other.output_sha256 and \
+        (one.status != ERROR or one.message == other.message)
+
+
+def _changed_answer(case: C.Case, first: Outcome, again: Outcome, first_words: np.ndarray | None) -> Outcome:
+    """A description the property case found failing that answered otherwise when run again."""
+    state = counter.as_state_words(case.state)
+    difference = None
+    if first_words is not None and again.execution is not None:
+        difference = first_difference(case, first_words, again.execution.tensor, state)
+    then = "right" if again.status == PASSED else again.message
+    evidence = {"executions": 2, "right": int(again.status == PASSED),
+                "distinct_outputs": 1 + int(first.output_sha256 != again.output_sha256), "first_difference": difference}
+    said = (f"the same description answered differently when run again: first {first.message}; then {then}"
+            + difference_text(difference))
+    diagnosis = named("nondeterministic", said, repeats=evidence)
+    explained = (again.diagnosis or {}).get("anatomy") or (first.diagnosis or {}).get("anatomy")
+    if explained:
+        diagnosis["anatomy"] = explained
+    failed = first if first.status == FAILED else again
+    return Outcome(FAILED, looks_like(said, diagnosis), diagnosis=diagnosis, mismatches=failed.mismatches,
+                   mismatch_count=failed.mismatch_count, output_sha256=first.output_sha256,
+                   detail=first.detail or again.detail, execution=again.execution)
+
+
+def _found_by_property(case: C.Case, outcome: Outcome, lead: str) -> Outcome:
+    outcome.message = f"{lead} {describe_case(case)}; {outcome.message}" if lead.endswith(":") else \
+        f"{lead} {describe_case(case)}: {outcome.message}"
+    outcome.reproduce = reproduction(case)
     return outcome
 
 
@@ -496,8 +635,18 @@ PROCEDURES = {
 }
 
 
-def run_case(backend, case: C.Case, *, strict: bool = False, seed: int = 0) -> Outcome:
-    """The outcome of ``case`` on ``backend``: never raises for anything the backend does."""
+def run_case(backend, case: C.Case, *, strict: bool = False, seed: int = 0,
+             explain: anatomy.Budget | None = None) -> Outcome:
+    """The outcome of ``case`` on ``backend``: never raises for anything the backend does.
+
+    ``explain``: the anatomy budget of this backend (rngcheck.conformance.anatomy.Budget; the
+    runner keeps one per backend); None gives this case one of its own.
+    """
+    with anatomy.using(explain):
+        return _run_case(backend, case, strict, seed)
+
+
+def _run_case(backend, case: C.Case, strict: bool, seed: int) -> Outcome:
     try:
         if case.procedure == C.PROPERTY:
             return check_property(backend, case, strict, seed)

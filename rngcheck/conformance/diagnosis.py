@@ -365,6 +365,8 @@ CHECKS = {
     "rejects-valid": "refuses a valid description",
     "accepts-invalid": "accepts a description the rules forbid",
     "hidden-state": "output depends on earlier executions (state kept between executions)",
+    "nondeterministic": "the same description gave different results when run again (sometimes right, "
+                        "sometimes not): the backend's nondeterminism",
     "crashed": "the backend's process died during the call",
     "timeout": "no answer within the time limit; process ended",
     "stopped": "the backend stopped answering; its remaining cases were not run",
@@ -379,6 +381,30 @@ def named(id_: str, summary: str | None = None, **fields) -> dict:
     if id_ not in CHECKS:
         raise KeyError(f"diagnosis id {id_!r} is not registered in conformance.diagnosis.CHECKS")
     return {"id": id_, "summary": summary or CHECKS[id_], **fields}
+
+
+# Structured families (rngcheck.conformance.anatomy): searched when no named class matches, each
+# verified on the anatomy's window and named with its parameters (``family``). Ids live here only.
+FAMILIES = {
+    "lane-permutation": "the lanes of some or all blocks permuted (the permutation and the blocks as parameters)",
+    "lane-shuffle": "lanes taking words of a neighbouring block (the lane map and the blocks as parameters)",
+    "byte-order": "every word stored with its bytes in another order",
+    "carry-boundary": "counter + block index carried only within its low B bits",
+    "round-count": "Philox4x32 with another number of rounds",
+    "index-wrap": "an element index that wraps at 2^k: the output repeats from element 2^k on",
+    "displacement": "element i holds element i + d",
+    "key-variant": "the right counters under another key derived from the state",
+    "counter-word-order": "the counter's words fed to Philox in another order",
+    "state-carry-boundary": "output counter carried only within its low B bits",
+    "state-increment": "output counter advanced by another rule than ceil(n/4)",
+}
+
+
+def family(id_: str, summary: str, **parameters) -> dict:
+    """A structured family's diagnosis: a registered id (FAMILIES), this case's summary, its parameters."""
+    if id_ not in FAMILIES:
+        raise KeyError(f"family id {id_!r} is not registered in conformance.diagnosis.FAMILIES")
+    return {"id": id_, "summary": summary, "alternatives": [], "parameters": parameters}
 
 
 def _verdict(matches: list[Variant], unknown: str, summary: str) -> dict:

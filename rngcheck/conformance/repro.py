@@ -8,7 +8,8 @@ version 1 (fields added later are optional):
                inputs), element_count},
   backend {name, spec, validates, describe, summary, verdict}   (as in a result document),
   verdict "pass" | "fail",
-  result {status, message, diagnosis, mismatches, ...}          (a result document's result),
+  result {status, message, diagnosis (with its anatomy: the result schema), mismatches, ...}
+                                                                (a result document's result),
   words {element_count, differing_count, differing_indices (ascending, at most 1000),
          differing_indices_complete, last_differing, complete (the windows hold every element),
          max_rows, windows [{first, expected [int], actual [int]}]} | null (no call completed),

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from ..errors import one_line
 from ..progress import Progress
 from ..results import document as D
+from . import anatomy, check
 from . import cases as C
-from . import check
 
 
 @dataclass
@@ -99,6 +99,7 @@ def run(backends: list[NamedBackend], options: RunOptions, *, journal=None, prev
                 document["backends"].append(entry)
                 if journal:
                     journal.write({"backend": entry})
+            explain = anatomy.Budget()  # the anatomy of this backend's first failing cases
             for case in chosen:
                 if (entry["name"], case.id) in done:
                     continue
@@ -110,7 +111,7 @@ def run(backends: list[NamedBackend], options: RunOptions, *, journal=None, prev
                                                            f"passed")
                 else:
                     outcome = check.run_case(named.backend, case, strict=options.profile == "strict",
-                                             seed=options.seed)
+                                             seed=options.seed, explain=explain)
                 result = D.result_entry(entry["name"], case, outcome, is_required(named.backend, case),
                                         time.perf_counter() - start, named.spec)
                 document["results"].append(result)

@@ -30,7 +30,7 @@ from ..results.sources import Source
 from ..results.statuses import BROKEN, INFO, PASSED, STATUSES, effective
 from ..results.tables import counts as status_counts
 from ..results.tables import frame, records, run_labels
-from ..results.text import mismatch_fields
+from ..results.text import anatomy_lines, mismatch_fields
 from ..results.verdicts import FAIL, PASS, report_verdict, run_verdict
 from .fields import anchor_part as _anchor_part
 from .fields import as_dict as _dict
@@ -279,6 +279,7 @@ def _failure_view(column: dict, case_id: str, result: ResultRecord) -> dict:
         "diagnosis_id": _text(diagnosis.get("id"), 200),
         "diagnosis_summary": _text(diagnosis.get("summary"), 500),
         "alternatives": [_text(a, 200) for a in _list(diagnosis.get("alternatives"))],
+        "anatomy": [_text(line.removeprefix("anatomy: "), 1000) for line in anatomy_lines(diagnosis)],
         "mismatches": mismatches,
         "mismatch_count": result.mismatch_count or len(mismatches),
         "mismatches_listed": len(result.mismatches),

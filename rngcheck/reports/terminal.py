@@ -38,8 +38,9 @@ def summary(document: dict) -> str:
         for r in failures[:SHOWN_FAILURES]:
             tag = f" [{printable(r['diagnosis'].get('id'))}]" if isinstance(r.get("diagnosis"), dict) else ""
             lines.append(f"  {r['status'].upper()} {r['case']}{tag}: {printable(r['message'])[:160]}")
+            family = isinstance(r.get("diagnosis"), dict) and "parameters" in r["diagnosis"]  # says its parameters
             lines += [f"       {printable(line)}"
-                      for line in detail_lines(r, mismatches=SHOWN_MISMATCHES, diagnosis=False)]
+                      for line in detail_lines(r, mismatches=SHOWN_MISMATCHES, diagnosis=family)]
         if len(failures) > SHOWN_FAILURES:
             lines.append(f"  ... and {len(failures) - SHOWN_FAILURES} more failures (see the JSON document)")
         info = [r for r in results if r["status"] == "info" and r["observations"]]

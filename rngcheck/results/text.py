@@ -6,6 +6,8 @@ result through these functions, so a wrong element reads the same wherever it is
 
   element 5 (1, 1) at offset 9: expected 0x1b5e3c2a, got 0x0e6cd0f2 (counter 0x...01, lane 1)
 
+and a wrong answer's anatomy reads the same too (anatomy_lines: "anatomy: ..." lines).
+
 A result here is a result document's result (a dict: rngcheck.results.records.RESULT_ORDER);
 its mismatches are rows {index, coordinates, offset, expected, actual, philox_counter, lane}.
 A damaged document (a field missing or of the wrong type) is said too: "?" stands for what is
@@ -85,6 +87,27 @@ def diagnosis_line(diagnosis: object) -> str:
     return f"diagnosis: {_or_unknown(diagnosis.get('id'))}: {diagnosis.get('summary') or ''}".rstrip()
 
 
+def anatomy_lines(diagnosis: object, limit: int = 4) -> list[str]:
+    """A wrong answer's anatomy (rngcheck.conformance.anatomy) in a few lines: ``anatomy: FINDING``
+    (provenance, bits, state; at most ``limit``), and for a changed answer ``repeated: ...``; the
+    family a diagnosis names carries its parameters in its summary. [] without either."""
+    found = _dict(diagnosis)
+    findings = _dict(found.get("anatomy")).get("findings")
+    lines = [f"anatomy: {f}" for f in (findings if isinstance(findings, list) else [])[:limit]]
+    repeats = _dict(found.get("repeats"))
+    if repeats:
+        difference = _dict(repeats.get("first_difference"))
+        found_values = difference.get("values")
+        values: list[Any] = found_values if isinstance(found_values, list) else []
+        first = (f"; first difference at element {difference.get('index', UNKNOWN)}: "
+                 f"{' then '.join(str(v) for v in values)} (expected {difference.get('expected', UNKNOWN)})"
+                 if difference else "")
+        lines.append(f"repeated: {repeats.get('executions', UNKNOWN)} executions of the same description, "
+                     f"{repeats.get('right', UNKNOWN)} right, {repeats.get('distinct_outputs', UNKNOWN)} "
+                     f"different outputs{first}")
+    return lines
+
+
 def rule_line(case: object) -> str:
     """``rule: RULE (SOURCE)`` of a result document's case entry, or "" without one."""
     case = _dict(case)
@@ -123,6 +146,7 @@ def detail_lines(result: object, case: object = None, mismatches: int | None = N
     rows = rows if isinstance(rows, list) else []
     return [line for line in [
         diagnosis_line(result.get("diagnosis")) if diagnosis else "",
+        *anatomy_lines(result.get("diagnosis")),
         *(mismatch_line(m) for m in rows[:mismatches]),
         *numbers_lines(result, mismatches),
         rule_line(case),
@@ -149,6 +173,7 @@ def properties(result: object) -> list[tuple[str, str]]:
     if isinstance(diagnosis, dict):
         found += [("rngcheck.diagnosis", _or_unknown(diagnosis.get("id"))),
                   ("rngcheck.diagnosis.summary", str(diagnosis.get("summary") or ""))]
+        found += [(f"rngcheck.anatomy.{i}", line) for i, line in enumerate(anatomy_lines(diagnosis))]
     rows = result.get("mismatches")
     if isinstance(rows, list) and rows:
         found += [("rngcheck.mismatch", mismatch_line(rows[0])),
