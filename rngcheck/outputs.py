@@ -1,5 +1,7 @@
 """Output paths checked before a command does anything: no two outputs on one file, no output over
-one of the command's inputs, and every output writable. Each refusal is one line (exit 2)."""
+one of the command's inputs, and every output writable (``check_outputs``, the one check of every
+command: run, repro, report, compare, export, stats, nist); and outputs locked while a run writes
+them (``lock_outputs``). Each refusal is one line (exit 2)."""
 
 from __future__ import annotations
 
@@ -19,9 +21,15 @@ def _identity(path: Path):
         return ("path", str(path.resolve()))
 
 
+def input_paths(paths) -> dict:
+    """{what: path} of a command's input files (a list of them), for ``check_outputs``."""
+    return {str(path): path for path in paths if path}
+
+
 def check_outputs(outputs: dict, inputs: dict | None = None) -> None:
-    """``outputs``: {option: path or None} the command will write; ``inputs``: {what: path} it reads.
-    Raises RngcheckError naming the first collision or unwritable output."""
+    """``outputs``: {option: path or None} the command will write; ``inputs``: {what: path or None}
+    it reads (``input_paths`` makes them from a list). Raises RngcheckError naming the first
+    collision or unwritable output. Every command calls this before it reads or runs anything."""
     seen: dict[object, tuple[str, str]] = {}
     for what, path in (inputs or {}).items():
         if path:
@@ -60,3 +68,69 @@ def writable(option: str, path: Path) -> None:
                 pass
     except OSError as error:
         raise RngcheckError(f"cannot write {option} {path}: {error.strerror or error}") from None
+
+
+class OutputLocks:
+    """Exclusive locks (flock) on a command's output files, held from before the run until its
+    outputs are written: two runs writing the same ``--json`` (or ``--html``, ``--junit``...) cannot
+    both succeed, the second is refused at once. An output that does not exist yet is created
+    empty to hold the lock, and removed again if it is still empty when released (a refused or
+    failed run leaves nothing behind). Devices and pipes are not locked (``/dev/stderr`` is shared)."""
+
+    def __init__(self) -> None:
+        self.held: list[tuple[int, Path, bool]] = []   # (descriptor, path, created by the lock)
+
+    def release(self) -> None:
+        import fcntl
+
+        for descriptor, path, created in reversed(self.held):
+            try:
+                if created and path.stat().st_size == 0 and os.fstat(descriptor).st_ino == path.stat().st_ino:
+                    path.unlink()
+            except OSError:
+                pass
+            fcntl.flock(descriptor, fcntl.LOCK_UN)
+            os.close(descriptor)
+        self.held = []
+
+    def __enter__(self) -> OutputLocks:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
+
+def lock_outputs(outputs: dict) -> OutputLocks:
+    """Lock each of ``outputs`` ({option: path or None}); RngcheckError naming the first one another
+    run holds. Use as ``with lock_outputs({...}):`` around the run and the writing of its outputs."""
+    import fcntl
+    import stat
+
+    locks = OutputLocks()
+    try:
+        for option, path in outputs.items():
+            if not path:
+                continue
+            target = Path(path)
+            try:
+                if not stat.S_ISREG(target.stat().st_mode):
+                    continue   # a device or a pipe: written directly, never replaced
+                created = False
+            except OSError:
+                created = True
+            try:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                descriptor = os.open(target, os.O_WRONLY | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o666)
+            except OSError as error:
+                raise RngcheckError(f"cannot write {option} {path}: {error.strerror or error}") from None
+            try:
+                fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                os.close(descriptor)   # (the file is the other run's: left as it is)
+                raise RngcheckError(f"{option} {path}: another rngcheck run is writing this file (it is locked); "
+                                    f"give this run another {option}") from None
+            locks.held.append((descriptor, target, created))
+    except BaseException:
+        locks.release()
+        raise
+    return locks

@@ -119,8 +119,11 @@ def render(comparison) -> str:
 
 
 def run(args) -> int:
+    from ..outputs import check_outputs, input_paths
     from .html import write_text
 
+    check_outputs({"--html": args.html}, {**input_paths([args.baseline, *args.new]),
+                                          "--expected-failures": args.expected_failures})
     comparison = load(args.baseline, args.new, args.expected_failures)
     if args.html:
         write_text(args.html, render(comparison))
