@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import functools
 import math
-import re
 import shlex
 from collections import Counter, OrderedDict
 from collections.abc import Callable
@@ -34,6 +33,7 @@ from .. import __version__, counter
 from ..errors import RngcheckError
 from ..jsonfile import atomic_write
 from ..results.document import agreement
+from ..results.text import shown, visible  # noqa: F401  (the one sanitiser; visible re-exported)
 from ..results.sources import STATS_SCHEMA, Source, classify, read, sources_of  # noqa: F401  (reading API)
 from ..results.statuses import BROKEN, PASSED, STATUSES, effective
 from ..results.tables import counts as status_counts
@@ -66,28 +66,6 @@ UNDIAGNOSED = {  # a failure without a diagnosis, by status
 # ---------------------------------------------------------------------------------------
 # Small helpers (every value from a document may be missing or of the wrong type).
 # ---------------------------------------------------------------------------------------
-
-# Controls, and the invisible format characters: bidirectional overrides, embeddings and isolates
-# (a name could render rngcheck's own "FAIL" reversed), zero-width spaces and joiners, the BOM and
-# the soft hyphen (two backends could look identical).
-_FORMAT = "\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb"
-_CONTROL = re.compile(f"[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f{_FORMAT}]|[\\ud800-\\udfff]")
-
-
-def _escape_control(match) -> str:
-    char = match.group()
-    if "\ud800" <= char <= "\udfff":
-        return "\ufffd"
-    return f"\\x{ord(char):02x}" if ord(char) < 0x100 and char != "\u00ad" else f"\\u{ord(char):04x}"
-
-
-def visible(text: str) -> str:
-    """``text`` with control characters other than newline and tab shown as escapes ("\\x1b"),
-    and the invisible format characters too ("\\u202e"), so a backend's NUL, terminal escape,
-    bidirectional override or zero-width space cannot hide, reverse or restyle anything (a lone
-    surrogate, which UTF-8 cannot encode, becomes U+FFFD)."""
-    return _CONTROL.sub(_escape_control, text)
-
 
 def _text(value, limit: int = TEXT_LIMIT) -> str:
     if value is None:
@@ -744,7 +722,7 @@ def _environment():
     from markupsafe import Markup
 
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(Path(__file__).parent / "templates")),
-                             autoescape=True, trim_blocks=True, lstrip_blocks=True)
+                             autoescape=True, trim_blocks=True, lstrip_blocks=True, finalize=shown)
     # Only the figures (SVG that matplotlib wrote from numbers and escaped labels) are trusted markup.
     env.filters["svg"] = lambda figure: Markup(figure["svg"]) if figure and figure.get("svg") else ""
     return env

@@ -14,6 +14,7 @@ missing; nothing here raises on a document's content.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from .statuses import PASSED, effective
@@ -26,6 +27,37 @@ def printable(text: object) -> str:
     """Backend text on one line with control characters made visible."""
     return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}"
                    if ord(c) < 0x10000 else f"\\U{ord(c):08x}" for c in str(text))
+
+
+# Controls, and the invisible format characters: bidirectional overrides, embeddings and isolates
+# (a name could render rngcheck's own "FAIL" reversed), zero-width spaces and joiners, the BOM and
+# the soft hyphen (two backends could look identical).
+_FORMAT = "\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb"
+_CONTROL = re.compile(f"[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f{_FORMAT}]|[\\ud800-\\udfff]")
+
+
+def _escape_control(match: re.Match[str]) -> str:
+    char = match.group()
+    if "\ud800" <= char <= "\udfff":
+        return "\ufffd"
+    return f"\\x{ord(char):02x}" if ord(char) < 0x100 and char != "\u00ad" else f"\\u{ord(char):04x}"
+
+
+def visible(text: str) -> str:
+    """``text`` with control characters other than newline and tab shown as escapes ("\\x1b"),
+    and the invisible format characters too ("\\u202e"), so a backend's NUL, terminal escape,
+    bidirectional override or zero-width space cannot hide, reverse or restyle anything (a lone
+    surrogate, which UTF-8 cannot encode, becomes U+FFFD). The pages' sanitiser (the HTML report,
+    every view of it, the compare page and the markdown summary)."""
+    return _CONTROL.sub(_escape_control, text)
+
+
+def shown(value: object) -> object:
+    """Every value a page template prints (Jinja2's ``finalize``): text through :func:`visible`;
+    markup rngcheck made itself (the figures) and numbers as they are."""
+    if isinstance(value, str) and not hasattr(value, "__html__"):
+        return visible(value)
+    return value
 
 
 def _or_unknown(value: object) -> str:
