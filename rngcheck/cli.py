@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shlex
 import sys
 from pathlib import Path
@@ -16,16 +17,30 @@ from types import ModuleType
 from . import __version__
 from .errors import BackendProcessFailed, BackendStopped, RngcheckError, one_line
 from .results import verdicts
+from .results.text import printable
 
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 DEFAULT_BACKENDS = ("numpy", "opencl", "directml")  # opencl and directml only when available
 
 
+# An integer as a command line writes one: ASCII decimal, or 0x / 0o / 0b (no "1_000", no fullwidth
+# or other Unicode digits, which Python's int() would take).
+_INTEGER = re.compile(r"[+-]?(?:0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+|[0-9]+)", re.ASCII)
+
+
+def _integer(text: str) -> int:
+    """``text`` as an integer (ValueError unless it matches _INTEGER)."""
+    if not _INTEGER.fullmatch(text):
+        raise ValueError(text)
+    return int(text, 0) if not text.lstrip("+-").isdigit() else int(text, 10)
+
+
 def _words(text: str, count: int | None, what: str) -> list[int]:
     try:
-        values = [int(v, 0) for v in text.replace(" ", "").split(",") if v]
+        values = [_integer(v) for v in text.replace(" ", "").split(",") if v]
     except ValueError:
-        raise RngcheckError(f"{what}: {text!r} is not a comma-separated list of integers") from None
+        raise RngcheckError(f"{what}: {printable(text)!r} is not a comma-separated list of integers "
+                            f"(decimal or 0x hex)") from None
     if count is not None and len(values) != count:
         raise RngcheckError(f"{what}: expected {count} values, got {len(values)}")
     return values
@@ -127,7 +142,7 @@ def _resume_settings(args, J):
                 raise RngcheckError(f"{args.resume}: the journal's --{option} {name} leads out of the journal's "
                                     f"folder (to {target.resolve()}); give --{option} yourself")
             setattr(args, option, str(target))
-            chosen.append(f"--{option} {target}")
+            chosen.append(f"--{option} {printable(str(target))}")
     if chosen:  # the files a journal picked are said before anything is written
         print(f"rngcheck: the journal asks for {', '.join(chosen)} (give the option yourself to write elsewhere)",
               file=sys.stderr)
@@ -154,7 +169,18 @@ def _write_outputs(writers) -> str | None:
     return failure
 
 
+def _hypothesis_out_of_the_working_directory() -> None:
+    """Hypothesis (the property cases) keeps files in ``.hypothesis/`` of the working directory; a
+    command-line run keeps them in rngcheck's cache instead (HYPOTHESIS_STORAGE_DIRECTORY, unless set)."""
+    import os
+
+    if not os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
+        from .backends.native import cache_root
+        os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] = str(cache_root() / "hypothesis")
+
+
 def cmd_run(args) -> int:
+    _hypothesis_out_of_the_working_directory()
     from .conformance.runner import RunOptions, select_cases
     from .outputs import check_outputs, lock_outputs
     from .results import journal as J
@@ -356,12 +382,14 @@ def _number_argument(text: str | None, what: str):
     if text is None:
         return None
     try:
-        return int(text, 0)
+        return _integer(text)
     except ValueError:
         try:
+            if not text.isascii() or "_" in text:
+                raise ValueError(text)
             return float(text)
         except ValueError:
-            raise RngcheckError(f"{what} {text!r} is not a number") from None
+            raise RngcheckError(f"{what} {printable(text)!r} is not a number") from None
 
 
 def _repro_numbers(args, state) -> int:
@@ -379,7 +407,7 @@ def _repro_numbers(args, state) -> int:
     request = numbers.Request(args.convention, args.kind, args.dtype, _number_argument(args.count, "--count"),
                               _number_argument(args.low, "--low"), _number_argument(args.high, "--high"), seed)
     case = numbers_case(state, request)
-    backends = _load_backends([args.backend])
+    backends = _load_backends([args.backend], timeout=args.timeout)
     outcomes = []
     try:
         document = run(backends, RunOptions(profile="repro", command=sys.argv[1:], cases=[case]),
@@ -423,7 +451,7 @@ def cmd_repro(args) -> int:
     aliasing = repro.is_aliasing(case)
     from .outputs import check_outputs
     check_outputs({"--json": args.json})
-    backends = _load_backends([args.backend])
+    backends = _load_backends([args.backend], timeout=args.timeout)
     comparisons = []
 
     def observe(named, case, outcome):
@@ -529,6 +557,8 @@ def build_parser() -> argparse.ArgumentParser:
     repro.add_argument("--sizes", help="e.g. 2,3,4 (words; or --kind for numbers)")
     repro.add_argument("--strides", help="e.g. 12,4,1 (default: packed)")
     repro.add_argument("--feature-level", default="4.0")
+    repro.add_argument("--timeout", type=_seconds, default=120.0, metavar="SECONDS",
+                       help="time limit of one backend call; a hung backend is ended (default 120)")
     repro.add_argument("--json", metavar="FILE", help="write the expected and actual words and output state, "
                        "the differing indices and the verdict (bounded for large tensors)")
     numbers_group = repro.add_argument_group("numbers (rngcheck.numbers): one draw instead of words")

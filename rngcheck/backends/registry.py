@@ -83,7 +83,7 @@ def _option_keys(cls) -> list[str] | None:
     from .contract import Backend
 
     if getattr(cls, "from_options", None) is None or \
-            getattr(cls.from_options, "__func__", None) is not Backend.from_options.__func__:
+            getattr(cls.from_options, "__func__", None) is not getattr(Backend.from_options, "__func__", None):
         return None
     try:
         parameters = inspect.signature(cls).parameters.values()

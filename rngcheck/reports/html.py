@@ -33,12 +33,11 @@ from .. import __version__, counter
 from ..errors import RngcheckError
 from ..jsonfile import atomic_write
 from ..results.document import agreement
-from ..results.text import shown, visible  # noqa: F401  (the one sanitiser; visible re-exported)
 from ..results.sources import STATS_SCHEMA, Source, classify, read, sources_of  # noqa: F401  (reading API)
 from ..results.statuses import BROKEN, PASSED, STATUSES, effective
 from ..results.tables import counts as status_counts
 from ..results.tables import frame, rows, run_labels
-from ..results.text import mismatch_fields
+from ..results.text import mismatch_fields, shown, visible  # noqa: F401  (the one sanitiser; visible re-exported)
 from ..results.verdicts import (
     STATS_BAD,
     STATS_FAIL,
