@@ -126,7 +126,6 @@ def _resume_settings(args, J):
         raise RngcheckError(f"{args.resume}: the journal would start {untrusted[0]!r}, which names a program, "
                             f"module, file or library; repeat it as --backend {shlex.quote(untrusted[0])} "
                             f"or pass --trust-journal")
-    print(f"rngcheck: resuming {args.resume} with {', '.join(settings['backends'])}", file=sys.stderr)
     args.profile, args.seed = settings["profile"], settings["seed"]
     args.case = settings["select"] or None
     args.backend = settings["backends"]
@@ -139,13 +138,15 @@ def _resume_settings(args, J):
         if not getattr(args, option):
             target = journal_dir / name
             if target.resolve().parent != journal_dir.resolve():  # a symlink out of the journal's folder
-                raise RngcheckError(f"{args.resume}: the journal's --{option} {name} leads out of the journal's "
-                                    f"folder (to {target.resolve()}); give --{option} yourself")
+                raise RngcheckError(f"{args.resume}: the journal's --{option} {printable(name)} leads out of the "
+                                    f"journal's folder (to {printable(str(target.resolve()))}); give --{option} "
+                                    f"yourself")
             setattr(args, option, str(target))
             chosen.append(f"--{option} {printable(str(target))}")
     if chosen:  # the files a journal picked are said before anything is written
         print(f"rngcheck: the journal asks for {', '.join(chosen)} (give the option yourself to write elsewhere)",
               file=sys.stderr)
+    print(f"rngcheck: resuming {args.resume} with {', '.join(settings['backends'])}", file=sys.stderr)
     return previous
 
 

@@ -6,6 +6,7 @@ them (``lock_outputs``). Each refusal is one line (exit 2)."""
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from pathlib import Path
 
@@ -64,6 +65,10 @@ def writable(option: str, path: Path) -> None:
         os.close(descriptor)
         os.unlink(probe)
         if path.exists():
+            if not stat.S_ISREG(path.stat().st_mode):   # a device or a pipe: opening a pipe would take
+                if not os.access(path, os.W_OK):         # its reader's one end-of-file
+                    raise PermissionError(13, "Permission denied")
+                return
             with open(path, "ab"):
                 pass
     except OSError as error:
@@ -104,7 +109,6 @@ def lock_outputs(outputs: dict) -> OutputLocks:
     """Lock each of ``outputs`` ({option: path or None}); RngcheckError naming the first one another
     run holds. Use as ``with lock_outputs({...}):`` around the run and the writing of its outputs."""
     import fcntl
-    import stat
 
     locks = OutputLocks()
     try:

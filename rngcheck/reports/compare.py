@@ -50,8 +50,11 @@ def expected_cases(doc: dict) -> set[str]:
         return set()
     if command[:1] != ["run"]:
         return set()
-    select = [word.partition("=")[2] for word in command if word.startswith("--case=")]
-    select += [after for word, after in zip(command, command[1:]) if word == "--case"]
+    def is_case(word: str) -> bool:   # --case, or a prefix argparse takes for it (no other option of run is --c...)
+        return len(word) >= 3 and "--case".startswith(word)
+
+    select = [word.partition("=")[2] for word in command if "=" in word and is_case(word.partition("=")[0])]
+    select += [after for word, after in zip(command, command[1:]) if is_case(word)]
     return {case.id for case in select_cases(RunOptions(profile=profile, select=select))}
 
 
