@@ -281,14 +281,14 @@ def test_resume_after_a_last_line_that_is_not_json_leaves_a_readable_journal(tmp
 def test_a_second_interrupt_still_writes_the_partial_document(tmp_path):
     spec = backend_file(tmp_path, "HangsEveryCall")
     out = tmp_path / "out.json"
-    process = subprocess.Popen([sys.executable, "-m", "rngcheck", "run", "--backend", "numpy", "--backend", spec,
+    process = subprocess.Popen([sys.executable, "-m", "rngcheck", "run", "--backend", spec, "--backend", "numpy",
                                 "--case", "mapping", "--json", str(out), "--quiet"],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                preexec_fn=sigint_as_a_terminal_sends_it)
     journal = tmp_path / "out.journal.jsonl"
     try:
         # the hanging backend's first call is under way once the journal names it
-        wait_until(lambda: journal.exists() and journal.read_text().count('"backend"') >= 2,
+        wait_until(lambda: journal.exists() and '"backend"' in journal.read_text(),
                    what="the hanging backend's first case")
         process.send_signal(signal.SIGINT)
         time.sleep(1.0)   # the user presses Ctrl-C again a second later (the run is closing its backend)

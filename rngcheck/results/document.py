@@ -158,16 +158,16 @@ def result_problems(document: dict[str, Any], where: str = "document",
     from .text import printable
 
     listed = document.get("cases")
-    cases = {c.get("id") for c in (listed if isinstance(listed, list) else []) if isinstance(c, dict)}
+    cases = {str(c.get("id")) for c in (listed if isinstance(listed, list) else []) if isinstance(c, dict)}
     cases |= set(expected_cases or ())
     entries = document.get("backends")
-    backends = [b.get("name") for b in (entries if isinstance(entries, list) else []) if isinstance(b, dict)]
-    found: dict[object, set[object]] = {name: set() for name in backends}
+    backends = [str(b.get("name")) for b in (entries if isinstance(entries, list) else []) if isinstance(b, dict)]
+    found: dict[str, set[str]] = {name: set() for name in backends}
     results = document.get("results")
     for result in results if isinstance(results, list) else []:
         if not isinstance(result, dict):
             continue
-        backend, case = result.get("backend"), result.get("case")
+        backend, case = str(result.get("backend")), str(result.get("case"))   # (any JSON value: text)
         done = found.setdefault(backend, set())
         if case in done:
             raise RngcheckError(f"{where}: two results for {printable(backend)}: {printable(case)} (a result "
