@@ -77,9 +77,10 @@ def _instantiate(obj, options: str, spec: str):
         raise BackendSpecError(f"creating backend {spec!r} failed: {one_line(error)}") from None
 
 
-def _option_keys(cls) -> list[str] | None:
-    """The option keys a backend class's default ``from_options`` (key=value,...) accepts: its
-    constructor's named parameters; None when it parses its options itself."""
+def _option_keys(cls) -> tuple[list[str], list[str]] | None:
+    """(the option keys a backend class's default ``from_options`` (key=value,...) names in its
+    message, every key it accepts): its constructor's named parameters (keyword-only ones are
+    accepted, not listed: they are for Python callers); None when it parses its options itself."""
     from .contract import Backend
 
     if getattr(cls, "from_options", None) is None or \
@@ -91,8 +92,8 @@ def _option_keys(cls) -> list[str] | None:
         return None
     if any(p.kind is p.VAR_KEYWORD for p in parameters):
         return None
-    return [p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
-            and not (p.kind is p.KEYWORD_ONLY and p.default is not p.empty)]
+    return ([p.name for p in parameters if p.kind is p.POSITIONAL_OR_KEYWORD],
+            [p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)])
 
 
 def _check_option_keys(cls, options: str, spec: str) -> None:
@@ -100,10 +101,11 @@ def _check_option_keys(cls, options: str, spec: str) -> None:
     keys = _option_keys(cls)
     if keys is None:
         return
+    listed, accepted = keys
     for item in filter(None, options.split(",")):
         key, equals, _ = item.partition("=")
-        if equals and key.strip() not in keys:
-            takes = ", ".join(keys) if keys else "no options"
+        if equals and key.strip() not in accepted:
+            takes = ", ".join(listed) if listed else "no options"
             raise BackendSpecError(f"backend {spec!r}: unknown option {key.strip()!r} (it takes: {takes})")
 
 
