@@ -75,22 +75,32 @@ def writable(option: str, path: Path) -> None:
         raise RngcheckError(f"cannot write {option} {path}: {error.strerror or error}") from None
 
 
+LOCK_SUFFIX = ".rngcheck-lock"
+
+
+def lock_path(path) -> Path:
+    """The lock file of an output: ``.NAME.rngcheck-lock`` beside the file it stands for (a symlink's
+    target: two names of one file share a lock)."""
+    target = Path(os.path.realpath(path))
+    return target.with_name(f".{target.name}{LOCK_SUFFIX}")
+
+
 class OutputLocks:
-    """Exclusive locks (flock) on a command's output files, held from before the run until its
-    outputs are written: two runs writing the same ``--json`` (or ``--html``, ``--junit``...) cannot
-    both succeed, the second is refused at once. An output that does not exist yet is created
-    empty to hold the lock, and removed again if it is still empty when released (a refused or
-    failed run leaves nothing behind). Devices and pipes are not locked (``/dev/stderr`` is shared)."""
+    """Exclusive locks (flock) on a command's outputs, held from before the run until its outputs
+    are written: two runs writing the same ``--json`` (or ``--html``, ``--junit``...) cannot both
+    succeed, the second is refused at once. The output itself is not touched: the lock is a small
+    file beside it (``lock_path``), removed on release; one a killed run left is stale and reused
+    (the kernel drops a dead process's lock). Devices and pipes are not locked (``/dev/stderr``)."""
 
     def __init__(self) -> None:
-        self.held: list[tuple[int, Path, bool]] = []   # (descriptor, path, created by the lock)
+        self.held: list[tuple[int, Path]] = []
 
     def release(self) -> None:
         import fcntl
 
-        for descriptor, path, created in reversed(self.held):
+        for descriptor, path in reversed(self.held):
             try:
-                if created and path.stat().st_size == 0 and os.fstat(descriptor).st_ino == path.stat().st_ino:
+                if _same_file(descriptor, path):
                     path.unlink()
             except OSError:
                 pass
@@ -105,6 +115,14 @@ class OutputLocks:
         self.release()
 
 
+def _same_file(descriptor: int, path: Path) -> bool:
+    try:
+        held, named = os.fstat(descriptor), path.stat()
+    except OSError:
+        return False
+    return (held.st_dev, held.st_ino) == (named.st_dev, named.st_ino)
+
+
 def lock_outputs(outputs: dict) -> OutputLocks:
     """Lock each of ``outputs`` ({option: path or None}); RngcheckError naming the first one another
     run holds. Use as ``with lock_outputs({...}):`` around the run and the writing of its outputs."""
@@ -115,25 +133,29 @@ def lock_outputs(outputs: dict) -> OutputLocks:
         for option, path in outputs.items():
             if not path:
                 continue
-            target = Path(path)
             try:
-                if not stat.S_ISREG(target.stat().st_mode):
+                if not stat.S_ISREG(Path(path).stat().st_mode):
                     continue   # a device or a pipe: written directly, never replaced
-                created = False
             except OSError:
-                created = True
-            try:
-                target.parent.mkdir(parents=True, exist_ok=True)
-                descriptor = os.open(target, os.O_WRONLY | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o666)
-            except OSError as error:
-                raise RngcheckError(f"cannot write {option} {path}: {error.strerror or error}") from None
-            try:
-                fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:
-                os.close(descriptor)   # (the file is the other run's: left as it is)
-                raise RngcheckError(f"{option} {path}: another rngcheck run is writing this file (it is locked); "
-                                    f"give this run another {option}") from None
-            locks.held.append((descriptor, target, created))
+                pass
+            where = lock_path(path)
+            for _ in range(5):   # a lock file its holder removed meanwhile: lock the new one
+                try:
+                    where.parent.mkdir(parents=True, exist_ok=True)
+                    descriptor = os.open(where, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o666)
+                except OSError as error:
+                    raise RngcheckError(f"cannot write {option} {path}: {error.strerror or error}") from None
+                try:
+                    fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except OSError:
+                    os.close(descriptor)
+                    raise RngcheckError(f"{option} {path}: another rngcheck run is writing this file (it is "
+                                        f"locked); give this run another {option}") from None
+                if _same_file(descriptor, where):
+                    locks.held.append((descriptor, where))
+                    break
+                fcntl.flock(descriptor, fcntl.LOCK_UN)
+                os.close(descriptor)
     except BaseException:
         locks.release()
         raise

@@ -254,10 +254,13 @@ def test_two_runs_writing_one_json_cannot_both_succeed(tmp_path):
         first.kill()
 
 
-def test_a_refused_run_leaves_no_empty_output_behind(tmp_path):
+def test_output_locks_leave_nothing_behind(tmp_path):
     out = tmp_path / "out.json"
     result = rngcheck("run", "--backend", "nosuchbackend", "--case", "kat", "--json", str(out), "--quiet")
-    assert result.returncode == 2 and not out.exists()
+    assert result.returncode == 2 and list(tmp_path.iterdir()) == []   # refused: no output, no lock file
+    result = rngcheck("run", "--backend", "numpy", "--case", "kat", "--json", str(out), "--quiet")
+    assert result.returncode == 0, result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.journal.jsonl", "out.json"]
 
 
 # -- 10. a journal whose last line is whole but not JSON ----------------------------------------
