@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shlex
 import sys
 from pathlib import Path
@@ -16,16 +17,30 @@ from types import ModuleType
 from . import __version__
 from .errors import BackendProcessFailed, BackendStopped, RngcheckError, one_line
 from .results import verdicts
+from .results.text import printable
 
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 DEFAULT_BACKENDS = ("numpy", "opencl", "directml")  # opencl and directml only when available
 
 
+# An integer as a command line writes one: ASCII decimal, or 0x / 0o / 0b (no "1_000", no fullwidth
+# or other Unicode digits, which Python's int() would take).
+_INTEGER = re.compile(r"[+-]?(?:0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+|[0-9]+)", re.ASCII)
+
+
+def _integer(text: str) -> int:
+    """``text`` as an integer (ValueError unless it matches _INTEGER)."""
+    if not _INTEGER.fullmatch(text):
+        raise ValueError(text)
+    return int(text, 0) if not text.lstrip("+-").isdigit() else int(text, 10)
+
+
 def _words(text: str, count: int | None, what: str) -> list[int]:
     try:
-        values = [int(v, 0) for v in text.replace(" ", "").split(",") if v]
+        values = [_integer(v) for v in text.replace(" ", "").split(",") if v]
     except ValueError:
-        raise RngcheckError(f"{what}: {text!r} is not a comma-separated list of integers") from None
+        raise RngcheckError(f"{what}: {printable(text)!r} is not a comma-separated list of integers "
+                            f"(decimal or 0x hex)") from None
     if count is not None and len(values) != count:
         raise RngcheckError(f"{what}: expected {count} values, got {len(values)}")
     return values
@@ -92,19 +107,6 @@ def run_stats(document: dict, backends, tier: str) -> None:
     D.finish(document)  # a stats FAIL fails the run
 
 
-def _trusted_spec(spec: str) -> bool:
-    """Whether a backend spec read from a data file may be started without the user naming it: a
-    registered name, with options that name no file. ``exec:``, ``module:attr`` and ``file.py:attr``
-    run code the file chose."""
-    from importlib.metadata import entry_points
-
-    from .backends import ENTRY_POINT_GROUP
-
-    name, _, options = spec.partition(":")
-    registered = {ep.name for ep in entry_points(group=ENTRY_POINT_GROUP)}
-    return name in registered and "/" not in options and "\\" not in options and ".." not in options
-
-
 def _resume_settings(args, J):
     """Read the journal of ``--resume`` into ``args``; refuses a backend the journal chose that
     runs code unless the user names it again (``--backend``) or passes ``--trust-journal``."""
@@ -118,11 +120,12 @@ def _resume_settings(args, J):
     if strangers:
         raise RngcheckError(f"--resume runs the journal's backends; --backend {strangers[0]} is not one of them "
                             f"({', '.join(settings['backends'])})")
-    untrusted = [spec for spec in settings["backends"] if not _trusted_spec(spec) and spec not in repeated]
+    from .backends.registry import starts_no_code
+    untrusted = [spec for spec in settings["backends"] if not starts_no_code(spec) and spec not in repeated]
     if untrusted and not args.trust_journal:
-        raise RngcheckError(f"{args.resume}: the journal would start {untrusted[0]!r}, which runs a command or code "
-                            f"it names; repeat it as --backend {shlex.quote(untrusted[0])} or pass --trust-journal")
-    print(f"rngcheck: resuming {args.resume} with {', '.join(settings['backends'])}", file=sys.stderr)
+        raise RngcheckError(f"{args.resume}: the journal would start {untrusted[0]!r}, which names a program, "
+                            f"module, file or library; repeat it as --backend {shlex.quote(untrusted[0])} "
+                            f"or pass --trust-journal")
     args.profile, args.seed = settings["profile"], settings["seed"]
     args.case = settings["select"] or None
     args.backend = settings["backends"]
@@ -130,9 +133,20 @@ def _resume_settings(args, J):
     args.stats = settings.get("stats")
     args.max_worker_restart = settings["max_worker_restart"]
     args.json = args.json or str(J.json_path_for(args.resume))
+    chosen = []
     for option, name in settings["outputs"].items():  # what the first command asked for, rewritten
         if not getattr(args, option):
-            setattr(args, option, str(journal_dir / name))
+            target = journal_dir / name
+            if target.resolve().parent != journal_dir.resolve():  # a symlink out of the journal's folder
+                raise RngcheckError(f"{args.resume}: the journal's --{option} {printable(name)} leads out of the "
+                                    f"journal's folder (to {printable(str(target.resolve()))}); give --{option} "
+                                    f"yourself")
+            setattr(args, option, str(target))
+            chosen.append(f"--{option} {printable(str(target))}")
+    if chosen:  # the files a journal picked are said before anything is written
+        print(f"rngcheck: the journal asks for {', '.join(chosen)} (give the option yourself to write elsewhere)",
+              file=sys.stderr)
+    print(f"rngcheck: resuming {args.resume} with {', '.join(settings['backends'])}", file=sys.stderr)
     return previous
 
 
@@ -156,13 +170,20 @@ def _write_outputs(writers) -> str | None:
     return failure
 
 
-def cmd_run(args) -> int:
-    import signal
+def _hypothesis_out_of_the_working_directory() -> None:
+    """Hypothesis (the property cases) keeps files in ``.hypothesis/`` of the working directory; a
+    command-line run keeps them in rngcheck's cache instead (HYPOTHESIS_STORAGE_DIRECTORY, unless set)."""
+    import os
 
-    from .conformance.runner import RunOptions, run, select_cases
-    from .outputs import check_outputs
-    from .reports import junit, terminal
-    from .results import document as D
+    if not os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
+        from .backends.native import cache_root
+        os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] = str(cache_root() / "hypothesis")
+
+
+def cmd_run(args) -> int:
+    _hypothesis_out_of_the_working_directory()
+    from .conformance.runner import RunOptions, select_cases
+    from .outputs import check_outputs, lock_outputs
     from .results import journal as J
 
     previous = _resume_settings(args, J) if args.resume else None
@@ -182,8 +203,42 @@ def cmd_run(args) -> int:
     if args.baseline:
         from .results.sources import read as read_source
         read_source(args.baseline)
+    with lock_outputs({"--json": args.json, "--junit": args.junit, "--html": args.html}):
+        return _run_locked(args, options, previous, journal_path)
+
+
+class _Deferred:
+    """SIGINT and SIGTERM held back while a run closes its backends and writes its outputs: a second
+    Ctrl-C does not cost the partial document (one line says so; the run then ends as interrupted)."""
+
+    def __init__(self) -> None:
+        import signal
+
+        self.received = False
+        self.previous = {number: signal.signal(number, self._hold) for number in (signal.SIGINT, signal.SIGTERM)}
+
+    def _hold(self, signum, frame) -> None:
+        if not self.received:
+            print("rngcheck: interrupt received; the results are written first", file=sys.stderr)
+        self.received = True
+
+    def restore(self) -> None:
+        import signal
+
+        for number, handler in self.previous.items():
+            signal.signal(number, handler)
+
+
+def _run_locked(args, options, previous, journal_path) -> int:
+    import signal
+
+    from .conformance.runner import run, select_cases
+    from .results import document as D
+    from .results import journal as J
+
     journal = J.Journal(journal_path, append=bool(args.resume)) if journal_path else None  # locked before loading
     backends = []
+    document = None
     previous_handler = signal.signal(signal.SIGTERM, _terminate_as_interrupt)
     try:
         backends = _load_backends(args.backend, timeout=args.timeout, in_process=args.in_process,
@@ -200,9 +255,21 @@ def cmd_run(args) -> int:
             run_stats(document, backends, args.stats)
     finally:
         signal.signal(signal.SIGTERM, previous_handler)
+        # from here on the document exists: an interrupt waits until it is written
+        deferred = _Deferred() if document is not None else None
         _close(backends)
         if journal:
             journal.close()
+    assert document is not None and deferred is not None   # (else the run raised)
+    try:
+        return _write_run(args, document, journal_path, deferred)
+    finally:
+        deferred.restore()
+
+
+def _write_run(args, document, journal_path, deferred) -> int:
+    from .reports import junit, terminal
+    from .results import document as D
 
     def write_html():
         from .reports import html
@@ -219,9 +286,10 @@ def cmd_run(args) -> int:
     if failure:
         print(f"rngcheck: error: {failure}", file=sys.stderr)
         return EXIT_USAGE
-    if document.get("interrupted"):
+    if document.get("interrupted") or deferred.received:
         print("rngcheck: interrupted; partial results written" + (f", resume with: rngcheck run --resume {journal_path}"
-                                                                 if journal_path else ""), file=sys.stderr)
+                                                                 if journal_path and not document["complete"] else ""),
+              file=sys.stderr)
         return EXIT_INTERRUPTED
     if document.get("deadline_passed"):
         print(f"rngcheck: the --deadline of {args.deadline:g} s passed; the cases left are not-run", file=sys.stderr)
@@ -255,8 +323,10 @@ def _gate(document: dict, args) -> int:
 
 def cmd_export(args) -> int:
     """``rngcheck export DOCS... --csv F | --parquet F``: the results table (rngcheck.results.tables)."""
+    from .outputs import check_outputs, input_paths
     from .results import tables as T
 
+    check_outputs({"--parquet": args.parquet, "--csv": args.csv}, input_paths(args.documents))
     data = T.table(args.documents)
     if args.parquet:
         T.write_parquet(data, args.parquet)
@@ -313,12 +383,14 @@ def _number_argument(text: str | None, what: str):
     if text is None:
         return None
     try:
-        return int(text, 0)
+        return _integer(text)
     except ValueError:
         try:
+            if not text.isascii() or "_" in text:
+                raise ValueError(text)
             return float(text)
         except ValueError:
-            raise RngcheckError(f"{what} {text!r} is not a number") from None
+            raise RngcheckError(f"{what} {printable(text)!r} is not a number") from None
 
 
 def _repro_numbers(args, state) -> int:
@@ -336,7 +408,7 @@ def _repro_numbers(args, state) -> int:
     request = numbers.Request(args.convention, args.kind, args.dtype, _number_argument(args.count, "--count"),
                               _number_argument(args.low, "--low"), _number_argument(args.high, "--high"), seed)
     case = numbers_case(state, request)
-    backends = _load_backends([args.backend])
+    backends = _load_backends([args.backend], timeout=args.timeout)
     outcomes = []
     try:
         document = run(backends, RunOptions(profile="repro", command=sys.argv[1:], cases=[case]),
@@ -372,7 +444,7 @@ def cmd_repro(args) -> int:
     aliasing = repro.is_aliasing(case)
     from .outputs import check_outputs
     check_outputs({"--json": args.json})
-    backends = _load_backends([args.backend])
+    backends = _load_backends([args.backend], timeout=args.timeout)
     comparisons = []
 
     def observe(named, case, outcome):
@@ -475,6 +547,8 @@ def build_parser() -> argparse.ArgumentParser:
     repro.add_argument("--sizes", help="e.g. 2,3,4 (words; or --kind for numbers)")
     repro.add_argument("--strides", help="e.g. 12,4,1 (default: packed)")
     repro.add_argument("--feature-level", default="4.0")
+    repro.add_argument("--timeout", type=_seconds, default=120.0, metavar="SECONDS",
+                       help="time limit of one backend call; a hung backend is ended (default 120)")
     repro.add_argument("--json", metavar="FILE", help="write the expected and actual words and output state, "
                        "the differing indices and the verdict (bounded for large tensors)")
     numbers_group = repro.add_argument_group("numbers (rngcheck.numbers): one draw instead of words")

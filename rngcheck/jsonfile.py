@@ -10,7 +10,8 @@ the parser's own recursion guard stops it, and the depth of what parsed is check
 
 Writing goes through a temporary file beside the target and a rename (``atomic_write``): the
 target is either its old content or the whole new one, never a truncated mix, and a failed write
-leaves no temporary file behind.
+leaves no temporary file behind. Only a regular file is replaced so: a symlink is followed (its
+target is replaced, the link stays), and a device or a pipe (``/dev/stderr``) is written directly.
 """
 
 from __future__ import annotations
@@ -102,6 +103,16 @@ def atomic_write(path, data: str | bytes, error: type[RngcheckError] = RngcheckE
     renamed over the target. On any failure the target is unchanged and the temporary file is gone."""
     path = Path(path)
     payload = data.encode("utf-8") if isinstance(data, str) else data
+    try:
+        if not stat.S_ISREG(path.stat().st_mode):   # a device or a pipe: written, never replaced
+            with open(path, "wb") as stream:
+                stream.write(payload)
+            return
+    except FileNotFoundError:
+        pass
+    except OSError as failure:
+        raise error(f"cannot write {path}: {failure.strerror or failure}") from None
+    path = Path(os.path.realpath(path))   # a symlink: its target is replaced, not the link
     tmp = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

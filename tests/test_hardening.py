@@ -449,7 +449,7 @@ def test_a_second_writer_of_the_same_journal_is_refused(tmp_path):
         journal = J.journal_path_for(out)
         wait_until(lambda: journal.exists() and '"backend"' in journal.read_text(), what="the first run's start")
         second = rngcheck("run", "--backend", "numpy", "--case", "kat", "--json", str(out))
-        one_line_error(second, 2, "another rngcheck run is writing this journal")
+        one_line_error(second, 2, "another rngcheck run is writing")   # its --json (locked first) or journal
         assert '"spec":"numpy"' not in journal.read_text() and not out.exists()
         assert first.poll() is None  # the first run was not disturbed
     finally:

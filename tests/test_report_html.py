@@ -60,7 +60,8 @@ class EvilCrash(panel.KnobbedPhilox):
 
 def result_document(backends, select=(), profile="quick", seed=0):
     """A finished result document, as `rngcheck run --json` writes it."""
-    command_line = ["run"] + [w for spec, _ in backends for w in ("--backend", spec)]
+    command_line = ["run"] + [w for spec, _ in backends for w in ("--backend", spec)] \
+        + [w for pattern in select for w in ("--case", pattern)]
     document = run([NamedBackend(spec, backend) for spec, backend in backends],
                    RunOptions(profile=profile, seed=seed, select=list(select), command=command_line))
     return json.loads(json.dumps(document))  # exactly what a reader of the file gets

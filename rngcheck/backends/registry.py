@@ -22,6 +22,38 @@ from ..errors import BackendSpecError, BackendUnavailable, RngcheckError, one_li
 
 ENTRY_POINT_GROUP = "rngcheck.backends"
 
+# The option keys of each registered backend that name no program, module, file or library: a spec
+# read from a data file (a journal's header, or any file rngcheck reads) is started only when its
+# backend is listed here and each of its option keys is in the backend's set (``starts_no_code``).
+# Not listed, so never started from a data file unless the user names the spec again: exec (a
+# command), directml's lib and d3d12 (libraries), curand's library, onedpl's include (a header
+# compiled into a helper), module:attr and file.py:attr specs, and any backend another package registers.
+DATA_SAFE_OPTIONS: dict[str, frozenset[str]] = {
+    "numpy": frozenset(), "randomgen": frozenset(), "mkl": frozenset(),
+    "opencl": frozenset({"platform", "device", "counter_bits", "rounds", "window_bytes"}),
+    "pyopencl": frozenset({"mode", "platform", "device"}),
+    "tensorflow": frozenset({"device", "state", "jit_compile"}),
+    "jax": frozenset({"state_words", "platform"}),
+    "torch": frozenset({"state"}),
+    "random123": frozenset({"mode"}),
+    "curand": frozenset({"max_blocks"}),
+    "directml": frozenset({"adapter"}),
+}
+
+
+def starts_no_code(spec: str) -> bool:
+    """Whether ``spec`` names no program, module, file or library (DATA_SAFE_OPTIONS): only then may
+    a spec read from a data file be started without the user naming it again."""
+    name, _, options = spec.strip().partition(":")
+    safe = DATA_SAFE_OPTIONS.get(name)
+    if safe is None or name not in _registered():
+        return False
+    for item in filter(None, options.split(",")):
+        key, equals, _ = item.partition("=")
+        if not equals or key.strip() not in safe:
+            return False
+    return True
+
 
 @dataclass
 class KnownBackend:
@@ -45,9 +77,42 @@ def _instantiate(obj, options: str, spec: str):
         raise BackendSpecError(f"creating backend {spec!r} failed: {one_line(error)}") from None
 
 
+def _option_keys(cls) -> tuple[list[str], list[str]] | None:
+    """(the option keys a backend class's default ``from_options`` (key=value,...) names in its
+    message, every key it accepts): its constructor's named parameters (keyword-only ones are
+    accepted, not listed: they are for Python callers); None when it parses its options itself."""
+    from .contract import Backend
+
+    if getattr(cls, "from_options", None) is None or \
+            getattr(cls.from_options, "__func__", None) is not getattr(Backend.from_options, "__func__", None):
+        return None
+    try:
+        parameters = inspect.signature(cls).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind is p.VAR_KEYWORD for p in parameters):
+        return None
+    return ([p.name for p in parameters if p.kind is p.POSITIONAL_OR_KEYWORD],
+            [p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)])
+
+
+def _check_option_keys(cls, options: str, spec: str) -> None:
+    """An unknown option key is one line naming it and the keys the backend takes (not Python's TypeError)."""
+    keys = _option_keys(cls)
+    if keys is None:
+        return
+    listed, accepted = keys
+    for item in filter(None, options.split(",")):
+        key, equals, _ = item.partition("=")
+        if equals and key.strip() not in accepted:
+            takes = ", ".join(listed) if listed else "no options"
+            raise BackendSpecError(f"backend {spec!r}: unknown option {key.strip()!r} (it takes: {takes})")
+
+
 def _construct(obj, options: str, spec: str):
     if inspect.isclass(obj):
         if options:
+            _check_option_keys(obj, options, spec)
             if hasattr(obj, "from_options"):
                 return obj.from_options(options)
             raise BackendSpecError(f"backend {spec!r} takes no options")

@@ -79,15 +79,18 @@ def words_case(state: tuple[int, ...], sizes: tuple[int, ...], strides: tuple[in
     case = C.Case(id=REPRO_ID, category="repro", description="from the command line",
                   rule=C.RULE_MAPPING, source=C.DML_PAGE, state=state, sizes=sizes, strides=strides,
                   feature_level=feature_level)
+    try:  # the buffer repro allocates is the tensor's extent: no buffer-size rejection of a made-up buffer
+        extent = layout.required_elements(case.sizes, strides)
+    except (ValueError, TypeError, OverflowError):
+        extent = 1 << 62
     try:
         validate(Description(state_sizes=case.shape_of_state(), output_sizes=case.sizes,
                              output_strides=strides, output_state_sizes=case.shape_of_state(),
-                             buffer_elements=1 << 62, feature_level=feature_level))
+                             buffer_elements=max(extent, 1), feature_level=feature_level))
     except Rejected as error:
         raise RngcheckError(f"impossible description: {error}") from None
-    extent = layout.required_elements(case.sizes, strides)
     if extent > MAX_EXTENT:
-        raise RngcheckError(f"the tensor's extent is {extent} words; repro handles up to {MAX_EXTENT} "
+        raise RngcheckError(f"the tensor's extent is {extent:.3g} words; repro handles up to {MAX_EXTENT} "
                             f"(use rngcheck run for the scale cases)")
     if is_aliasing(case):  # two elements share an offset
         case = replace(case, procedure=C.ALIAS, rule=C.RULE_ALIASING, source=C.STRIDES_PAGE,

@@ -32,10 +32,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args) -> int:
     from ..outputs import check_outputs
     from . import html, summary
+    from .compare import counted
 
     check_outputs({"--html": args.html, "--summary": args.summary},
                   {f"document {path}": path for path in args.documents})
     sources = html.sources_of(args.documents)  # paths; embedded stats documents come along
+    counted(sources)   # the results each run's profile calls for, counted
     model = html.build(sources, figures=bool(args.html))
     if args.html:
         html.write_text(args.html, html.render_model(model))

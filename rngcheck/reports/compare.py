@@ -38,6 +38,38 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="print only the one-line verdict")
 
 
+def expected_cases(doc: dict) -> set[str]:
+    """The case ids a result document's profile and ``--case`` selection give (its command says
+    them), so that a document cannot drop results and its cases' entries both and pass: empty for
+    a profile rngcheck does not know (a reproduction) or a selection it cannot read."""
+    from ..conformance.runner import RunOptions, select_cases
+    from ..results.journal import PROFILES
+
+    profile, command = doc.get("profile"), doc.get("command")
+    if profile not in PROFILES or not isinstance(command, list) or not all(isinstance(w, str) for w in command):
+        return set()
+    if command[:1] != ["run"]:
+        return set()
+    def is_case(word: str) -> bool:   # --case, or a prefix argparse takes for it (no other option of run is --c...)
+        return len(word) >= 3 and "--case".startswith(word)
+
+    select = [word.partition("=")[2] for word in command if "=" in word and is_case(word.partition("=")[0])]
+    select += [after for word, after in zip(command, command[1:]) if is_case(word)]
+    return {case.id for case in select_cases(RunOptions(profile=profile, select=select))}
+
+
+def counted(sources) -> None:
+    """Add to each result source the results its profile calls for that it lacks (``expected_cases``)."""
+    from ..results.document import result_problems
+
+    for source in sources:
+        if source.kind == "result":
+            wanted = expected_cases(source.doc)
+            if wanted:
+                found = result_problems(source.doc, source.name, wanted)
+                source.problems += [p for p in found if p not in source.problems]
+
+
 def load(baseline, new, expected_path=None, *, same_run_check: bool = True):
     """The Comparison of a baseline with new documents (paths, journals or dicts); RngcheckError
     (one line) for the same run on both sides or nothing to compare."""
@@ -52,6 +84,10 @@ def load(baseline, new, expected_path=None, *, same_run_check: bool = True):
         raise RngcheckError(f"{baseline}: not a result document or journal")
     if not new:
         raise RngcheckError("no result document or journal among the new documents")
+    counted(old + new)
+    for source in old + new:   # one that says it finished yet lacks results: edited or damaged, refused
+        if source.problems and source.doc.get("complete", True) is not False and not source.doc.get("interrupted"):
+            raise RngcheckError(f"{source.name}: says the run finished, but {source.problems[-1]}")
     same = [s.name for s in new if same_run_check and run_key(s.doc) == run_key(old[0].doc)]
     if same:
         raise RngcheckError(f"{same[0]} is the same run as the baseline {old[0].name}")
@@ -120,8 +156,11 @@ def render(comparison) -> str:
 
 
 def run(args) -> int:
+    from ..outputs import check_outputs, input_paths
     from .html import write_text
 
+    check_outputs({"--html": args.html}, {**input_paths([args.baseline, *args.new]),
+                                          "--expected-failures": args.expected_failures})
     comparison = load(args.baseline, args.new, args.expected_failures)
     if args.html:
         write_text(args.html, render(comparison))

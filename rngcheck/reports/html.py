@@ -32,7 +32,7 @@ from ..errors import RngcheckError
 from ..jsonfile import atomic_write
 from ..results.sources import STATS_SCHEMA, Source, classify, read, sources_of
 from ..results.statuses import STATUSES
-from ..results.text import visible
+from ..results.text import shown, visible
 from .fields import TEXT_LIMIT, p_text
 from .model import DETAILED_FAILURES, MISMATCH_ROWS, UNDIAGNOSED, build
 
@@ -55,7 +55,7 @@ def _environment():
     from markupsafe import Markup
 
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(Path(__file__).parent / "templates")),
-                             autoescape=True, trim_blocks=True, lstrip_blocks=True)
+                             autoescape=True, trim_blocks=True, lstrip_blocks=True, finalize=shown)
     # Only the figures (SVG that matplotlib wrote from numbers and escaped labels) are trusted markup.
     env.filters["svg"] = lambda figure: Markup(figure["svg"]) if figure and figure.get("svg") else ""
     return env

@@ -8,7 +8,9 @@ Results are matched by (backend, case). When each side has exactly one backend a
 differ (one driver against another), that one pair is matched. A result's outcome is its
 effective status (rngcheck.results.statuses); of two outcomes:
   regression   it fails now and did not in the baseline (or the baseline did not have the case),
-               and no expected-failures entry names it
+               or a required case that passed in the baseline is not applicable (skipped) now (a
+               driver that answers NotApplicable to everything passes nothing), and no
+               expected-failures entry names it
   fixed        it failed in the baseline and passes now
   changed      it passes on both sides but the output words' digest differs
   still        it fails on both sides (a known failure the baseline already had)
@@ -30,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import RngcheckError
-from .statuses import BROKEN, PASSED, XFAIL, XPASS
+from .statuses import BROKEN, PASSED, SKIPPED, XFAIL, XPASS
 
 if TYPE_CHECKING:
     import pandas as pd  # the results table (rngcheck.results.tables)
@@ -165,6 +167,8 @@ def compare(baseline: pd.DataFrame, new: pd.DataFrame, expected: list[Expected] 
                 kind = "still"
             else:
                 kind = "regression"   # newly failing, or failing in a case the baseline did not have
+        elif was == PASSED and now == SKIPPED and bool(before is not None and before["required"]):
+            kind = XFAIL if entry is not None else "regression"   # it passed; now it is not even run
         elif entry is not None and now == PASSED:
             kind = XPASS
         elif before is None:
@@ -176,7 +180,8 @@ def compare(baseline: pd.DataFrame, new: pd.DataFrame, expected: list[Expected] 
             kind = "changed"
         if kind is None:
             continue
-        source = after if after is not None and now in BROKEN else before if before is not None else row
+        source = after if after is not None and (now in BROKEN or now == SKIPPED) else \
+            before if before is not None else row
         changes.append(Change(kind, key[0], key[1], str(row["category"]), was, now,
                               diagnosis=str(source["diagnosis"]), message=str(source["message"]),
                               reason=entry.reason if entry is not None and kind in (XFAIL, XPASS) else ""))

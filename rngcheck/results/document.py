@@ -149,6 +149,40 @@ def finish(document: dict[str, Any]) -> dict[str, Any]:
     return document
 
 
+def result_problems(document: dict[str, Any], where: str = "document",
+                    expected_cases: Iterable[str] | None = None) -> list[str]:
+    """What a result document lacks, counted, not taken from its ``complete``: each of its backends
+    needs one result for each case it lists (and each of ``expected_cases``, the cases its profile
+    and selection give, when the caller knows them). Returns the shortfalls in words; a duplicate
+    result (one backend and case twice) is an error (RngcheckError, one line), not "the last wins"."""
+    from .text import printable
+
+    listed = document.get("cases")
+    cases = {str(c.get("id")) for c in (listed if isinstance(listed, list) else []) if isinstance(c, dict)}
+    cases |= set(expected_cases or ())
+    entries = document.get("backends")
+    backends = [str(b.get("name")) for b in (entries if isinstance(entries, list) else []) if isinstance(b, dict)]
+    found: dict[str, set[str]] = {name: set() for name in backends}
+    results = document.get("results")
+    for result in results if isinstance(results, list) else []:
+        if not isinstance(result, dict):
+            continue
+        backend, case = str(result.get("backend")), str(result.get("case"))   # (any JSON value: text)
+        done = found.setdefault(backend, set())
+        if case in done:
+            raise RngcheckError(f"{where}: two results for {printable(backend)}: {printable(case)} (a result "
+                                f"document holds one result per backend and case): a damaged or edited document")
+        done.add(case)
+    problems = []
+    for backend, done in found.items():
+        if len(cases - done):
+            problems.append(f"backend {printable(backend)} has {len(cases & done)} of the {len(cases)} results "
+                            f"its cases call for")
+    if not found and cases:
+        problems.append(f"no backend's results for its {len(cases)} cases")
+    return problems
+
+
 def write(document: dict[str, Any], path: str | Path) -> None:
     write_json(path, document)
 

@@ -84,11 +84,22 @@ class Journal:
 
 
 def drop_cut_line(path: Path) -> None:
-    """Cut the file back to its last complete line (a kill may have left half a line)."""
+    """Cut the file back to its last line that is JSON: a kill may have left half a line, and a
+    last line that is not JSON (``read`` ignores it) would otherwise sit in the middle of the
+    journal once a resumed run appends after it, and no reader would take the journal any more."""
     data = path.read_bytes()
+    keep = len(data)
     if data and not data.endswith(b"\n"):
+        keep = data.rfind(b"\n") + 1
+    start = data.rfind(b"\n", 0, max(keep - 1, 0)) + 1
+    if keep > start:  # the last whole line kept: is it JSON?
+        try:
+            json.loads(data[start:keep].decode("utf-8"))
+        except (ValueError, UnicodeDecodeError, RecursionError):
+            keep = start if start > 0 else keep   # (a header that is not JSON: read refuses the journal)
+    if keep != len(data):
         with open(path, "r+b") as file:
-            file.truncate(data.rfind(b"\n") + 1)
+            file.truncate(keep)
 
 
 # The fields a resumed run and a report read from each record, and their types.

@@ -60,6 +60,7 @@ def classify(doc: object, where: str = "document") -> Source:
         source = Source("result", doc, where)
         if doc.get("complete") is False or doc.get("interrupted"):
             source.problems.append("the run was interrupted before every case ran")
+        source.problems += D.result_problems(doc, where)  # counted: a document's "complete" is not trusted
         return source
     if schema == STATS_SCHEMA:
         _version_check(doc, schema, STATS_SCHEMA_VERSION, where)

@@ -22,7 +22,9 @@ Columns (COLUMNS, in this order):
 
 The HTML matrix, the agreement view, the terminal's category table, the markdown summary and
 scripts/conformance_table.py are computed from this table; ``rngcheck export`` writes it
-(CSV, or Parquet with pyarrow) and :func:`read_table` reads it back to the same table.
+(CSV, or Parquet with pyarrow) and :func:`read_table` reads it back to the same table. In CSV a
+text cell holding control, bidi or zero-width characters, or starting as a formula would
+(``=``, ``+``, ``-``, ``@``, tab, CR), is written neutralised (:func:`csv_cell`) and reads back so.
 Importing this module does not import pandas; calling :func:`table` does.
 """
 
@@ -34,9 +36,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import RngcheckError
+from ..jsonfile import atomic_write
 from .records import ResultRecord
 from .sources import Source, sources_of
 from .statuses import effective
+from .text import printable
 
 if TYPE_CHECKING:
     import pandas as pd  # imported when a table is made, not with this module
@@ -188,22 +192,39 @@ def counts(data: pd.DataFrame, by: list[str], column: str = "effective") -> pd.D
     return grouped.reindex(columns=list(STATUSES), fill_value=0)
 
 
+# CSV injection (OWASP, "CSV Injection"): a cell a spreadsheet would read as a formula starts with
+# one of these (the fullwidth forms too, which some spreadsheets fold); it is written with a
+# single quote in front, so it shows as text.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\uff1d", "\uff0b", "\uff0d", "\uff20")
+
+
+def csv_cell(value: str) -> str:
+    """A text cell as ``rngcheck export --csv`` writes it: control, bidi and zero-width characters
+    escaped as ``text.printable`` shows them everywhere, then a cell that would start a formula
+    prefixed with ``'``. Any other value is written as it is (and reads back equal)."""
+    shown = printable(value)
+    return "'" + shown if shown.startswith(FORMULA_STARTS) else shown
+
+
 def write_csv(data: pd.DataFrame, path: str | Path) -> None:
-    try:
-        data.to_csv(path, index=False)
-    except OSError as error:
-        raise RngcheckError(f"cannot write {path}: {error.strerror or error}") from None
+    """The table as CSV, every text cell through :func:`csv_cell` (a backend names its results)."""
+    safe = data.copy()
+    for column, kind in DTYPES.items():
+        if kind == "str":
+            safe[column] = safe[column].map(csv_cell)
+    atomic_write(path, safe.to_csv(index=False))
 
 
 def write_parquet(data: pd.DataFrame, path: str | Path) -> None:
+    import io
+
     try:
         import pyarrow  # noqa: F401
     except ImportError:
         raise RngcheckError("Parquet needs pyarrow: pip install 'rngcheck[parquet]' (or write --csv)") from None
-    try:
-        data.to_parquet(path, index=False)
-    except OSError as error:
-        raise RngcheckError(f"cannot write {path}: {error.strerror or error}") from None
+    buffer = io.BytesIO()
+    data.to_parquet(buffer, index=False)
+    atomic_write(path, buffer.getvalue())
 
 
 def read_table(path: str | Path) -> pd.DataFrame:

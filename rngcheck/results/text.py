@@ -54,6 +54,14 @@ def visible(text: str) -> str:
     return _CONTROL.sub(_escape_control, text)
 
 
+def shown(value: object) -> object:
+    """Every value a page template prints (Jinja2's ``finalize``): text through :func:`visible`;
+    markup rngcheck made itself (the figures) and numbers as they are."""
+    if isinstance(value, str) and not hasattr(value, "__html__"):
+        return visible(value)
+    return value
+
+
 def _or_unknown(value: object) -> str:
     return UNKNOWN if value is None else str(value)
 

@@ -51,7 +51,7 @@ def platform() -> str:
 def _directml_candidates(default_name: str, lib: str | None = None) -> list[str]:
     configured = (lib or os.environ.get(ENV_DLL, "")).strip()
     if configured:
-        path = Path(configured)
+        path = Path(configured).resolve()   # absolute: a bare name would be searched on the system's path
         return [str(path / default_name) if path.is_dir() else str(path)]
     return [default_name]
 

@@ -67,7 +67,8 @@ def directml_path(lib: str | None) -> tuple[Path, str]:
             if not path.is_file():
                 raise BackendUnavailable(f"no DirectML library at {path}")
             pinned = chain.find_build(path.parent.name)      # a copy the set-up unpacked
-            return path, pinned.version if pinned else "unknown"
+            # absolute: a bare name (lib=x.so) would make the loader search the system's library path
+            return path.resolve(), pinned.version if pinned else "unknown"
     else:
         build = chain.DEFAULT_BUILD
     path = chain.Layout.default().directml(build)
