@@ -336,6 +336,13 @@ ZERO_MANTISSA_COUNTER = 4751841
 # A state whose float16 normal element 2 is subnormal (|x| < 2^-14; found the same way, checked by the
 # same tests): flush-to-zero shows there.
 SUBNORMAL_HALF_COUNTER = 2741
+# A state a call that starts at block 0 of its stream can be given: counter words 0-1 zero, the rest
+# the pi state's, but key word 0 with its low 11 bits cleared, a float32 integer. OpenVINO's
+# RandomUniform maps (global_seed, op_seed) onto key and counter words 2-3 from block 0; ONNX Runtime's
+# CPU kernels seed minstd_rand0 with key word 0 through a float attribute (rngcheck.numbers.onnxruntime_cpu).
+# Every convention's cases run on it too (the "-block0" cases).
+BLOCK_ZERO_STATE = tuple(int(w) for w in counter.state_from_words((0, 0, 0x13198A2E, 0x03707344),
+                                                                  (0xA4093800, 0x299F31D0)))
 
 INT_RANGES = {
     "int32": [("small", -5, 10), ("power-of-two", 0, 1 << 20), ("full", -(1 << 31), (1 << 31) - 1),
@@ -370,6 +377,10 @@ def convention_cases() -> list[Case]:
                         cases.append(_numbers_case(f"{stem}{suffix}" + ("" if profiles != FULL_ONLY else "-large"),
                                            category, f"{request.text()} from the pi state", request, BASE_STATE,
                                            source=source, profiles=profiles))
+                    request = numbers.Request(name, kind, dtype, QUICK_COUNT, low, high)
+                    cases.append(_numbers_case(f"{stem}{suffix}-block0", category,
+                                               f"{request.text()} from block 0 (counter words 0-1 zero)", request,
+                                               BLOCK_ZERO_STATE, source=source))
                 request = numbers.Request(name, kind, dtype, 13, *(_ranges(kind, dtype)[0][1:]))
                 cases.append(_numbers_case(f"{stem}-carry", category,
                                            f"{request.text()} across the carry out of word 1",
