@@ -69,6 +69,7 @@ class OnnxRuntimeBackend(Backend):
 
     def describe(self) -> dict[str, str]:
         return {"implementation": "RandomUniform / RandomNormal, CPUExecutionProvider (minstd_rand0)",
+                "generator": "not Philox: minstd_rand0",
                 "version": f"onnxruntime {self.ort.__version__}", "onnxruntime": self.ort.__version__,
                 "onnx": self.onnx.__version__, "device": "cpu (CPUExecutionProvider)"}
 

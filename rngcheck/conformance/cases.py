@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from .. import counter, layout, numbers
 from ..description import FEATURE_LEVEL_3_0, FEATURE_LEVEL_4_0, RULES
 from ..numbers import BITS, INTEGERS, NORMAL, TRUNCATED_NORMAL, UNIFORM, Request
+from ..numbers import onnxruntime_cpu as numbers_ort
 from ..numbers import tensorflow as numbers_tf
 from ..vectors import guide_vectors, kat_vectors, operator_vectors
 
@@ -414,6 +415,11 @@ def special_cases() -> list[Case]:
                                "element 2 is a float16 subnormal: flushing it to zero is wrong", request,
                                counter.make_state(SUBNORMAL_HALF_COUNTER, (0xA4093822, 0x299F31D0)),
                                source=numbers_tf.SOURCE_R + " (NormalDistribution<Eigen::half>: Eigen::half(f))"))
+    request = numbers.Request("onnxruntime-cpu", UNIFORM, "float32", 3)
+    cases.append(_numbers_case("uniform/onnxruntime-cpu/float32-clamp-below-one", "uniform",
+                               "element 0's engine value rounds to 1.0: generate_canonical returns the float below 1",
+                               request, counter.state_from_words((0, 0, 0, 0), (numbers_ort.CLAMP_SEED, 0)),
+                               source=numbers_ort.SOURCE_L + " (generate_canonical: LWG 2524)"))
     for seed in ((1, 2), ((1 << 63) + 5, (1 << 64) - 1)):
         for kind, dtype in ((UNIFORM, "float32"), (BITS, "uint64")):
             request = numbers.Request("tensorflow", kind, dtype, 9, seed=seed)

@@ -21,8 +21,9 @@ Rules:
      that is 0 (L, seed); each call returns the new x, in 1 .. 2^31 - 2.
   2. float32 in [0, 1): generate_canonical<float, 24> (L): one engine value (log2 of the range
      2^31 - 2 is above 24), float(x - 1) / float(2^31 - 2), that divisor rounding to 2^31 in
-     float: float(x - 1) * 2^-31, exact after the first rounding; a result of 1 would become the
-     float below 1 (it cannot happen: x - 1 <= 2^31 - 3 rounds to at most 2^31 - 128).
+     float: float(x - 1) * 2^-31, exact after the first rounding; x - 1 >= 2^31 - 64 rounds to
+     2^31, a result of 1, which becomes the float below 1, 1 - 2^-24 (L: LWG 2524's clamp;
+     measured: seed 31048880 gives x = 2147483586 first, and ONNX Runtime returns 0.99999994).
   3. float64 in [0, 1): generate_canonical<double, 53>: two engine values a, b:
      (double(a - 1) + double(b - 1) * 2147483646.0) / double(2147483646^2), each operation rounded
      in double (the divisor is computed in long double, exact, then rounded to double).
@@ -46,6 +47,7 @@ SOURCE_O = "onnxruntime/core/providers/cpu/generator/random.cc"
 SOURCE_L = "libstdc++ <bits/random.h>, <bits/random.tcc>"
 MODULUS = (1 << 31) - 1
 MULTIPLIER = 16807
+CLAMP_SEED = 31048880           # its first engine value, 2147483586, makes float32 1.0 before the clamp
 SPAN = MODULUS - 1              # the engine's max - min + 1 (values 1 .. 2^31 - 2)
 BLOCK = 1024                    # engine values computed at once: x0 * a^k mod m for k = 1 .. BLOCK
 _POWERS = np.array([pow(MULTIPLIER, k, MODULUS) for k in range(1, BLOCK + 1)], dtype=np.int64)
@@ -71,7 +73,7 @@ def minstd_rand0(seed: int, count: int) -> np.ndarray:
 def canonical32(values: np.ndarray) -> np.ndarray:
     """Rule 2."""
     result: np.ndarray = (values - 1).astype(np.float32) * np.float32(2.0 ** -31)
-    return result
+    return np.where(result >= 1, np.float32(1) - np.float32(2.0 ** -24), result).astype(np.float32)
 
 
 def canonical64(values: np.ndarray) -> np.ndarray:
