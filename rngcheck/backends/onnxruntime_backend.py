@@ -43,7 +43,8 @@ def model_bytes(operator: str, dtype: str, count: int, seed: float, attributes: 
     from onnx import helper
 
     element = ELEMENT_TYPES[dtype]
-    node = helper.make_node(operator, [], ["y"], shape=[count], dtype=element, seed=seed, **attributes)
+    node = helper.make_node(operator, [], ["y"], shape=[count], dtype=element, seed=seed)
+    node.attribute.extend(helper.make_attribute(name, value) for name, value in attributes.items())
     graph = helper.make_graph([node], "rngcheck", [], [helper.make_tensor_value_info("y", element, [count])])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
     model.ir_version = 8
