@@ -342,7 +342,10 @@ SUBNORMAL_HALF_COUNTER = 2741
 # words 2-3), word 2 below 2^16 and word 3 zero (cuRAND's host generator: subsequence 0x8a2e of 65536),
 # and key word 0 a float32 integer, the pi key's with its low 11 bits cleared (ONNX Runtime's CPU
 # kernels seed minstd_rand0 with it through a float attribute: rngcheck.numbers.onnxruntime_cpu).
-# Every convention's cases run on it too (the "-block0" cases).
+# The "-block0" cases run on it, for the conventions and kinds of the libraries that need it.
+BLOCK_ZERO_KINDS = {"tensorflow": (UNIFORM, INTEGERS),             # OpenVINO's RandomUniform
+                    "curand": (UNIFORM, NORMAL, BITS),              # cuRAND's host generator
+                    "onnxruntime-cpu": (UNIFORM, NORMAL)}           # ONNX Runtime's CPU kernels
 BLOCK_ZERO_STATE = tuple(int(w) for w in counter.state_from_words((0, 0, 0x8A2E, 0), (0xA4093800, 0x299F31D0)))
 
 INT_RANGES = {
@@ -378,6 +381,8 @@ def convention_cases() -> list[Case]:
                         cases.append(_numbers_case(f"{stem}{suffix}" + ("" if profiles != FULL_ONLY else "-large"),
                                            category, f"{request.text()} from the pi state", request, BASE_STATE,
                                            source=source, profiles=profiles))
+                    if kind not in BLOCK_ZERO_KINDS.get(name, ()):
+                        continue
                     request = numbers.Request(name, kind, dtype, QUICK_COUNT, low, high)
                     cases.append(_numbers_case(f"{stem}{suffix}-block0", category,
                                                f"{request.text()} from block 0 (counter words 0-1 zero)", request,
