@@ -140,3 +140,27 @@ def test_the_numbers_table_names_the_generator():
         == "not Philox: minstd_rand0"
     assert script.generator_of(document("openvino", "a", "uniform", "d")) == "Philox4x32-10"
     assert "openvino" in script.DEFAULT and "onnxruntime" in script.DEFAULT
+
+
+# ---------------------------------------------------------------------------------- statistics on numbers
+def test_a_minstd_stream_cut_into_chunks_is_one_continuous_draw():
+    from rngcheck.stats.distributions import NumberStream, request_of
+
+    stream = NumberStream(request_of("uniform", "onnxruntime-cpu", "float32"), key=42, chunk=1024)
+    pieces = np.concatenate(list(stream.read(0, 3000)))
+    assert np.array_equal(pieces, ort.canonical32(ort.minstd_rand0(42, 3000)).astype(np.float64))
+    assert "minstd_rand0" in stream.describe()["rule"]
+
+
+def test_onnxruntimes_uniform_has_a_null_without_the_fixed_point_lattice_tests():
+    from rngcheck.errors import RngcheckError
+    from rngcheck.results.verdicts import STATS_PASS
+    from rngcheck.stats.distributions import NumberStream, request_of, run
+
+    document = run(NumberStream(request_of("uniform", "onnxruntime-cpu", "float32"), key=7), 1 << 18)
+    tests = {e["test"] for e in document["results"]}
+    assert not any("lattice" in t for t in tests) and any("chi2" in t for t in tests)
+    assert document["verdict"] == STATS_PASS, document["counts"]      # 2^18 numbers of minstd_rand0: no test fails
+    assert document["source"]["convention"] == "onnxruntime-cpu"
+    with pytest.raises(RngcheckError, match="no normal goodness-of-fit"):
+        request_of("normal", "onnxruntime-cpu", "float32")

@@ -70,6 +70,16 @@ def minstd_rand0(seed: int, count: int) -> np.ndarray:
     return out
 
 
+def continued(state: npt.ArrayLike, draws: int) -> np.ndarray:
+    """The state whose engine continues ``state``'s after ``draws`` engine values: word 4 set to the
+    engine's value then (seeding minstd_rand0 with x, 1 <= x < 2^31 - 1, continues from x: rule 1),
+    the other words kept. How a stream longer than one draw is cut into draws (rngcheck.stats)."""
+    words = np.array(counter.state_array(state), dtype=np.uint32)
+    x = seed_of(words) % MODULUS or 1
+    words[4] = x * pow(MULTIPLIER, int(draws), MODULUS) % MODULUS
+    return words
+
+
 def canonical32(values: np.ndarray) -> np.ndarray:
     """Rule 2."""
     result: np.ndarray = (values - 1).astype(np.float32) * np.float32(2.0 ** -31)
