@@ -42,3 +42,7 @@ if [ "$(uname -s)" = "Linux" ]; then
     echo "setup: DirectML.dll under Wine is not set up (reason above): directml-wine stays unavailable" >&2
   fi
 fi
+
+# The numbers layer's library backends (issue #26): OpenVINO's RandomUniform and ONNX Runtime's CPU
+# random operators (with onnx, to build the one-node models). Required in CI like the others.
+python3 -m pip install -q --disable-pip-version-check -e '.[openvino,onnxruntime]'

@@ -92,6 +92,8 @@ class Library:
     curandSetGeneratorOffset: Callable[..., int]
     curandGenerate: Callable[..., int]
     curandGetVersion: Callable[..., int]
+    curandGenerateUniform: Callable[..., int]
+    curandGenerateNormal: Callable[..., int]
 
     def __init__(self, path: str):
         if sys.platform != "linux":
@@ -107,7 +109,9 @@ class Library:
                                ("curandSetPseudoRandomGeneratorSeed", [p, u64]),
                                ("curandSetGeneratorOffset", [p, u64]),
                                ("curandGenerate", [p, p, size]),
-                               ("curandGetVersion", [ctypes.POINTER(ctypes.c_int)])):
+                               ("curandGetVersion", [ctypes.POINTER(ctypes.c_int)]),
+                               ("curandGenerateUniform", [p, p, size]),
+                               ("curandGenerateNormal", [p, p, size, ctypes.c_float, ctypes.c_float])):
             function = getattr(lib, name)
             function.argtypes, function.restype = argtypes, ctypes.c_int
             setattr(self, name, function)
@@ -177,10 +181,20 @@ def expressible(state, n: int, max_blocks: int) -> tuple[int, int]:
 
 
 class CurandBackend(Backend):
-    """cuRAND's host Philox4x32-10 generator (curandCreateGeneratorHost), on the CPU."""
+    """cuRAND's host Philox4x32-10 generator (curandCreateGeneratorHost), on the CPU.
+
+    Numbers (``conventions = ("curand",)``, rngcheck.numbers.curand): ``curandGenerateUniform``
+    and ``curandGenerateNormal`` (mean 0, stddev 1) in float32, on the same mapping as the words:
+    from the offset of the state's (x, z), every 262144th block's four lanes are the operator's
+    stream order (element p of either call comes from word p of ``curandGenerate``; a normal pairs
+    lanes (0, 1) and (2, 3) of one block, so the picked lanes keep their pairs). The float64 calls
+    lay four doubles on two blocks of one subsequence, subsequence after subsequence, a layout not
+    mapped here: float64 is not applicable. ``bits`` (uint32) are ``curandGenerate``'s words.
+    """
 
     name = "curand"
     validates = False
+    conventions = ("curand",)
 
     def __init__(self, max_blocks=DEFAULT_MAX_BLOCKS, library=None):
         try:
@@ -255,6 +269,39 @@ class CurandBackend(Backend):
                 done += lanes.size
         assert done == n, (done, n)
         return words[:n]
+
+    def random_numbers(self, request: dict, state):
+        """float32 uniform and normal numbers of the curand convention; see the class doc."""
+        from .. import numbers
+
+        try:
+            parsed = numbers.Request.from_dict(request)
+            numbers.check(parsed)
+        except numbers.NumbersError as error:
+            raise NotApplicable(f"not a numbers request curand can draw: {error}") from None
+        if parsed.kind not in (numbers.UNIFORM, numbers.NORMAL, numbers.BITS) or parsed.dtype == "float64":
+            raise NotApplicable(f"{parsed.kind} {parsed.dtype}: the curand backend draws float32 uniforms and "
+                                "normals and uint32 bits (cuRAND's float64 layout is not mapped)")
+        if parsed.count == 0:
+            return np.empty(0, dtype=np.uint32 if parsed.kind == numbers.BITS else np.float32)
+        state = placement.read_state(state)
+        x, z = expressible(state, parsed.count, self.max_blocks)
+        offset = 4 * (x * SUBSEQUENCES + z)
+        if parsed.kind == numbers.BITS:                  # curandGenerate: the words themselves
+            return self._draw(counter.key_value(state), offset, parsed.count).copy()
+        total = words_spanned(parsed.count)
+        total += total % 2                    # curandGenerateNormal takes an even count
+        out = np.empty(total, dtype=np.float32)
+        self.generator.start(counter.key_value(state), offset)
+        if parsed.kind == numbers.UNIFORM:
+            self.lib.check(self.lib.curandGenerateUniform(self.generator.handle, out.ctypes.data, out.size),
+                           "curandGenerateUniform")
+        else:
+            self.lib.check(self.lib.curandGenerateNormal(self.generator.handle, out.ctypes.data, out.size,
+                                                         0.0, 1.0), "curandGenerateNormal")
+        blocks = counter.blocks_for(parsed.count)
+        picked = (np.arange(blocks)[:, None] * STRIDE_WORDS + np.arange(4)[None, :]).reshape(-1)[:parsed.count]
+        return out[picked]
 
     def _check_position(self, seed: int, position: int) -> None:
         """The generator continues at ``position``: its next 4 words equal a fresh generator's there."""

@@ -30,7 +30,7 @@ import numpy as np
 
 from .. import counter
 from ..description import FEATURE_LEVEL_4_0
-from ..errors import BackendSpecError, BackendUnavailable
+from ..errors import BackendSpecError, BackendUnavailable, NotApplicable
 from . import Backend, placement
 
 STATE_WORDS = ("2", "3")
@@ -75,10 +75,19 @@ def _philox_u64x3():
 
 
 class JaxBackend(Backend):
-    """jax.lax.rng_bit_generator(..., algorithm=RNG_PHILOX) (XLA), on the CPU by default."""
+    """jax.lax.rng_bit_generator(..., algorithm=RNG_PHILOX) (XLA), on the CPU by default.
+
+    Numbers: the backend claims the ``jax`` convention so that each numbers case says why it is not
+    applicable (never silently "draws no jax numbers"): jax.random's uniform/normal/randint read the
+    bits of a JAX key, and no 6-word state maps onto one (the default impl, threefry2x32, is another
+    generator; impl='philox4x32' hashes the seed into a two-word key and draws its own blocks). The
+    convention's conversions are checked against jax.random itself on its own bits
+    (tests/test_numbers_conventions.py).
+    """
 
     name = "jax"
     validates = False
+    conventions = ("jax",)
 
     def __init__(self, state_words: str = "2", platform: str = "cpu"):
         state_words = str(state_words)
@@ -116,6 +125,10 @@ class JaxBackend(Backend):
 
     def _put(self, words):
         return self._jax.device_put(np.asarray(words, dtype=np.uint32), self._device)
+
+    def random_numbers(self, request: dict, state):
+        raise NotApplicable("jax.random draws from a JAX key, onto which no state maps: threefry2x32 (the "
+                            "default) is not Philox, and impl='philox4x32' hashes the seed into its key")
 
     def random_generator(self, state, sizes, strides, buffer, *, output_state=True,
                          feature_level=FEATURE_LEVEL_4_0):

@@ -86,10 +86,17 @@ def stream_state(saved: bytes) -> np.ndarray:
 
 
 class MklBackend(Backend):
-    """mkl_random.MKLRandomState(brng='PHILOX4X32X10') on the CPU (Intel oneMKL's VSL)."""
+    """mkl_random.MKLRandomState(brng='PHILOX4X32X10') on the CPU (Intel oneMKL's VSL).
+
+    Numbers (``conventions = ("mkl",)``, rngcheck.numbers.mkl), each request on a fresh stream of
+    the state: float64 ``uniform(low, high, n)`` ([0, 1) unless ranged), float64 normals
+    ``standard_normal(n, method='BoxMuller')`` and uint32 bits (``randint``, the words). mkl_random
+    draws doubles only: float32 is not applicable.
+    """
 
     name = "mkl"
     validates = False
+    conventions = ("mkl",)
 
     def __init__(self):
         try:
@@ -127,6 +134,26 @@ class MklBackend(Backend):
 
     def _stream(self, state):
         return self._mkl_random.MKLRandomState(seed=seed_words(state), brng=BRNG)
+
+    def random_numbers(self, request: dict, state):
+        """The mkl convention's float64 uniforms and normals and uint32 bits; see the class doc."""
+        from .. import numbers
+        from ..errors import NotApplicable
+
+        try:
+            parsed = numbers.Request.from_dict(request)
+            numbers.check(parsed)
+        except numbers.NumbersError as error:
+            raise NotApplicable(f"not a numbers request mkl can draw: {error}") from None
+        if parsed.dtype == "float32":
+            raise NotApplicable("mkl_random draws float64 only (vdRng*); float32 (vsRng*) is not exposed")
+        stream = self._stream(placement.read_state(state))
+        if parsed.kind == numbers.BITS:
+            return stream.randint(0, 1 << 32, size=parsed.count, dtype=np.uint32)
+        if parsed.kind == numbers.NORMAL:
+            return np.asarray(stream.standard_normal(size=parsed.count, method="BoxMuller"), dtype=np.float64)
+        low, high = parsed.uniform_range
+        return np.asarray(stream.uniform(float(low), float(high), size=parsed.count), dtype=np.float64)
 
     def random_generator(self, state, sizes, strides, buffer, *, output_state=True,
                          feature_level=FEATURE_LEVEL_4_0):

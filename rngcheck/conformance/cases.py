@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from .. import counter, layout, numbers
 from ..description import FEATURE_LEVEL_3_0, FEATURE_LEVEL_4_0, RULES
 from ..numbers import BITS, INTEGERS, NORMAL, TRUNCATED_NORMAL, UNIFORM, Request
+from ..numbers import onnxruntime_cpu as numbers_ort
 from ..numbers import tensorflow as numbers_tf
 from ..vectors import guide_vectors, kat_vectors, operator_vectors
 
@@ -336,6 +337,16 @@ ZERO_MANTISSA_COUNTER = 4751841
 # A state whose float16 normal element 2 is subnormal (|x| < 2^-14; found the same way, checked by the
 # same tests): flush-to-zero shows there.
 SUBNORMAL_HALF_COUNTER = 2741
+# A state that the libraries with a narrow seed interface can be given: counter words 0-1 zero (a call
+# that starts at block 0: OpenVINO's RandomUniform maps (global_seed, op_seed) onto key and counter
+# words 2-3), word 2 below 2^16 and word 3 zero (cuRAND's host generator: subsequence 0x8a2e of 65536),
+# and key word 0 a float32 integer, the pi key's with its low 11 bits cleared (ONNX Runtime's CPU
+# kernels seed minstd_rand0 with it through a float attribute: rngcheck.numbers.onnxruntime_cpu).
+# The "-block0" cases run on it, for the conventions and kinds of the libraries that need it.
+BLOCK_ZERO_KINDS = {"tensorflow": (UNIFORM, INTEGERS),             # OpenVINO's RandomUniform
+                    "curand": (UNIFORM, NORMAL, BITS),              # cuRAND's host generator
+                    "onnxruntime-cpu": (UNIFORM, NORMAL)}           # ONNX Runtime's CPU kernels
+BLOCK_ZERO_STATE = tuple(int(w) for w in counter.state_from_words((0, 0, 0x8A2E, 0), (0xA4093800, 0x299F31D0)))
 
 INT_RANGES = {
     "int32": [("small", -5, 10), ("power-of-two", 0, 1 << 20), ("full", -(1 << 31), (1 << 31) - 1),
@@ -370,6 +381,12 @@ def convention_cases() -> list[Case]:
                         cases.append(_numbers_case(f"{stem}{suffix}" + ("" if profiles != FULL_ONLY else "-large"),
                                            category, f"{request.text()} from the pi state", request, BASE_STATE,
                                            source=source, profiles=profiles))
+                    if kind not in BLOCK_ZERO_KINDS.get(name, ()):
+                        continue
+                    request = numbers.Request(name, kind, dtype, QUICK_COUNT, low, high)
+                    cases.append(_numbers_case(f"{stem}{suffix}-block0", category,
+                                               f"{request.text()} from block 0 (counter words 0-1 zero)", request,
+                                               BLOCK_ZERO_STATE, source=source))
                 request = numbers.Request(name, kind, dtype, 13, *(_ranges(kind, dtype)[0][1:]))
                 cases.append(_numbers_case(f"{stem}-carry", category,
                                            f"{request.text()} across the carry out of word 1",
@@ -403,6 +420,11 @@ def special_cases() -> list[Case]:
                                "element 2 is a float16 subnormal: flushing it to zero is wrong", request,
                                counter.make_state(SUBNORMAL_HALF_COUNTER, (0xA4093822, 0x299F31D0)),
                                source=numbers_tf.SOURCE_R + " (NormalDistribution<Eigen::half>: Eigen::half(f))"))
+    request = numbers.Request("onnxruntime-cpu", UNIFORM, "float32", 3)
+    cases.append(_numbers_case("uniform/onnxruntime-cpu/float32-clamp-below-one", "uniform",
+                               "element 0's engine value rounds to 1.0: generate_canonical returns the float below 1",
+                               request, counter.state_from_words((0, 0, 0, 0), (numbers_ort.CLAMP_SEED, 0)),
+                               source=numbers_ort.SOURCE_L + " (generate_canonical: LWG 2524)"))
     for seed in ((1, 2), ((1 << 63) + 5, (1 << 64) - 1)):
         for kind, dtype in ((UNIFORM, "float32"), (BITS, "uint64")):
             request = numbers.Request("tensorflow", kind, dtype, 9, seed=seed)

@@ -105,6 +105,20 @@ def _open_closed(request, state):
                        lambda w: (w.astype(np.float64) * 2.0 ** -32 + 2.0 ** -33).astype(np.float32))
 
 
+def _computed_in_float32(request, state):
+    """float16/bfloat16/float64 as the float32 uniform converted at the end: the low 23 bits of one
+    word an element; [low, high) by one fused rounding in float32 (OpenVINO's CPU plugin, measured)."""
+    if request.dtype not in ("float16", "bfloat16", "float64"):
+        return None
+    unit = tf.uint32_to_float(_words(request, state, request.count))
+    if request.low is not None:
+        low, high = (np.float32(x) for x in request.range)
+        unit = (unit.astype(np.float64) * np.float64(high - low) + np.float64(low)).astype(np.float32)
+    if request.dtype == "float64":
+        return unit.astype(np.float64)
+    return tf.round_float32(request.dtype, unit)
+
+
 def _pairs_swapped(request, state):
     if request.dtype != "float64":
         return None
@@ -185,12 +199,13 @@ def _late_stream(request, state):
 
 
 def _range_in_32_bits(request, state):
-    """int64 computed as int32: one word an element, the range clamped to int32 (OpenVINO's CPU plugin)."""
+    """int64 computed as int32: one word an element, the range saturated to int32, and high - low
+    overflowing int32 as for int32 itself (every element low) (OpenVINO's CPU plugin)."""
     if request.kind != INTEGERS or request.dtype != "int64":
         return None
     low = max(request.low, -(1 << 31))
     high = min(request.high, (1 << 31) - 1)
-    if low >= high:
+    if low >= high or high - low >= 1 << 31:
         return np.full(request.count, low, dtype=np.int64)
     words = _words(request, state, request.count)
     return tf.integers("int32", words, low, high).astype(np.int64)
@@ -237,6 +252,9 @@ VARIANTS = (
                    "mantissa in [1, 2)", (UNIFORM,), _only(UNIFORM)(_bits_24)),
     NumbersVariant("uniform-open-closed", "x * 2^-32 + 2^-33: a uniform in (0, 1] (cuRAND's), not [0, 1)",
                    (UNIFORM,), _only(UNIFORM)(_open_closed)),
+    NumbersVariant("uniform-computed-in-float32", "float16/bfloat16/float64 as the float32 uniform (23 bits of "
+                   "one word; a range by one fused rounding) converted at the end (OpenVINO's CPU plugin)",
+                   (UNIFORM,), _only(UNIFORM)(_computed_in_float32)),
     NumbersVariant("uniform-64-words-swapped", "a float64 from words 2i+1 (high) and 2i in the wrong order",
                    (UNIFORM,), _only(UNIFORM)(_pairs_swapped)),
     NumbersVariant("uniform-64-one-word", "a float64 from one word an element (the low 32 mantissa bits zero)",

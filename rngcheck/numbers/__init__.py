@@ -12,6 +12,8 @@ The modules:
   tensorflow   TensorFlow's conversions and its stream semantics (Generator, split, stateless seeds)
   jax, pytorch, curand, mkl, onnxruntime
                the other conventions (each registers itself in CONVENTIONS)
+  onnxruntime_cpu
+               ONNX Runtime's CPU kernels: not Philox (minstd_rand0, seeded from state word 4)
 
 A *request* names what is drawn: convention, kind, dtype, count and the range. A backend that
 implements a convention answers a request for a state with the numbers (the backend contract's
@@ -185,6 +187,9 @@ class Convention:
 
     ``kinds``: kind -> the dtypes it is defined for. ``sources``: kind -> the file it is read from.
     ``seeded``: whether the convention has a stateless seed rule (Request.seed).
+    ``generator``: the word generator the convention reads. Philox4x32-10 (the operator's stream)
+    for all but one: a convention over another generator (ONNX Runtime's CPU kernels:
+    minstd_rand0) names it here and says in its module which words of the 6-word state seed it.
     """
 
     name = ""
@@ -192,6 +197,7 @@ class Convention:
     kinds: dict[str, tuple[str, ...]] = {}
     sources: dict[str, str] = {}
     seeded = False
+    generator = "philox4x32-10"
     ranged_uniform = True   # False: the library defines no uniform but its own unit interval
 
     def supports(self, request: Request) -> bool:

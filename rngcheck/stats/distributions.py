@@ -142,8 +142,17 @@ def as_values(dtype: str, held) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------------- the nulls
-LATTICE_BITS = {"tensorflow": {"float32": 23, "float64": 52, "float16": 10, "bfloat16": 7}}
+LATTICE_BITS = {"tensorflow": {"float32": 23, "float64": 52, "float16": 10, "bfloat16": 7},
+                # ONNX Runtime's CPU uniforms (rngcheck.numbers.onnxruntime_cpu): float(k) * 2^-31 with
+                # k uniform below 2^31 - 2 (float64: 62 bits of two engine values): multiples of 2^-31,
+                # the null taken as continuous
+                "onnxruntime-cpu": {"float32": 31, "float64": 62}}
 ENUMERABLE_BITS = 23
+# The kinds each convention's null models (TensorFlow's Box-Muller bounds are its own); and the
+# conventions whose uniform is a fixed-point lattice of equally likely points, where the lattice
+# tests apply (ONNX Runtime's float(k) rounds k to 24 bits: its spacing doubles in each binade).
+MODELLED_KINDS = {"tensorflow": (UNIFORM, NORMAL, TRUNCATED_NORMAL), "onnxruntime-cpu": (UNIFORM,)}
+FIXED_POINT = ("tensorflow",)
 
 
 def _model_check(convention: str) -> None:
@@ -223,7 +232,7 @@ class Null:
     def _uniform(self):
         low, high = self.request.range
         self.low, self.high = float(low), float(high)
-        self.lattice = self.unit
+        self.lattice = self.unit and self.request.convention in FIXED_POINT
         self.enumerated = self.bits <= ENUMERABLE_BITS
         if self.enumerated:
             self.image = _uniform_image(self.request.convention, self.dtype, self.request.low, self.request.high)
@@ -785,7 +794,17 @@ class NumberStream:
                                     "contract's optional random_numbers/conventions)")
 
     def state(self, k: int) -> np.ndarray:
+        start = state_words.make_state(self.counter, self.key)
+        if self.generator != "philox4x32-10":   # minstd_rand0: chunk k continues the engine (onnxruntime_cpu)
+            from ..numbers import onnxruntime_cpu
+
+            per = 2 if self.request.dtype == "float64" else 1
+            return onnxruntime_cpu.continued(start, k * self.chunk * per)
         return state_words.make_state(self.counter + k * self.blocks, self.key)
+
+    @property
+    def generator(self) -> str:
+        return numbers.convention_of(self.request.convention).generator
 
     def chunk_values(self, k: int) -> np.ndarray:
         state = self.state(k)
@@ -818,7 +837,10 @@ class NumberStream:
         return {**where, "convention": self.request.convention, "kind": self.request.kind,
                 "dtype": self.request.dtype, "low": self.request.low, "high": self.request.high,
                 "key": self.key, "counter": self.counter, "chunk": self.chunk, "blocks_per_chunk": self.blocks,
-                "rule": "chunk k of `chunk` numbers is drawn on the state (counter + k * blocks_per_chunk, key)"}
+                "rule": ("chunk k of `chunk` numbers is drawn on the state (counter + k * blocks_per_chunk, key)"
+                         if self.generator == "philox4x32-10" else
+                         f"{self.generator}: chunk k of `chunk` numbers is drawn on the state whose word 4 is the "
+                         "engine's value after the numbers before it (one continuous stream)")}
 
 
 def _describe(backend) -> dict:
@@ -896,4 +918,7 @@ def request_of(kind: str, convention: str, dtype: str, low=None, high=None) -> R
     except NumbersError as error:
         raise RngcheckError(str(error)) from None
     _model_check(convention)
+    if kind not in MODELLED_KINDS.get(convention, KINDS):
+        raise RngcheckError(f"no {kind} goodness-of-fit for convention {convention!r} "
+                            f"(modelled: {', '.join(MODELLED_KINDS[convention])})")
     return request

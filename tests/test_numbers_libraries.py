@@ -1,0 +1,166 @@
+"""Real libraries' numbers, without the libraries: the onnxruntime-cpu convention's model, the
+diagnosis of OpenVINO's defects on numbers made by their description, the block-0 cases, and the
+numbers table's expected differences (scripts/conformance_table.py, docs/expected-differences-numbers.json).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rngcheck import counter, numbers
+from rngcheck.conformance import cases as C
+from rngcheck.conformance.numbers_diagnosis import IDS, diagnose
+from rngcheck.numbers import onnxruntime_cpu as ort
+from rngcheck.numbers import tensorflow as tf
+
+ROOT = Path(__file__).resolve().parents[1]
+STATE = np.array(C.BLOCK_ZERO_STATE, dtype=np.uint32)
+
+
+def table_script():
+    spec = importlib.util.spec_from_file_location("conformance_table", ROOT / "scripts" / "conformance_table.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# ---------------------------------------------------------------------------------- minstd_rand0
+def test_minstd_rand0_by_blocks_is_the_recurrence():
+    x, expected = 12345, []
+    for _ in range(3000):
+        x = x * 16807 % (2 ** 31 - 1)
+        expected.append(x)
+    assert ort.minstd_rand0(12345, 3000).tolist() == expected
+    assert ort.minstd_rand0(2 ** 31 - 1, 1)[0] == 16807     # seed mod m = 0 becomes 1
+
+
+def test_generate_canonical_float_is_24_bits_of_x_minus_1_over_2_pow_31():
+    values = np.array([1, 2, 2 ** 31 - 2, 2 ** 24 + 1, 2 ** 25 + 3], dtype=np.int64)
+    got = ort.canonical32(values)
+    assert got.dtype == np.float32 and got[0] == 0.0 and got[1] == np.float32(2.0 ** -31)
+    assert got[2] == np.float32(1.0) - np.float32(2.0 ** -24)     # 2^31 - 3 rounds to 2^31: clamped below 1
+    assert got[3] == np.float32(2.0 ** -7) and got[4] == np.float32(2 ** 25 + 2) * np.float32(2.0 ** -31)
+
+
+def test_the_convention_reads_only_state_word_4():
+    request = numbers.Request("onnxruntime-cpu", "uniform", "float32", 64)
+    other = STATE.copy()
+    other[[0, 1, 2, 3, 5]] ^= 0xFFFF
+    assert np.array_equal(numbers.draw(request, STATE), numbers.draw(request, other))
+    other[4] ^= 1 << 12
+    assert not np.array_equal(numbers.draw(request, STATE), numbers.draw(request, other))
+    assert numbers.convention_of("onnxruntime-cpu").generator == "minstd_rand0"
+    assert numbers.convention_of("tensorflow").generator == "philox4x32-10"
+
+
+def test_the_polar_normal_is_standard_normal_shaped_and_pairs_share_a_radius():
+    values = numbers.draw(numbers.Request("onnxruntime-cpu", "normal", "float64", 20001), STATE)
+    assert abs(values.mean()) < 0.05 and abs(values.std() - 1) < 0.05
+    float32 = numbers.draw(numbers.Request("onnxruntime-cpu", "normal", "float32", 7), STATE)
+    assert float32.dtype == np.float32 and float32.size == 7
+
+
+# ---------------------------------------------------------------------------------- OpenVINO's defects
+def openvino_like(request):
+    """Numbers made as docs/library-findings.md describes OpenVINO's CPU plugin."""
+    words = tf.stream(STATE, 0, request.count)
+    if request.kind == "integers":
+        low, high = max(request.low, -(1 << 31)), min(request.high, (1 << 31) - 1)
+        if high - low >= 1 << 31:
+            return np.full(request.count, low, dtype=request.dtype)
+        return tf.integers("int32", words, low, high).astype(request.dtype)
+    return tf.uint32_to_float(words).astype(request.dtype)
+
+
+@pytest.mark.parametrize("dtype, low, high, named", [
+    ("int32", -(1 << 31), (1 << 31) - 1, "integers-range-overflow"),
+    ("int64", -5, 10, "integers-range-32-bit"),
+    ("int64", 0, 1 << 32, "integers-range-32-bit"),
+    ("int64", -(1 << 62), 1 << 62, "integers-range-32-bit"),
+])
+def test_openvinos_integer_defects_are_named(dtype, low, high, named):
+    request = numbers.Request("tensorflow", "integers", dtype, 257, low, high)
+    actual = openvino_like(request)
+    assert not np.array_equal(actual, numbers.draw(request, STATE))
+    diagnosis = diagnose(request, STATE, actual)
+    assert named == diagnosis["id"] or named in diagnosis["alternatives"], diagnosis
+
+
+def test_a_float64_computed_in_float32_is_named():
+    request = numbers.Request("tensorflow", "uniform", "float64", 257)
+    assert diagnose(request, STATE, openvino_like(request))["id"] == "uniform-computed-in-float32"
+
+
+# ---------------------------------------------------------------------------------- cases and table
+def test_the_block_zero_state_is_one_openvino_and_onnx_can_be_given():
+    words = counter.counter_words(STATE)
+    assert int(words[0]) == int(words[1]) == 0
+    assert float(np.float32(int(STATE[4]))) == int(STATE[4])
+    ids = {c.id for c in C.cases_for("quick")}
+    assert {"integers/tensorflow/int32-full-block0", "uniform/onnxruntime-cpu/float32-block0"} <= ids
+
+
+def test_every_expected_numbers_difference_is_a_registered_diagnosis_with_a_reason():
+    expected = json.loads((ROOT / "docs" / "expected-differences-numbers.json").read_text())["backends"]
+    assert "openvino" in expected
+    for spec, entry in expected.items():
+        for diagnosis, reason in entry["diagnoses"].items():
+            assert diagnosis in IDS or diagnosis.startswith("convention-"), (spec, diagnosis)
+            assert len(reason) > 20
+
+
+def document(spec, case_id, category, diagnosis, generator=None):
+    describe = {"version": "x 1", "device": "cpu"} | ({"generator": generator} if generator else {})
+    return {"backends": [{"spec": spec, "describe": describe}],
+            "cases": [{"id": case_id, "category": category}],
+            "results": [{"case": case_id, "required": True, "status": "failed", "message": "m",
+                         "diagnosis": {"id": diagnosis}}]}
+
+
+def test_check_reads_numbers_failures_against_the_numbers_file_and_words_against_the_words_file():
+    script = table_script()
+    numbers_expected = {"openvino": {"diagnoses": {"integers-range-overflow": "why"}}}
+    words_expected = {"openvino": {"diagnoses": ["increment-256n"]}}
+    numbers_failure = document("openvino", "integers/tensorflow/int32-full-block0", "integers",
+                               "integers-range-overflow")
+    assert script.unexpected(numbers_failure, words_expected, numbers_expected) == []
+    assert script.unexpected(numbers_failure, {"openvino": {"diagnoses": ["integers-range-overflow"]}}, {})
+    words_failure = document("openvino", "kat/x", "kat", "integers-range-overflow")
+    assert script.unexpected(words_failure, words_expected, numbers_expected)
+
+
+def test_the_numbers_table_names_the_generator():
+    script = table_script()
+    assert script.generator_of(document("onnxruntime", "a", "uniform", "d", "not Philox: minstd_rand0")) \
+        == "not Philox: minstd_rand0"
+    assert script.generator_of(document("openvino", "a", "uniform", "d")) == "Philox4x32-10"
+    assert "openvino" in script.DEFAULT and "onnxruntime" in script.DEFAULT
+
+
+# ---------------------------------------------------------------------------------- statistics on numbers
+def test_a_minstd_stream_cut_into_chunks_is_one_continuous_draw():
+    from rngcheck.stats.distributions import NumberStream, request_of
+
+    stream = NumberStream(request_of("uniform", "onnxruntime-cpu", "float32"), key=42, chunk=1024)
+    pieces = np.concatenate(list(stream.read(0, 3000)))
+    assert np.array_equal(pieces, ort.canonical32(ort.minstd_rand0(42, 3000)).astype(np.float64))
+    assert "minstd_rand0" in stream.describe()["rule"]
+
+
+def test_onnxruntimes_uniform_has_a_null_without_the_fixed_point_lattice_tests():
+    from rngcheck.errors import RngcheckError
+    from rngcheck.results.verdicts import STATS_PASS
+    from rngcheck.stats.distributions import NumberStream, request_of, run
+
+    document = run(NumberStream(request_of("uniform", "onnxruntime-cpu", "float32"), key=7), 1 << 18)
+    tests = {e["test"] for e in document["results"]}
+    assert not any("lattice" in t for t in tests) and any("chi2" in t for t in tests)
+    assert document["verdict"] == STATS_PASS, document["counts"]      # 2^18 numbers of minstd_rand0: no test fails
+    assert document["source"]["convention"] == "onnxruntime-cpu"
+    with pytest.raises(RngcheckError, match="no normal goodness-of-fit"):
+        request_of("normal", "onnxruntime-cpu", "float32")

@@ -1,0 +1,120 @@
+"""The ``openvino`` backend (OpenVINO's RandomUniform-8, CPU plugin) against the tensorflow convention.
+
+Each fact of rngcheck/backends/openvino_backend.py's doc is measured here on the real library:
+the key/counter mapping and TensorFlow's float32 rule (exact), the second infer() at block 256 n,
+and the two integer defects and the float32 computation of float16/float64, each found and named by
+rngcheck's own check (conformance.numbers) with a runnable repro line. OpenVINO runs in a worker
+process, as `rngcheck run` hosts it. Locally a missing openvino skips; with CI=true it fails.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from helpers import require, unavailable
+from rngcheck import counter, numbers
+from rngcheck.conformance import cases as C
+from rngcheck.conformance import check
+from rngcheck.errors import BackendUnavailable, NotApplicable
+from rngcheck.numbers import tensorflow as tf
+
+SPEC = "rngcheck.backends.openvino_backend:OpenVinoBackend"
+STATE = np.array(C.BLOCK_ZERO_STATE, dtype=np.uint32)
+N = 1027
+
+
+@pytest.fixture(scope="module")
+def openvino():
+    require("openvino", load=False)
+    from rngcheck.backends.exec_backend import isolated
+
+    try:
+        backend = isolated(SPEC)
+    except BackendUnavailable as error:
+        unavailable(str(error))
+    yield backend
+    backend.close()
+
+
+def request(kind, dtype, count=N, low=None, high=None):
+    return numbers.Request("tensorflow", kind, dtype, count, low, high).to_dict()
+
+
+def test_float32_is_tensorflows_rule_on_key_global_seed_and_counter_block_op_seed(openvino):
+    got = openvino.random_numbers(request("uniform", "float32"), STATE)
+    assert got.dtype == np.float32
+    assert np.array_equal(got, tf.uint32_to_float(tf.stream(STATE, 0, N)))
+    # the same state with a different op_seed (counter words 2-3) gives other numbers
+    other = STATE.copy()
+    other[2] ^= 1
+    assert not np.array_equal(openvino.random_numbers(request("uniform", "float32"), other), got)
+
+
+def test_a_second_infer_starts_at_block_256_n():
+    ov = require("openvino")
+    from rngcheck.backends.openvino_backend import seeds_of
+
+    global_seed, op_seed = seeds_of(STATE)
+    shape = ov.opset8.constant(np.array([N], dtype=np.int64))
+    node = ov.opset8.random_uniform(shape, ov.opset8.constant(np.float32(0)), ov.opset8.constant(np.float32(1)),
+                                    output_type="f32", global_seed=global_seed, op_seed=op_seed)
+    compiled = ov.Core().compile_model(ov.Model([node], []), "CPU")
+    first, second = compiled({})[0].copy(), compiled({})[0].copy()
+    assert np.array_equal(first, tf.uint32_to_float(tf.stream(STATE, 0, N)))
+    assert np.array_equal(second, tf.uint32_to_float(tf.stream(counter.add_to_counter(STATE, 256 * N), 0, N)))
+
+
+@pytest.mark.parametrize("state, why", [
+    (np.array(C.BASE_STATE, dtype=np.uint32), "starts every call at block 0"),
+    (counter.state_from_words((0, 0, 0, 0), (0, 0)), "non-deterministic"),
+    (counter.state_from_words((0, 0, 0, 1 << 31), (1, 0)), r"below 2\^63"),
+])
+def test_a_state_openvino_cannot_take_is_not_applicable_with_the_reason(openvino, state, why):
+    with pytest.raises(NotApplicable, match=why):
+        openvino.random_numbers(request("uniform", "float32"), state)
+
+
+def test_what_openvino_has_no_operator_for_is_not_applicable(openvino):
+    with pytest.raises(NotApplicable, match="no normal operator"):
+        openvino.random_numbers(request("normal", "float32"), STATE)
+    with pytest.raises(NotApplicable, match="stateless seed"):
+        openvino.random_numbers(numbers.Request("tensorflow", "uniform", "float32", 4, seed=(1, 2)).to_dict(), None)
+
+
+def outcome_of(openvino, case_id):
+    case = next(c for c in C.cases_for("quick") if c.id == case_id)
+    return check.run_case(openvino, case)
+
+
+@pytest.mark.parametrize("case_id, diagnosis", [
+    ("integers/tensorflow/int32-full-block0", "integers-range-overflow"),
+    ("integers/tensorflow/int64-small-block0", "integers-range-32-bit"),
+    ("integers/tensorflow/int64-full-block0", "integers-range-32-bit"),
+    ("uniform/tensorflow/float64-block0", "uniform-computed-in-float32"),
+    ("uniform/tensorflow/float16-range-block0", "uniform-computed-in-float32"),
+])
+def test_rngcheck_finds_and_names_each_defect_with_a_repro_line(openvino, case_id, diagnosis):
+    outcome = outcome_of(openvino, case_id)
+    assert outcome.status == check.FAILED, outcome.message
+    assert outcome.diagnosis["id"] == diagnosis, outcome.diagnosis
+    assert outcome.reproduce["request"]["convention"] == "tensorflow"
+
+
+def test_the_int32_full_range_is_all_minus_2_pow_31_and_int64_is_int32s_numbers(openvino):
+    full = openvino.random_numbers(request("integers", "int32", low=-(1 << 31), high=(1 << 31) - 1), STATE)
+    assert set(full.tolist()) == {-(1 << 31)}
+    small64 = openvino.random_numbers(request("integers", "int64", low=-5, high=10), STATE)
+    assert small64.dtype == np.int64
+    assert np.array_equal(small64, tf.integers("int32", tf.stream(STATE, 0, N), -5, 10))
+    assert not np.array_equal(small64, numbers.draw(numbers.Request("tensorflow", "integers", "int64", N, -5, 10),
+                                                    STATE))
+    huge = openvino.random_numbers(request("integers", "int64", low=-(1 << 62), high=1 << 62), STATE)
+    assert set(huge.tolist()) == {-(1 << 31)}
+
+
+@pytest.mark.parametrize("case_id", ["uniform/tensorflow/float32-block0", "uniform/tensorflow/float32-range-block0",
+                                     "integers/tensorflow/int32-small-block0", "uniform/tensorflow/bfloat16-block0"])
+def test_what_openvino_gets_right_passes(openvino, case_id):
+    outcome = outcome_of(openvino, case_id)
+    assert outcome.status == check.PASSED, outcome.message
