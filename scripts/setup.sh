@@ -42,3 +42,12 @@ if [ "$(uname -s)" = "Linux" ]; then
     echo "setup: DirectML.dll under Wine is not set up (reason above): directml-wine stays unavailable" >&2
   fi
 fi
+
+# DirectML across its releases (docs/directml.md, "DirectML by release"): every release's wheel from
+# PyPI, checked against rngcheck.backends.directml.releases' sha256 and unpacked into the cache once.
+if [ "$(uname -s)" = "Linux" ]; then
+  if ! python3 -m rngcheck.backends.directml.releases fetch >/dev/null; then
+    [ -z "${CI:-}" ] || exit 1
+    echo "setup: the DirectML releases are not fetched (reason above): scripts/directml_matrix.sh fetches them" >&2
+  fi
+fi

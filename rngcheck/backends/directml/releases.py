@@ -50,6 +50,7 @@ class Release:
     sha256: str             # of the wheel
     member: str             # the library's path in the wheel
     feature_level: str      # the highest DML_FEATURE_LEVEL it answered here (measured)
+    known: str = ""         # why its run fails here, when it does (measured; docs/directml.md has the detail)
 
     @property
     def version(self) -> str:
@@ -97,15 +98,19 @@ def version_key(version: str) -> tuple[int, ...]:
     return tuple(int(part) for part in re.findall(r"\d+", version))
 
 
-def _windows(directml: str, ort: str, python: str, sha256: str, feature_level: str, data: bool = False) -> Release:
+def _windows(directml: str, ort: str, python: str, sha256: str, feature_level: str, data: bool = False,
+             known: str = "") -> Release:
     member = "onnxruntime/capi/DirectML.dll"
     if data:        # the older wheels keep the package under .data/purelib
         member = f"onnxruntime_directml-{ort}.data/purelib/{member}"
-    return Release(directml, WINDOWS, ORT, ort, python, "win_amd64", sha256, member, feature_level)
+    return Release(directml, WINDOWS, ORT, ort, python, "win_amd64", sha256, member, feature_level, known)
 
 
 RELEASES: tuple[Release, ...] = tuple(sorted((
-    _windows("1.5.1", "1.9.0", "3.9", "1aeac3f41b2f423a5dbfa7fa5aac2c1d6e9489515ce4d9fdfec9f18f8553ac76", "3.1", True),
+    _windows("1.5.1", "1.9.0", "3.9", "1aeac3f41b2f423a5dbfa7fa5aac2c1d6e9489515ce4d9fdfec9f18f8553ac76", "3.1", True,
+             "the route's: compiling the operator, DirectML 1.5.1 unpacks an LZMS-compressed resource "
+             "with Cabinet.dll's Compression API (CreateDecompressor, ordinal 40), which Wine 8.0 does "
+             "not implement: every FL 3.0 execution ends dml_exec.exe (exit code 1)"),
     _windows("1.8.0", "1.11.0", "3.9", "2ce4dd4d99755688b2019400d0157d9443c8ee58c0f4ac979f2c1dbb4855a18e", "5.0",
              True),
     _windows("1.9.0", "1.12.0", "3.9", "87b28653cb8e11d074a3ddc7a8135513e8d450eb23d3c8e682bfb1f902acdb9a", "5.0"),
@@ -185,8 +190,8 @@ def main(argv=None) -> int:
             print(f"{release.label}\t{path}")
         return 0
     for release in chosen:
-        if args.action == "specs":      # label, feature level, spec: one tab-separated line each
-            print(f"{release.label}\t{release.feature_level}\t{release.spec}")
+        if args.action == "specs":      # label, feature level, spec, known failure: one tab-separated line each
+            print(f"{release.label}\t{release.feature_level}\t{release.spec}\t{release.known}")
         else:
             print(f"{release.label:22} DirectML {release.directml:7} FL {release.feature_level:4} "
                   f"{release.project}=={release.project_version} ({release.wheel})")
