@@ -158,3 +158,27 @@ def test_the_linux_plugin_build_runs_by_version(tmp_path):
     assert backend["name"] == "directml-linux" and backend["verdict"] == "pass"
     assert backend["describe"]["max feature level"] == "5.0"
     assert "tensorflow-directml-plugin" in backend["describe"]["DirectML version"]
+
+
+def test_the_matrix_lines_the_linux_builds_up_in_version_order_for_compare_and_history(tmp_path):
+    """scripts/directml_matrix.sh on the Linux route: one document per build in version order, each compared
+    with the one before, and one report whose History view shows the builds under one backend, newest first."""
+    if not Layout.default().stamp.is_file():
+        unavailable("the Linux DirectML bridge is not set up (python3 -m rngcheck.backends.directml.bridge.build)")
+    out = tmp_path / "matrix"
+    done = subprocess.run(["bash", str(ROOT / "scripts" / "directml_matrix.sh"), "--route", "linux", "--out", str(out),
+                           "--", "--case", "kat"], capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert done.returncode == 0, done.stdout + done.stderr
+    documents = sorted(p.name for p in out.glob("[0-9][0-9]-*.json"))
+    assert documents == ["01-linux-1.9.1-fl5.0.json", "02-linux-torch-0.2.0-fl5.2.json",
+                         "03-linux-torch-0.2.5-fl6.2.json"]
+    assert done.stdout.count("rngcheck compare: OK: 0 regressions") == 2
+    for name in documents:
+        document = json.loads((out / name).read_text())
+        assert document["backends"][0]["name"] == "directml-linux"
+    history = (out / "releases.html").read_text()
+    history = history[history.index('<section id="trend">'):]
+    assert "directml-linux: 3 runs" in history
+    rows = [history.index(stem) for stem in ("03-linux-torch-0.2.5-fl6.2", "02-linux-torch-0.2.0-fl5.2",
+                                             "01-linux-1.9.1-fl5.0")]
+    assert rows == sorted(rows)                                     # newest release first
