@@ -2,7 +2,7 @@
 # Everything rngcheck needs on a fresh Debian/Ubuntu machine: PoCL (a CPU OpenCL device), gcc
 # (for the exec example in C), dieharder (the statistical peer), Chromium (the report's browser test; driven by Playwright, which
 # downloads no browser of its own), the Python package with its extras: tests, OpenCL, reports,
-# and the library backends (randomgen, TensorFlow, JAX); and real DirectML on Linux: Mesa's lavapipe
+# and the library backends (randomgen, TensorFlow, JAX, OpenVINO, ONNX Runtime with onnx); and real DirectML on Linux: Mesa's lavapipe
 # (a CPU Vulkan device), then the pinned DirectML builds, vkd3d and rngcheck's bridge, fetched and
 # built into the cache ($RNGCHECK_CACHE, else ~/.cache/rngcheck) by
 # `python3 -m rngcheck.backends.directml.bridge.build` (seconds once cached); and the Windows
@@ -27,7 +27,7 @@ if [ -n "$missing" ]; then
   $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
 fi
 
-python3 -m pip install -q --disable-pip-version-check -e '.[test,parquet,opencl,report,tensorflow,jax,mkl,curand,torch,onedpl,distributed]'
+python3 -m pip install -q --disable-pip-version-check -e '.[test,parquet,opencl,report,tensorflow,jax,mkl,curand,torch,onedpl,distributed,openvino,onnxruntime]'
 
 # Real DirectML (Linux): the build says in one line what is missing when a piece cannot be had.
 # Outside CI a machine that cannot have it (no Debian mirror, say) goes on without it.
@@ -43,6 +43,11 @@ if [ "$(uname -s)" = "Linux" ]; then
   fi
 fi
 
-# The numbers layer's library backends (issue #26): OpenVINO's RandomUniform and ONNX Runtime's CPU
-# random operators (with onnx, to build the one-node models). Required in CI like the others.
-python3 -m pip install -q --disable-pip-version-check -e '.[openvino,onnxruntime]'
+# DirectML across its releases (docs/directml.md, "DirectML by release"): every release's wheel from
+# PyPI, checked against rngcheck.backends.directml.releases' sha256 and unpacked into the cache once.
+if [ "$(uname -s)" = "Linux" ]; then
+  if ! python3 -m rngcheck.backends.directml.releases fetch >/dev/null; then
+    [ -z "${CI:-}" ] || exit 1
+    echo "setup: the DirectML releases are not fetched (reason above): scripts/directml_matrix.sh fetches them" >&2
+  fi
+fi

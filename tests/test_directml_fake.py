@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from directml_fake import FakeDirectML  # tests/directml_fake.py
-from rngcheck import Rejected, counter, reference
+from rngcheck import NotApplicable, Rejected, counter, reference
 from rngcheck.backends import load
 from rngcheck.backends.directml import dispatch, loader
 from rngcheck.backends.directml.backend import DirectMLBackend
@@ -170,8 +170,10 @@ def test_feature_level_3_rules_enforced_by_the_backend():
 def test_device_at_feature_level_3_refuses_other_ranks():
     fake, backend = make(feature_level=(3, 1))
     assert backend.describe()["max feature level"] == "3.1"
-    with pytest.raises(InvalidArgument):
-        backend.random_generator(STATE.copy(), (8,), None, np.zeros(8, np.uint32))
+    before = len(fake.calls)
+    with pytest.raises(NotApplicable, match=r"feature level 4\.0; this DirectML's maximum is 3\.1"):
+        backend.random_generator(STATE.copy(), (8,), None, np.zeros(8, np.uint32))   # FL 4.0: not asked
+    assert fake.calls[before:] == []
     got, want, *_ = call(backend, (1, 1, 2, 4), state=STATE.reshape(1, 1, 1, 6), feature_level=FEATURE_LEVEL_3_0)
     assert np.array_equal(got, want)
 
@@ -354,5 +356,5 @@ def test_a_spec_cannot_name_the_python_only_options(spec):
     """exports= (the native layer, a Python object) and abi= outside msvc/sysv are refused as spec
     text in one line, before anything is loaded."""
     from rngcheck.errors import BackendSpecError
-    with pytest.raises(BackendSpecError, match="the options are adapter, lib and d3d12"):
+    with pytest.raises(BackendSpecError, match="the options are adapter, lib, d3d12 and name"):
         load(spec)

@@ -5,7 +5,11 @@ under WSL, vkd3d's Vulkan device on Linux), ``directml:adapter=warp`` (the WARP 
 adapter, Windows), or ``directml:adapter=N`` (DXGI adapter N); ``lib=`` the DirectML library:
 a path, or on Linux a pinned build (``lib=0.2.5``, ``lib=0.2.0``; see bridge/chain.py), else
 RNGCHECK_DIRECTML_DLL or the platform's default; ``d3d12=`` the folder of rngcheck's vkd3d
-bridge on Linux (default: the set-up's cache). See rngcheck.backends.directml.loader.
+bridge on Linux (default: the set-up's cache); ``name=`` the backend's name in reports. On Linux
+``lib=`` also takes a release of rngcheck.backends.directml.releases (``lib=1.9.1``: the
+tensorflow-directml-plugin's build, fetched from PyPI into the cache once). A description of a
+feature level above the device's maximum is not applicable (rngcheck.NotApplicable, with both
+levels), never a failure. See rngcheck.backends.directml.loader.
 
 What the backend decides itself, and why (everything else is DirectML's to accept or refuse
 with E_INVALIDARG, which becomes rngcheck.Rejected):
@@ -28,7 +32,7 @@ import numpy as np
 
 from ... import __version__
 from ...description import FEATURE_LEVEL_3_0, FEATURE_LEVEL_4_0, RULES, Description
-from ...errors import BackendSpecError, Rejected
+from ...errors import BackendSpecError, NotApplicable, Rejected
 from .. import Backend
 from . import dispatch, loader
 from .com import ABIS, Com
@@ -54,19 +58,21 @@ class DirectMLBackend(Backend):
     name = "directml"
     validates = True
 
-    def __init__(self, adapter: str = "default", lib: str | None = None, d3d12: str | None = None, *,
-                 exports=None, abi: str | None = None):
+    def __init__(self, adapter: str = "default", lib: str | None = None, d3d12: str | None = None,
+                 name: str | None = None, *, exports=None, abi: str | None = None):
         adapter = str(adapter).strip().lower()
         if adapter not in ("default", "warp") and not adapter.isdigit():
             raise BackendSpecError(f"directml: adapter must be default, warp or an index, got {adapter!r}")
         if isinstance(exports, str) or isinstance(abi, str) and abi not in ABIS:
             # keyword-only, for Python callers (tests hand in a fake layer); a spec's text cannot name one
-            raise BackendSpecError("directml: the options are adapter, lib and d3d12 "
+            raise BackendSpecError("directml: the options are adapter, lib, d3d12 and name "
                                    f"(abi= is one of {', '.join(ABIS)}; "
                                    "exports= takes a Python object, not spec text)")
         self.exports = exports if exports is not None else loader.load(lib, d3d12)
         if lib:                 # one run may hold several builds: name each after its library
             self.name = f"directml:lib={lib}"
+        if name:                # the release matrix gives every Linux build one name (History, compare)
+            self.name = str(name)
         self.com = Com(self.exports, abi)
         self.device = dispatch.Device(self.com, adapter)
         self.feature_level = self.device.feature_level
@@ -94,6 +100,10 @@ class DirectMLBackend(Backend):
 
     def random_generator(self, state, sizes, strides, buffer, *, output_state=True,
                          feature_level=FEATURE_LEVEL_4_0):
+        if FEATURE_LEVEL_3_0 <= tuple(feature_level) and tuple(feature_level) > tuple(self.feature_level):
+            raise NotApplicable(f"the description needs DirectML feature level {feature_level[0]}.{feature_level[1]}; "
+                                f"this DirectML's maximum is {self.feature_level[0]}.{self.feature_level[1]} "
+                                f"(DML_FEATURE_FEATURE_LEVELS)")
         caller_state = state
         state = np.ascontiguousarray(state)
         sizes = tuple(int(s) for s in sizes)

@@ -20,7 +20,9 @@ import os
 from pathlib import Path
 
 from ...errors import BackendUnavailable
+from . import releases
 from .bridge import chain
+from .bridge.build import SetupError
 from .exports import ENV_DLL, Exports
 
 SETUP_HINT = "run `python -m rngcheck.backends.directml.bridge.build` (scripts/setup.sh does)"
@@ -57,13 +59,19 @@ def directml_path(lib: str | None) -> tuple[Path, str]:
     configured = (lib or os.environ.get(ENV_DLL, "")).strip()
     if configured:
         build = chain.find_build(configured)
+        release = releases.find(configured, releases.LINUX) if build is None else None
+        if release is not None:
+            try:
+                return releases.ensure(release), f"{release.directml} ({release.project} {release.project_version})"
+            except SetupError as error:
+                raise BackendUnavailable(f"DirectML {release.directml} ({release.project}): {error}") from None
         if build is None:
             path = Path(configured).expanduser()
             if path.is_dir():
                 path = path / "libdirectml.so"
             if "/" not in configured and not path.exists():
                 raise BackendUnavailable(f"lib={configured} is neither a file nor a pinned DirectML build "
-                                         f"({chain.build_names()})")
+                                         f"({chain.build_names()}; releases: {releases.names(releases.LINUX)})")
             if not path.is_file():
                 raise BackendUnavailable(f"no DirectML library at {path}")
             pinned = chain.find_build(path.parent.name)      # a copy the set-up unpacked

@@ -17,6 +17,9 @@
  *   --fault KIND   for rngcheck's own tests: crash, hang or flip (one output bit) on every call
  *
  * One call (rngcheck.backends.directml.dispatch does the same from Python):
+ *   0. a description of a feature level above this DirectML's maximum (DML_FEATURE_FEATURE_LEVELS,
+ *      e.g. a 1-D tensor, FL 4.0, on DirectML 1.5.1, FL 3.1) cannot be asked of it: FAIL with
+ *      "not_applicable" and the reason (the case is not applicable to this release, not a failure);
  *   1. the checks a DML_BUFFER_TENSOR_DESC cannot express (negative or too large sizes and strides,
  *      a stride count other than the dimension count, feature level below 3.0, and feature level
  *      3.x's 4-D shapes on a DirectML that validates at a higher level) -> RJCT with the rule;
@@ -660,8 +663,17 @@ static void answer(call_t *c)
     uint32_t next[6] = {0};
     char why[200], json[700], text[440];
     const char *rule = expressible(c, why, sizeof why);
+    uint32_t level = (c->major << 12) | (c->minor << 8);
     int ok;
 
+    if (c->major >= 3 && level > g.feature_level)
+    {   /* a description of a feature level this DirectML does not have: it cannot be asked */
+        snprintf(json, sizeof json, "{\"error\": \"the description needs DirectML feature level %u.%u; this "
+                 "DirectML's maximum is %u.%u (DML_FEATURE_FEATURE_LEVELS)\", \"not_applicable\": true}",
+                 c->major, c->minor, g.feature_level >> 12, (g.feature_level >> 8) & 0xF);
+        send_text("FAIL", json);
+        return;
+    }
     if (rule)
     {
         json_escape(text, sizeof text, why);

@@ -35,6 +35,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..releases import NEWEST_WINDOWS, ensure
 from .build import (
     IDL_FILES,
     PARSERS,
@@ -43,12 +44,10 @@ from .build import (
     compile_all,
     fetch_widl,
     layout_of,
-    pip_wheel,
     report,
     run,
     say,
     set_up_parser,
-    unpack_member,
     unpack_sources,
 )
 from .chain import VKD3D_VERSION, WIDL, WINE_SOURCE, Layout
@@ -57,24 +56,9 @@ HERE = Path(__file__).resolve().parent
 PROGRAM = HERE / "dml_exec.c"
 
 
-@dataclass(frozen=True)
-class WindowsDirectML:
-    """DirectML.dll as a win_amd64 wheel on PyPI ships it."""
-
-    version: str            # DirectML's own version
-    package: str            # the PyPI project
-    package_version: str
-    python: str             # the wheel's CPython tag
-    wheel: str
-    sha256: str             # of the wheel
-    member: str             # DirectML.dll's path in the wheel
-    feature_level: str      # the highest DML_FEATURE_LEVEL it reports (measured, for the docs)
-
-
-DIRECTML_DLL = WindowsDirectML("1.15.4", "onnxruntime-directml", "1.24.4", "3.12",
-                               "onnxruntime_directml-1.24.4-cp312-cp312-win_amd64.whl",
-                               "f2ecb68b7b7b259d2ef3112ae760149f9b5a1e7c0fbb73d539da6250a648a614",
-                               "onnxruntime/capi/DirectML.dll", "6.4")
+# The DirectML.dll the set-up unpacks and the route runs by default: the newest release of the table
+# (rngcheck.backends.directml.releases, the one home of every release's wheel and sha256).
+DIRECTML_DLL = NEWEST_WINDOWS
 MINGW = "x86_64-w64-mingw32-gcc"
 TOOLS = {                       # command: the Debian package that provides it
     MINGW: "gcc-mingw-w64-x86-64",
@@ -114,7 +98,7 @@ class WindowsLayout:
 
     @property
     def dll(self) -> Path:
-        return self.root / "directml" / DIRECTML_DLL.version / "DirectML.dll"
+        return DIRECTML_DLL.path(self.base)
 
     @property
     def d3d12(self) -> Path:
@@ -150,10 +134,7 @@ def command(layout: WindowsLayout, dll: Path | None = None, adapter: str = "defa
 # -- 1. DirectML.dll --------------------------------------------------------------------------
 
 def unpack_dll(layout: WindowsLayout, offline: bool) -> Path:
-    pin = DIRECTML_DLL
-    return unpack_member(layout.dll, pin.sha256, lambda: (
-        pip_wheel(layout.base.downloads, pin.package, pin.package_version, pin.wheel, pin.sha256, "win_amd64",
-                  pin.python, offline), pin.member))
+    return ensure(DIRECTML_DLL, layout.base, offline)
 
 
 # -- 3, 4. the builds ---------------------------------------------------------------------------

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Every real DirectML release of rngcheck.backends.directml.releases, one after another, sorted by
+# version (not by file name): one result document per release, then `rngcheck compare` of each
+# release against the one before it (same route), then one HTML report whose History view lines the
+# releases up (every Windows release runs as the backend `directml-windows`, every Linux build as
+# `directml-linux`; the run column names the release and its feature level).
+#
+#   bash scripts/directml_matrix.sh                          # every release, quick profile
+#   bash scripts/directml_matrix.sh --profile full           # the full profile (see docs/directml.md for times)
+#   bash scripts/directml_matrix.sh --newest 2 --route windows
+#   bash scripts/directml_matrix.sh 1.5.1 1.15.4             # the releases named (DirectML versions or labels)
+#
+# Options: --profile quick|full|strict (default quick); --out DIR (default results/directml-matrix);
+# --newest N (the newest N of each route); --route windows|linux; --timeout SECONDS (one release's
+# run; default 1200); --offline (wheels from the cache only); any other `rngcheck run` option after
+# `--` (e.g. -- --stats smoke). Wheels come from PyPI (pip download), checked against the table's
+# sha256 and unpacked once into $RNGCHECK_CACHE/directml. Needs the Linux route's and the Wine
+# route's set-up (scripts/setup.sh). Exit status: 0 when every release ran and passed, or failed only
+# where the table says why it fails here (Release.known, e.g. 1.5.1 under Wine: printed as "known");
+# 1 when a release could not be fetched or run at all, failed without a known reason, or passed
+# although the table says it fails (the table is then out of date).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+profile=quick out=results/directml-matrix newest="" route="" limit=1200 offline="" versions=() extra=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --profile) profile="$2"; shift 2 ;;
+    --out) out="$2"; shift 2 ;;
+    --newest) newest="--newest $2"; shift 2 ;;
+    --route) route="--route $2"; shift 2 ;;
+    --timeout) limit="$2"; shift 2 ;;
+    --offline) offline="--offline"; shift ;;
+    --) shift; extra=("$@"); break ;;
+    -*) echo "directml_matrix: unknown option $1" >&2; exit 2 ;;
+    *) versions+=("$1"); shift ;;
+  esac
+done
+
+# shellcheck disable=SC2086  # $newest, $route and $offline are zero or two words
+python3 -m rngcheck.backends.directml.releases fetch $offline $newest $route "${versions[@]}" >/dev/null || exit 1
+# shellcheck disable=SC2086
+mapfile -t rows < <(python3 -m rngcheck.backends.directml.releases specs $newest $route "${versions[@]}")
+mkdir -p "$out"
+status=0 index=0 previous_windows="" previous_linux="" documents=()
+for row in "${rows[@]}"; do
+  IFS=$'\t' read -r label level spec known <<<"$row"
+  index=$((index + 1))
+  case "$label" in
+    windows-*) spec="$spec --name directml-windows"; previous="$previous_windows" ;;
+    *) spec="$spec,name=directml-linux"; previous="$previous_linux" ;;
+  esac
+  document="$out/$(printf %02d "$index")-$label-fl$level.json"
+  start=$SECONDS
+  timeout --kill-after=30 "$limit" nice -n 10 python3 -m rngcheck run --backend "$spec" --profile "$profile" \
+    --json "$document" --quiet "${extra[@]}"
+  code=$?
+  echo "directml_matrix: $label (FL $level): rngcheck run exit $code in $((SECONDS - start)) s -> $document"
+  if [ "$code" -gt 1 ] || [ ! -s "$document" ]; then status=1; continue; fi
+  if [ "$code" -eq 1 ] && [ -n "$known" ]; then echo "directml_matrix:   known: $known"
+  elif [ "$code" -eq 1 ]; then echo "directml_matrix:   FAILED, and the table gives no reason" >&2; status=1
+  elif [ -n "$known" ]; then echo "directml_matrix:   passed although the table says: $known" >&2; status=1
+  fi
+  documents+=("$document")
+  if [ -n "$previous" ]; then
+    rngcheck_compare_out=$(python3 -m rngcheck compare "$previous" "$document" --quiet \
+      --html "${document%.json}.compare.html" 2>&1)
+    echo "directml_matrix:   against $(basename "$previous" .json): $rngcheck_compare_out"
+  fi
+  case "$label" in windows-*) previous_windows="$document" ;; *) previous_linux="$document" ;; esac
+done
+if [ "${#documents[@]}" -gt 0 ]; then
+  python3 -m rngcheck report "${documents[@]}" --html "$out/releases.html" --quiet
+  [ $? -le 1 ] || status=1    # 1: the report says FAIL (a release failed: judged above), and is written
+  echo "directml_matrix: ${#documents[@]} releases, report $out/releases.html"
+fi
+exit $status
