@@ -16,6 +16,7 @@ Locally a missing Wine or Xvfb skips the run; with CI=true (CI installs both) it
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -34,8 +35,10 @@ SKIPPED = ("__pycache__",)
 
 
 def run(argv, cwd, timeout=600, **kwargs):
+    """``argv`` run to completion; PYTHONPATH dropped, so that a checkout on it cannot stand in for the wheel."""
+    env = {k: v for k, v in kwargs.pop("env", os.environ).items() if k != "PYTHONPATH"}
     done = subprocess.run([str(a) for a in argv], cwd=cwd, capture_output=True, text=True, timeout=timeout,
-                          check=False, **kwargs)
+                          check=False, env=env, **kwargs)
     assert done.returncode == 0, f"{argv}: exit {done.returncode}\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}"
     return done
 
