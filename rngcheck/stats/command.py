@@ -210,7 +210,9 @@ def _check_dask_arguments(args) -> None:
             raise RngcheckError("--checkpoint applies with --dask only (e.g. --dask local:2)")
         return
     from . import distributed
-    distributed.parse_address(dask_address)
+    kind, where = distributed.parse_address(dask_address)
+    if kind == "scheduler-file":
+        distributed.scheduler_address(str(where))
     if args.shard_bytes is not None:
         distributed.parse_shard_bytes(args.shard_bytes)
     if args.workers is not None:
@@ -302,11 +304,26 @@ def _write(args, doc) -> None:
     if args.json:
         text = json.dumps(doc, indent=1, default=_json_default)
         if args.json == "-":
-            print(text)
+            to_stdout(lambda: print(text))
         else:
             from ..jsonfile import atomic_write
             atomic_write(args.json, text + "\n")
-    render(doc, sys.stderr if args.json == "-" else sys.stdout, quiet=args.quiet)
+    to_stdout(lambda: render(doc, sys.stderr if args.json == "-" else sys.stdout, quiet=args.quiet))
+
+
+def to_stdout(write) -> None:
+    """Run ``write`` (printing to stdout); a reader that stopped reading (``| head``) is not an
+    error: the rest of the output is dropped and the exit code stays the verdict's."""
+    try:
+        write()
+        sys.stdout.flush()
+    except BrokenPipeError:
+        try:  # the interpreter's own flush at exit must not fail on the closed pipe either
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+        except (OSError, ValueError):
+            pass
 
 
 def run(args) -> int:

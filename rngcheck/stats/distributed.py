@@ -92,13 +92,46 @@ def parse_address(text: str) -> tuple[str, object]:
             raise RngcheckError(f"--dask: scheduler file {path!r} does not exist")
         return "scheduler-file", path
     if "://" in text and text.split("://", 1)[1]:
+        _check_scheme(text, text)
         return "address", text
     raise RngcheckError(f"--dask: cannot read {text!r} (use local, local:N, tcp://HOST:PORT or scheduler-file:PATH)")
 
 
+SCHEMES = ("tcp", "tls", "inproc", "ucx", "ws", "wss")  # distributed.comm.registry's (checked there too)
+
+
+def _check_scheme(address: str, said: str) -> None:
+    """A one-line error, before any Client is made, for an address no Dask transport speaks (a
+    Client that fails in its constructor waits a minute in its finaliser)."""
+    scheme = address.split("://", 1)[0]
+    try:
+        from distributed.comm.registry import backends
+        known = sorted(backends)
+    except ImportError:
+        known = list(SCHEMES)
+    if scheme not in known:
+        raise RngcheckError(f"--dask {said}: unknown scheme {scheme!r} (Dask speaks {', '.join(known)})")
+
+
+def scheduler_address(path: str) -> str:
+    """The scheduler's address in a Dask scheduler file (``dask scheduler --scheduler-file``), read
+    with rngcheck's bounded JSON reader; a file that is not one is a one-line error."""
+    from ..jsonfile import read_json
+    try:
+        data = read_json(path, what="Dask scheduler file")
+    except RngcheckError as error:
+        raise RngcheckError(f"--dask scheduler-file: {error}") from None
+    address = data.get("address") if isinstance(data, dict) else None
+    if not isinstance(address, str) or "://" not in address:
+        raise RngcheckError(f"--dask scheduler-file:{path}: not a Dask scheduler file (no \"address\": "
+                            "\"tcp://HOST:PORT\" in it)")
+    _check_scheme(address, f"scheduler-file:{path}")
+    return address
+
+
 def parse_shard_bytes(text) -> int:
     from .battery import parse_bytes
-    value = parse_bytes(text) if isinstance(text, str) else int(text)
+    value = parse_bytes(text, "--shard-bytes") if isinstance(text, str) else int(text)
     unit = ALIGN_WORDS * 4
     if value < unit or value % unit:
         raise RngcheckError(f"--shard-bytes must be a positive multiple of {unit // MiB} MiB "
@@ -267,7 +300,7 @@ class DaskExecutor:
                             dashboard_address=":0", silence_logs=silence_logs)
                     self.client = distributed.Client(self.cluster, set_as_default=False)
                 elif kind == "scheduler-file":
-                    self.client = distributed.Client(scheduler_file=value, timeout=connect_timeout,
+                    self.client = distributed.Client(scheduler_address(str(value)), timeout=connect_timeout,
                                                      set_as_default=False)
                 else:
                     self.client = distributed.Client(value, timeout=connect_timeout, set_as_default=False)

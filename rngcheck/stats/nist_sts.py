@@ -435,6 +435,8 @@ def command(args) -> int:
         raise RngcheckError(f"--length {args.length}: every SP 800-22 test needs at least 100 bits")
     if args.sequences is not None and args.sequences < 1:
         raise RngcheckError("--sequences must be at least 1")
+    if args.workers is not None and args.workers < 1:
+        raise RngcheckError(f"--workers {args.workers}: give a positive number of processes")
     params = Parameters(args.block_frequency, args.template, args.approximate_entropy, args.serial,
                         args.linear_complexity)
     params.check(args.length)
@@ -457,18 +459,19 @@ def command(args) -> int:
     workers = args.workers or min(2, os.cpu_count() or 1)
     doc = run(bits, n=args.length, sequences=count, params=params, source=source,
               reproduce=_reproduce(args, seed), workers=workers, progress=progress)
+    from .command import to_stdout
     if args.json:
         text = json.dumps(doc, indent=1)
         if args.json == "-":
-            print(text)
+            to_stdout(lambda: print(text))
         else:
             with open(args.json, "w") as handle:
                 handle.write(text + "\n")
     out = sys.stderr if args.json == "-" else sys.stdout
+    c = doc["counts"]
     if args.quiet:
-        c = doc["counts"]
-        print(f"{doc['verdict']}: {c[STATS_PASS]} pass, {c[STATS_FAIL]} fail, {c[NOT_APPLICABLE]} not applicable",
-              file=out)
+        to_stdout(lambda: print(f"{doc['verdict']}: {c[STATS_PASS]} pass, {c[STATS_FAIL]} fail, "
+                                f"{c[NOT_APPLICABLE]} not applicable", file=out))
     else:
-        render(doc, out)
+        to_stdout(lambda: render(doc, out))
     return 1 if doc["verdict"] == STATS_FAIL else 0
