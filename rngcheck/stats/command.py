@@ -222,6 +222,20 @@ def _check_dask_arguments(args) -> None:
                             "on a filesystem the workers share and give --input FILE")
 
 
+def _check_json_output(args) -> None:
+    """--json against the command's other files, before the run: not the --input, not the
+    --checkpoint directory (nor a file in it: the checkpoint's own files live there)."""
+    from pathlib import Path
+
+    from ..outputs import check_outputs
+    checkpoint = getattr(args, "checkpoint", None)
+    check_outputs({"--json": args.json}, {"--input": args.input if args.input != "-" else None,
+                                          "--checkpoint": checkpoint})
+    if checkpoint is not None and Path(args.json).resolve().parent == Path(checkpoint).resolve():
+        raise RngcheckError(f"--json {args.json} is inside the --checkpoint directory {checkpoint}: "
+                            "give it a path outside")
+
+
 @contextlib.contextmanager
 def _executor(args, progress, identity):
     if getattr(args, "dask", None) is None:
@@ -340,8 +354,7 @@ def run(args) -> int:
         raise RngcheckError(f"--workers {args.workers}: give a positive number of processes")
     _check_dask_arguments(args)
     if args.json and args.json != "-":
-        from ..outputs import check_outputs
-        check_outputs({"--json": args.json}, {"--input": args.input if args.input != "-" else None})
+        _check_json_output(args)
     if nbytes is not None and nbytes % 4:
         raise RngcheckError("--bytes must be a multiple of 4 (whole 32-bit words)")
     wanted = list(dict.fromkeys(getattr(args, "with_peers", None) or []))

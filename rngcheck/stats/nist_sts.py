@@ -248,33 +248,85 @@ class PackedBits:
         return np.unpackbits(self.data[first:(stop + 7) // 8])[start - 8 * first:stop - 8 * first]
 
 
-def read_bits(path: str, fmt: str = "auto") -> tuple[np.ndarray | PackedBits, str]:
+MAX_INPUT_BYTES = 1 << 30   # read without --sequences (a regular file, a pipe): at most this
+CHUNK_BYTES = 1 << 22       # read a chunk at a time: SIGTERM and Ctrl-C are seen between chunks
+
+
+def read_bits(path: str, fmt: str = "auto", want_bits: int | None = None) -> tuple[np.ndarray | PackedBits, str]:
     """The bits of a file ('-': stdin) as a uint8 0/1 array, and the format read.
 
     ascii: '0' and '1' characters; spaces, tabs and line ends are skipped (NIST's data files
     wrap lines); anything else is an error naming its offset. binary: every byte, most
     significant bit first (sts's "binary" input). auto: ascii when at least 90% of the first
-    64 KiB are those characters (random bytes: about 2%), else binary."""
+    64 KiB are those characters (random bytes: about 2%), else binary.
+
+    ``want_bits`` (--length x --sequences): reading stops once that many bits are in; without it,
+    the whole input, at most MAX_INPUT_BYTES, and never a device (it does not end). Read in
+    chunks, so a SIGTERM or Ctrl-C ends it."""
     try:
         if path == "-":
-            raw = sys.stdin.buffer.read()
-        else:
-            with open(path, "rb") as handle:
-                raw = handle.read()
+            return _read_bits_from(sys.stdin.buffer, "stdin", fmt, want_bits)
+        with open(path, "rb") as handle:
+            return _read_bits_from(handle, path, fmt, want_bits)
     except OSError as error:
         raise RngcheckError(f"cannot read {path!r}: {error.strerror or error}") from None
-    data = np.frombuffer(raw, dtype=np.uint8)
+
+
+def _read_bits_from(handle, path: str, fmt: str, want_bits: int | None) -> tuple[np.ndarray | PackedBits, str]:
+    import stat
+
+    try:
+        mode = os.fstat(handle.fileno()).st_mode
+    except (OSError, ValueError):  # a stream without a descriptor (an in-memory stdin)
+        mode = 0
+    if want_bits is None and (stat.S_ISCHR(mode) or stat.S_ISBLK(mode)):
+        raise RngcheckError(f"{path}: a device never ends: give --sequences (and --length) to read what they need")
+    if stat.S_ISDIR(mode):
+        raise RngcheckError(f"{path}: a directory, not a bit file")
+    chunks: list[bytes] = []
+    kept: list[np.ndarray] = []   # ascii: the 0/1 bits of each chunk
+    got_bits = read = 0
+    while want_bits is None or got_bits < want_bits:
+        if want_bits is None:
+            size = CHUNK_BYTES
+        elif fmt == "binary":
+            size = min(CHUNK_BYTES, (want_bits - got_bits + 7) // 8)
+        else:
+            size = CHUNK_BYTES if fmt == "auto" else min(CHUNK_BYTES, max(1 << 16, want_bits - got_bits))
+        chunk = handle.read(size)
+        if not chunk:
+            break
+        if fmt == "auto":
+            head = np.frombuffer(chunk[:1 << 16], np.uint8)
+            fmt = "ascii" if np.isin(head, ASCII_BYTES).mean() >= 0.9 else "binary"
+        if fmt == "binary":
+            chunks.append(chunk)
+            got_bits += 8 * len(chunk)
+        else:
+            data = np.frombuffer(chunk, dtype=np.uint8)
+            bad = np.flatnonzero(~np.isin(data, ASCII_BYTES))
+            if bad.size:
+                at = int(bad[0])
+                raise RngcheckError(f"{path}: byte {read + at} is {bytes([chunk[at]])!r}: an ASCII bit file holds "
+                                    "only '0', '1' and whitespace (--format binary reads raw bytes)")
+            bits = (data[(data == 48) | (data == 49)] - 48).astype(np.uint8)
+            kept.append(bits)
+            got_bits += bits.size
+        read += len(chunk)
+        if want_bits is None and read > MAX_INPUT_BYTES:
+            raise RngcheckError(f"{path}: more than {MAX_INPUT_BYTES} bytes: give --sequences (and --length) to "
+                                "read what they need")
     if fmt == "auto":
-        head = raw[:1 << 16]
-        fmt = "ascii" if head and np.isin(np.frombuffer(head, np.uint8), ASCII_BYTES).mean() >= 0.9 else "binary"
+        fmt = "binary"  # an empty input
     if fmt == "binary":
+        raw = b"".join(chunks)
+        del chunks
+        data = np.frombuffer(raw, dtype=np.uint8)
+        if want_bits is not None and data.size * 8 > want_bits + 7:
+            data = data[:(want_bits + 7) // 8]
         return PackedBits(data), fmt
-    bad = np.flatnonzero(~np.isin(data, ASCII_BYTES))
-    if bad.size:
-        at = int(bad[0])
-        raise RngcheckError(f"{path}: byte {at} is {bytes([raw[at]])!r}: an ASCII bit file holds only '0', '1' "
-                            "and whitespace (--format binary reads raw bytes)")
-    return (data[(data == 48) | (data == 49)] - 48).astype(np.uint8), fmt
+    bits = np.concatenate(kept) if kept else np.zeros(0, np.uint8)
+    return (bits[:want_bits] if want_bits is not None else bits), fmt
 
 
 def backend_bits(spec: str, seed: int, total_bits: int) -> tuple[np.ndarray, dict]:
@@ -454,7 +506,7 @@ def command(args) -> int:
     else:
         seed = None
         count = args.sequences
-        bits, fmt = read_bits(args.file, args.format)
+        bits, fmt = read_bits(args.file, args.format, None if count is None else count * args.length)
         source = {"file": args.file, "format": fmt, "bits": int(bits.size), "describe": f"{args.file} ({fmt})"}
     workers = args.workers or min(2, os.cpu_count() or 1)
     doc = run(bits, n=args.length, sequences=count, params=params, source=source,
