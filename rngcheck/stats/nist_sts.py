@@ -248,7 +248,7 @@ class PackedBits:
         return np.unpackbits(self.data[first:(stop + 7) // 8])[start - 8 * first:stop - 8 * first]
 
 
-MAX_INPUT_BYTES = 1 << 30   # read without --sequences (a regular file, a pipe): at most this
+MAX_INPUT_BYTES = 1 << 30   # bytes read at most (without --sequences: a regular file, a pipe)
 CHUNK_BYTES = 1 << 22       # read a chunk at a time: SIGTERM and Ctrl-C are seen between chunks
 
 
@@ -283,7 +283,10 @@ def _read_bits_from(handle, path: str, fmt: str, want_bits: int | None) -> tuple
         raise RngcheckError(f"{path}: a device never ends: give --sequences (and --length) to read what they need")
     if stat.S_ISDIR(mode):
         raise RngcheckError(f"{path}: a directory, not a bit file")
-    chunks: list[bytes] = []
+    if want_bits is not None and want_bits > 8 * MAX_INPUT_BYTES:
+        raise RngcheckError(f"--length x --sequences asks for {want_bits} bits, more than rngcheck nist reads "
+                            f"({8 * MAX_INPUT_BYTES}): run fewer sequences at a time")
+    chunks = bytearray()
     kept: list[np.ndarray] = []   # ascii: the 0/1 bits of each chunk
     got_bits = read = 0
     while want_bits is None or got_bits < want_bits:
@@ -300,7 +303,7 @@ def _read_bits_from(handle, path: str, fmt: str, want_bits: int | None) -> tuple
             head = np.frombuffer(chunk[:1 << 16], np.uint8)
             fmt = "ascii" if np.isin(head, ASCII_BYTES).mean() >= 0.9 else "binary"
         if fmt == "binary":
-            chunks.append(chunk)
+            chunks += chunk
             got_bits += 8 * len(chunk)
         else:
             data = np.frombuffer(chunk, dtype=np.uint8)
@@ -319,9 +322,7 @@ def _read_bits_from(handle, path: str, fmt: str, want_bits: int | None) -> tuple
     if fmt == "auto":
         fmt = "binary"  # an empty input
     if fmt == "binary":
-        raw = b"".join(chunks)
-        del chunks
-        data = np.frombuffer(raw, dtype=np.uint8)
+        data = np.frombuffer(chunks, dtype=np.uint8)
         if want_bits is not None and data.size * 8 > want_bits + 7:
             data = data[:(want_bits + 7) // 8]
         return PackedBits(data), fmt
