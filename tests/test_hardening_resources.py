@@ -278,3 +278,65 @@ def test_warnings_module_is_quiet_for_chi2_of_empty_samples():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert np.isnan(chi2_counts(np.zeros((1, 4)), np.full(4, 0.25))[0])
+
+
+# -- 15: nothing outlives a SIGKILLed rngcheck ---------------------------------------------------
+
+def _living(pattern: str) -> list[int]:
+    """Processes whose command line holds ``pattern``, zombies left out."""
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            command = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if pattern in command and state != "Z" and int(entry) != os.getpid():
+            found.append(int(entry))
+    return found
+
+
+def _until(predicate, limit, what):
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"{what} did not happen within {limit} s")
+
+
+def test_an_implementation_started_by_a_forking_wrapper_dies_with_a_sigkilled_rngcheck(tmp_path):
+    marker = f"wrapped-{tmp_path.name}"
+    child = f"{sys.executable} {TESTS / 'exec_child.py'} grandchild {marker}"
+    process = subprocess.Popen([sys.executable, "-m", "rngcheck", "run", "--backend", f"exec:sh -c '{child}; echo done'",
+                                "--case", "mapping", "--quiet", "--timeout", "600"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               env={**os.environ, "PYTHONPATH": str(TESTS.parent)})
+    try:
+        _until(lambda: _living("sleep 301"), 120, "the trigger case's hang")
+        assert _living(marker)
+        process.kill()
+        process.wait(timeout=30)
+        _until(lambda: not _living(marker), 30, "the wrapped implementation's end")
+    finally:
+        process.kill()
+        for pid in _living(marker):
+            os.kill(pid, signal.SIGKILL)
+        for pid in _living("sleep 301"):
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_nist_workers_die_with_a_sigkilled_rngcheck(tmp_path):
+    bits = tmp_path / f"bits-{tmp_path.name}.bin"
+    bits.write_bytes(np.random.default_rng(1).integers(0, 256, 40 * 125_000, dtype=np.uint8).tobytes())
+    process = subprocess.Popen([sys.executable, "-m", "rngcheck", "nist", str(bits), "--workers", "2", "--quiet"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        _until(lambda: len(_living(str(bits))) >= 3, 120, "the pool's start")  # rngcheck and its two workers
+        process.kill()
+        process.wait(timeout=30)
+        _until(lambda: not _living(str(bits)), 30, "the pool workers' end")
+    finally:
+        process.kill()
+        for pid in _living(str(bits)):
+            os.kill(pid, signal.SIGKILL)

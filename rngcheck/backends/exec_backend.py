@@ -151,6 +151,7 @@ class ExecBackend(Backend):
         self.stderr: StderrTail | None = None
         self.start_failure: BackendProcessFailed | None = None   # why the last start failed
         self.owner = lifetime.new_owner_mark()
+        lifetime.watch(self.owner)  # its descendants die with rngcheck, a SIGKILL included
         self.hello = self._start()  # a child that cannot start is a one-line error now, not per case
         self.name = self.hello.get("name") or self.label
         self.validates = self.hello.get("validates") is True

@@ -376,7 +376,9 @@ def run_sequences(bits: np.ndarray | PackedBits, n: int, count: int, params: Par
                     progress(f"sequence {k + 1}/{count}")
             return results
         context = multiprocessing.get_context("fork")
-        with ProcessPoolExecutor(min(workers, count), mp_context=context) as pool:
+        from ..backends.lifetime import die_with_parent
+        with ProcessPoolExecutor(min(workers, count), mp_context=context, initializer=die_with_parent,
+                                 initargs=(os.getpid(),)) as pool:  # the workers die with rngcheck
             results = []
             for k, part in enumerate(pool.map(_run_range, chunks)):
                 results += part
