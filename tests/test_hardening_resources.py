@@ -340,3 +340,19 @@ def test_nist_workers_die_with_a_sigkilled_rngcheck(tmp_path):
         process.kill()
         for pid in _living(str(bits)):
             os.kill(pid, signal.SIGKILL)
+
+
+# -- 8: a backend that crashes mid-stream, with and without --dask ---------------------------------
+
+def test_a_crashing_backend_gives_the_same_incomplete_document_with_dask(tmp_path):
+    pytest.importorskip("distributed")
+    spec = f"{TESTS / 'faults.py'}:ExitsAtOnce"
+    documents = []
+    for extra in ([], ["--dask", "local:1"]):
+        out = tmp_path / f"s{len(documents)}.json"
+        result = rngcheck("stats", "--backend", spec, *extra, "--json", str(out), "--quiet", timeout=300)
+        assert result.returncode == 2 and "Traceback" not in result.stderr + result.stdout, result.stderr[-2000:]
+        documents.append(json.loads(out.read_text()))
+    facts = [(d["complete"], d.get("backend_failed"), d["verdict"], d["results"]) for d in documents]
+    assert facts[0] == facts[1] == (False, True, "INCOMPLETE", []), facts
+    assert all("exit code 9" in d["message"] for d in documents)

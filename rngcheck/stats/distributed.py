@@ -46,7 +46,7 @@ import time
 import uuid
 from typing import Any
 
-from ..errors import RngcheckError, one_line
+from ..errors import BackendProcessFailed, BackendStopped, RngcheckError, one_line
 from . import battery
 from .streams import BackendSource, FunctionSource, RawSource, XorSource
 
@@ -177,11 +177,13 @@ def tune_malloc() -> bool:
 
 
 def _backend(spec: str):
-    """The backend of ``spec``, loaded once per worker process."""
+    """The backend of ``spec``, loaded once per worker process and hosted as everywhere else
+    (rngcheck.backends.hosting): a backend that crashes ends its own process, not the Dask worker,
+    and its BackendCrashed reaches the client, whose document says so as it does without --dask."""
     backends = _PROCESS["backends"]
     if spec not in backends:
-        from ..backends import load
-        backends[spec] = load(spec)
+        from ..backends.hosting import hosted
+        backends[spec] = hosted(spec)
     return backends[spec]
 
 
@@ -515,6 +517,11 @@ class DaskExecutor:
                                     "allowed-failures); the run stopped") from None
             if isinstance(error, RngcheckError):
                 raise RngcheckError(f"{where}: {error}") from None
+            if isinstance(error, BackendProcessFailed):  # the backend crashed or hung on the worker: the
+                # battery's own case (an INCOMPLETE document, backend_failed), as without --dask
+                raise type(error)(f"{where}: {error}", error.stderr_tail) from None
+            if isinstance(error, BackendStopped):
+                raise BackendStopped(f"{where}: {error}") from None
             raise RngcheckError(f"{where} failed on a Dask worker: {one_line(error)}") from None
         if future.status == "cancelled":
             raise RngcheckError(f"{where} was cancelled on the Dask scheduler; the run stopped")
