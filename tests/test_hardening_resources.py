@@ -18,10 +18,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from test_hardening import call, one_line_error, rngcheck
-
 from rngcheck.backends.exec_backend import isolated
 from rngcheck.cli import main
+from test_hardening import call, one_line_error, rngcheck
 
 TESTS = Path(__file__).parent
 FAULTS = str(TESTS / "faults_resources.py")
@@ -308,7 +307,8 @@ def _until(predicate, limit, what):
 def test_an_implementation_started_by_a_forking_wrapper_dies_with_a_sigkilled_rngcheck(tmp_path):
     marker = f"wrapped-{tmp_path.name}"
     child = f"{sys.executable} {TESTS / 'exec_child.py'} grandchild {marker}"
-    process = subprocess.Popen([sys.executable, "-m", "rngcheck", "run", "--backend", f"exec:sh -c '{child}; echo done'",
+    wrapper = f"exec:sh -c '{child}; echo done'"
+    process = subprocess.Popen([sys.executable, "-m", "rngcheck", "run", "--backend", wrapper,
                                 "--case", "mapping", "--quiet", "--timeout", "600"],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                env={**os.environ, "PYTHONPATH": str(TESTS.parent)})

@@ -29,7 +29,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..errors import RngcheckError
 from .statuses import BROKEN, PASSED, XFAIL, XPASS
@@ -99,7 +99,7 @@ class Matcher:
         # the others by the literal start of their case pattern ("kat/*": "kat/"): a case is tried only
         # against the patterns whose literal start it begins with
         self.wild: dict[str, list[Expected]] = {}
-        self.compiled: dict[str, Callable] = {}   # each pattern compiled once, when first tried
+        self.compiled: dict[str, Callable[[str], object]] = {}   # each pattern compiled once, when first tried
         for entry in entries:
             literal_case = not _MAGIC & set(entry.pattern)
             if literal_case and entry.backend == "*":
@@ -174,7 +174,7 @@ def _latest(data: pd.DataFrame) -> pd.DataFrame:
     return data.drop_duplicates(["backend", "case"], keep="last").set_index(["backend", "case"], drop=False)
 
 
-def _records(rows: pd.DataFrame) -> dict[tuple[str, str], dict]:
+def _records(rows: pd.DataFrame) -> dict[tuple[str, str], dict[str, Any]]:
     """{(backend, case): row as a dict}: one lookup per key, not a pandas .loc (10^6 results:
     minutes through .loc, seconds through a dict)."""
     return {(row["backend"], row["case"]): row for row in rows.to_dict("records")}
