@@ -25,6 +25,7 @@ and lines starting with ``#`` are comments. An entry without a reason is refused
 from __future__ import annotations
 
 import fnmatch
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -80,6 +81,10 @@ def read_expected(path: str | Path) -> list[Expected]:
     no device, at most MAX_EXPECTED_BYTES) and at most MAX_EXPECTED entries (one line each when exceeded)."""
     from ..jsonfile import read_text_limited
 
+    try:
+        os.stat(path)
+    except OSError as error:
+        raise RngcheckError(f"cannot read the expected-failures file {path}: {error.strerror or error}") from None
     text = read_text_limited(path, what="expected-failures file", limit=MAX_EXPECTED_BYTES)
     return parse_expected(text, str(path))
 
