@@ -510,8 +510,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--timeout", type=_seconds, default=120.0, metavar="SECONDS",
                      help="time limit of one backend call; a hung backend is ended (default 120)")
     run.add_argument("--max-worker-restart", type=_positive, default=3, metavar="N",
-                     help="give a backend up after N fresh workers in a row hang or die before answering a "
-                          "call; its remaining cases are not-run (default 3)")
+                     help="give a backend up after N of its calls hang in all (each costs a --timeout), or "
+                          "N fresh workers in a row fail to start; its remaining cases are not-run (default 3)")
     run.add_argument("--deadline", type=_seconds, metavar="SECONDS",
                      help="time for the whole run; the cases left then are not-run (journal complete, exit 1)")
     run.add_argument("--trust-journal", action="store_true",

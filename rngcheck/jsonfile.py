@@ -1,10 +1,14 @@
 """Reading and writing JSON files with one-line errors that name the file and what is wrong with it.
 
-This is the one JSON reader of files a user hands rngcheck (result and stats documents, journals,
-vector files): a file that is not what it claims is refused here, with one line, before anything
-reads it. Limits: a device (``/dev/zero``) is refused from its file type before any read, and at
-most ``MAX_BYTES`` are read from anything else (a pipe that never ends is refused after that many
-bytes, not read until memory runs out); containers nested at most ``MAX_DEPTH`` deep
+This is the one reader of files a user hands rngcheck (result and stats documents, journals,
+vector files, Dask scheduler files, checkpoint manifests and ranges, expected-failures files;
+text through ``read_text_limited``, bytes through ``read_bytes_limited``): a file that is not
+what it claims is refused here, with one line, before anything reads it. Limits: a device
+(``/dev/zero``) is refused from its file type before any read, and at most ``MAX_BYTES`` (or
+the caller's smaller limit) are read from anything else (a pipe that never ends is refused
+after that many bytes, not read until memory runs out); where only a regular file can be right
+(``regular=True``: a checkpoint's files), anything else, a symlink to a device or a pipe
+included, is refused before it is opened; containers nested at most ``MAX_DEPTH`` deep
 (rngcheck's own documents nest about six; JSON nested 100,000 deep is refused, not a RecursionError;
 the parser's own recursion guard stops it, and the depth of what parsed is checked without recursion).
 
@@ -29,15 +33,22 @@ MAX_DEPTH = 64
 
 
 def read_bytes_limited(path, error: type[RngcheckError] = RngcheckError, what: str = "file",
-                       limit: int = MAX_BYTES) -> bytes:
-    """The bytes of ``path``, refused with one line when there are more than ``limit``."""
+                       limit: int = MAX_BYTES, regular: bool = False) -> bytes:
+    """The bytes of ``path``, refused with one line when there are more than ``limit``.
+    ``regular``: only a regular file (after symlinks) is read; a pipe is refused too, before it is
+    opened (a file rngcheck wrote itself, as a checkpoint's, is never a pipe)."""
     path = Path(path)
     try:
+        if regular and not stat.S_ISREG(os.stat(path).st_mode):
+            raise error(f"{path}: not a regular file (a device, a pipe or a directory): an rngcheck {what} "
+                        "is a file")
         with open(path, "rb") as file:
             status = os.fstat(file.fileno())
-            if stat.S_ISCHR(status.st_mode) or stat.S_ISBLK(status.st_mode):
+            if stat.S_ISCHR(status.st_mode) or stat.S_ISBLK(status.st_mode) or (
+                    regular and not stat.S_ISREG(status.st_mode)):
                 # /dev/zero, /dev/urandom, a disk: endless or huge, and never a document
-                raise error(f"{path}: a device, not a file: an rngcheck {what} is a file (or a pipe)")
+                raise error(f"{path}: a device, not a file: an rngcheck {what} is a file"
+                            + ("" if regular else " (or a pipe)"))
             size = status.st_size
             if size > limit:
                 raise error(f"{path}: {size} bytes, larger than an rngcheck {what} can be ({limit} bytes)")
@@ -47,6 +58,17 @@ def read_bytes_limited(path, error: type[RngcheckError] = RngcheckError, what: s
     if len(raw) > limit:
         raise error(f"{path}: more than {limit} bytes (not a regular file?), larger than an rngcheck {what} can be")
     return raw
+
+
+def read_text_limited(path, error: type[RngcheckError] = RngcheckError, what: str = "file",
+                      limit: int = MAX_BYTES, regular: bool = False) -> str:
+    """The UTF-8 text of ``path``, read as ``read_bytes_limited`` reads it."""
+    raw = read_bytes_limited(path, error, what, limit, regular)
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as failure:
+        raise error(f"{path}: not UTF-8 text ({failure.reason} at byte {failure.start}), not an rngcheck "
+                    f"{what}") from None
 
 
 def parse_json(text: str | bytes, where: str, error: type[RngcheckError] = RngcheckError, what: str = "file"):

@@ -11,10 +11,15 @@ not applicable and is never sent.
 
 Each call (CALL or DRAW), and the handshake, has a time limit (``timeout``, seconds). A child that
 dies, hangs, or writes anything but the protocol to stdout ends that call with BackendCrashed, BackendTimeout or
-BackendProtocolError (with the tail of its stderr), and the next call starts a fresh child. After
-``max_restarts`` fresh children in a row that each failed before answering a call (a backend whose
-every worker hangs or dies), the backend is given up: every later call raises BackendStopped at
-once instead of costing another time limit.
+BackendProtocolError (with the tail of its stderr), and the next call starts a fresh child. The
+restart rule (``max_restarts``, ``--max-worker-restart``): the backend is given up, every later
+call raising BackendStopped at once, after ``max_restarts`` hung calls in all (counted over its
+life, as pytest-xdist counts restarts: a hang costs a whole time limit, so hangs cost at most
+``max_restarts`` time limits, even from a child that answers once and then hangs in every fresh
+worker), or after ``max_restarts`` fresh children in a row that fail to start (no handshake). A
+child that crashes on a call after its handshake costs only a restart and is not counted: a
+correct backend that does not validate and crashes on invalid descriptions is still run on
+every other case.
 
 A child cannot exhaust the runner: its stderr is kept as a bounded tail, and a message longer
 than the call can need is refused from its header, before it is read. Children are tied to the
@@ -56,11 +61,26 @@ from . import exec_protocol as P
 E = TypeVar("E", bound=Exception)
 
 DEFAULT_TIMEOUT = 120.0
-DEFAULT_MAX_RESTARTS = 3  # fresh children in a row that fail before answering a call
+DEFAULT_MAX_RESTARTS = 3  # hung calls in all, or fresh children in a row that fail to start
 STDERR_TAIL = 2000        # bytes of the child's stderr shown with a failure
 STDERR_KEPT = 64 * 1024   # bytes of it kept in memory; the rest is read and dropped
 HELLO_LIMIT = 1 << 20     # a HELO, RJCT or FAIL is a small JSON object
 ANSWER_LIMIT = 1 << 20
+
+
+MAX_COMMAND = 128 * 1024  # characters of an exec: command (Linux's one-argument limit); shlex is quadratic past it
+
+
+def split_command(text: str) -> list[str]:
+    """An exec: command split as a shell would (never run by one); a command longer than MAX_COMMAND
+    characters, or one shlex cannot split, is a one-line BackendSpecError."""
+    if len(text) > MAX_COMMAND:
+        raise BackendSpecError(f"exec: a command of {len(text)} characters, more than {MAX_COMMAND}: "
+                               "put it in a script and give the script")
+    try:
+        return shlex.split(text)
+    except ValueError as error:
+        raise BackendSpecError(f"exec:{text[:200]}: {error}") from None
 
 
 class StderrTail:
@@ -122,7 +142,8 @@ class ExecBackend(Backend):
         self.env = env
         self.label = label or shlex.join(self.command)
         self.max_restarts = max(1, int(max_restarts))
-        self.failed_starts = 0      # fresh children in a row that failed before answering a call
+        self.failed_starts = 0      # fresh children in a row that failed to start (no handshake)
+        self.hangs = 0              # calls and handshakes that hung, over the backend's life
         self.answered = False       # whether the current child has answered a call
         self.stopped: str | None = None
         self.run_deadline: float | None = None  # time.monotonic() when the whole run must end (--deadline)
@@ -130,17 +151,14 @@ class ExecBackend(Backend):
         self.stderr: StderrTail | None = None
         self.start_failure: BackendProcessFailed | None = None   # why the last start failed
         self.owner = lifetime.new_owner_mark()
+        lifetime.watch(self.owner)  # its descendants die with rngcheck, a SIGKILL included
         self.hello = self._start()  # a child that cannot start is a one-line error now, not per case
         self.name = self.hello.get("name") or self.label
         self.validates = self.hello.get("validates") is True
 
     @classmethod
     def from_options(cls, options: str) -> ExecBackend:
-        try:
-            command = shlex.split(options)
-        except ValueError as error:
-            raise BackendSpecError(f"exec:{options}: {error}") from None
-        return cls(command)
+        return cls(split_command(options))
 
     # -- the child process ------------------------------------------------------------------
     def _start(self) -> dict:
@@ -325,6 +343,8 @@ class ExecBackend(Backend):
             self.hello = self._start()
         except BackendUnavailable as error:
             self._count_failed_start()
+            if isinstance(self.start_failure, BackendTimeout):
+                self._count_hang()
             cause = self.start_failure
             if isinstance(cause, BackendProcessFailed):
                 raise type(cause)(f"{self.label} (a fresh worker, before its handshake): {cause}",
@@ -333,9 +353,18 @@ class ExecBackend(Backend):
 
     def _count_failed_start(self) -> None:
         self.failed_starts += 1
-        if self.failed_starts >= self.max_restarts:
+        if self.failed_starts >= self.max_restarts and not self.stopped:
             self.stopped = (f"backend stopped answering: {self.failed_starts} fresh workers in a row failed "
-                            f"before answering a call")
+                            f"to start (--max-worker-restart {self.max_restarts})")
+
+    def _count_hang(self) -> None:
+        """A call (or a handshake) that used its whole time limit: counted over the backend's life, not
+        in a row, so that hangs cost at most max_restarts time limits however the child behaves between
+        them (one that answers once and then hangs, in every fresh worker, included)."""
+        self.hangs += 1
+        if self.hangs >= self.max_restarts and not self.stopped:
+            self.stopped = (f"backend stopped answering: {self.hangs} calls hung, each ended after its "
+                            f"{self.timeout:g} s time limit (--max-worker-restart {self.max_restarts})")
 
     def _guarded(self, exchange):
         """One request and its answer, ``exchange(deadline)``, with a live child: a fresh one when the
@@ -344,13 +373,11 @@ class ExecBackend(Backend):
             raise BackendStopped(self.stopped)
         if self.process is None or self.process.poll() is not None:
             self._restart()
-        fresh = not self.answered
         try:
             return self._within_deadline(exchange)
-        except (BackendCrashed, BackendTimeout) as error:
-            if fresh and not self.answered:
-                self._count_failed_start()  # a fresh child that died or hung on its first call
-            raise error
+        except BackendTimeout:
+            self._count_hang()
+            raise
 
     def _within_deadline(self, exchange):
         deadline = time.monotonic() + self.timeout

@@ -13,10 +13,6 @@ A call that does not answer within ``timeout`` seconds ends the worker.
 
 from __future__ import annotations
 
-import shlex
-
-from ..errors import RngcheckError
-
 REFERENCE = "numpy"
 DEFAULT_TIMEOUT = 120.0
 
@@ -50,11 +46,8 @@ def hosted(spec: str, *, timeout: float = DEFAULT_TIMEOUT, in_process: bool = Fa
 
     place = where(spec, in_process=in_process)
     if place == "exec":
-        try:
-            command = shlex.split(spec[len("exec:"):])
-        except ValueError as error:
-            raise RngcheckError(f"{spec}: {error}") from None
-        return ExecBackend(command, timeout=timeout, max_restarts=max_restarts)
+        from .exec_backend import split_command
+        return ExecBackend(split_command(spec[len("exec:"):]), timeout=timeout, max_restarts=max_restarts)
     if place == "in-process":
         return load(spec)
     return isolated(spec, timeout=timeout, max_restarts=max_restarts)

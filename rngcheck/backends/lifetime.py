@@ -8,6 +8,12 @@
    descendant that leaves the group with ``setsid()`` still carries the mark, and is found by
    it in /proc and killed when its backend is ended.
 
+3. A watchdog process (one per rngcheck process, started with its first exec child) holds the
+   read end of a pipe whose write end only rngcheck holds, and is told each child's mark. When
+   rngcheck dies, however (SIGKILL included), the pipe ends and the watchdog SIGKILLs every
+   process carrying one of those marks: a wrapper's own children (``exec:sh -c 'impl; echo
+   done'``: ``impl`` is not rngcheck's child, so step 1 does not reach it) die too.
+
 What holds elsewhere: on systems without ``prctl`` (macOS, the BSDs) step 1 does nothing: a
 runner killed with SIGKILL (which no handler sees) leaves a hung child running until it exits
 by itself; every other ending (a crash, a timeout, Ctrl-C, SIGTERM) still kills it. Without
@@ -92,3 +98,62 @@ def kill_marked(owner: str, rounds: int = 3) -> None:
                 os.kill(pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
+
+
+# The watchdog of step 3: no rngcheck import, isolated (-I), its own session (Ctrl-C and a group kill
+# of the terminal do not reach it; it ends when its pipe does). It reads marks, one a line, until
+# EOF, then kills every process whose environment carries one of them.
+_WATCHDOG_SOURCE = r"""
+import os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+marks = set()
+for line in sys.stdin.buffer:
+    marks.add(line.strip())
+needles = {b"%s=" % NAME.encode() + m for m in marks if m}
+for _ in range(3):
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            with open("/proc/%s/environ" % entry, "rb") as environ:
+                if needles & set(environ.read().split(b"\0")):
+                    found.append(int(entry))
+        except OSError:
+            continue
+    for pid in found:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    if not found:
+        break
+"""
+
+_WATCHDOG: dict = {}
+
+
+def watch(owner: str) -> None:
+    """Have the watchdog (step 3) kill the processes marked ``owner`` if rngcheck dies without ending
+    them. Linux only (it reads /proc); starting it once costs one small Python process."""
+    import subprocess
+
+    if not sys.platform.startswith("linux"):
+        return
+    pid = os.getpid()
+    if _WATCHDOG.get("pid") != pid:  # none yet, or a forked copy of rngcheck: its own watchdog
+        try:
+            process = subprocess.Popen([sys.executable, "-I", "-S", "-c",
+                                        f"NAME = {OWNER_VARIABLE!r}\n" + _WATCHDOG_SOURCE],
+                                       stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                       stderr=subprocess.DEVNULL, start_new_session=True)
+        except OSError:
+            return
+        _WATCHDOG.update(pid=pid, process=process)
+    try:
+        stdin = _WATCHDOG["process"].stdin
+        stdin.write(owner.encode() + b"\n")
+        stdin.flush()
+    except (OSError, ValueError):
+        pass

@@ -29,6 +29,10 @@ TITLES = {
 }
 
 
+MAX_COMPARED = 200_000  # results on both sides (a full profile on one backend: some 300; table and
+#                          comparison of 200,000: about 40 s on 2 cores)
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("baseline", metavar="BASELINE", help="the baseline result document or journal")
     parser.add_argument("new", nargs="+", metavar="NEW", help="the new result documents or journals")
@@ -84,6 +88,10 @@ def load(baseline, new, expected_path=None, *, same_run_check: bool = True):
         raise RngcheckError(f"{baseline}: not a result document or journal")
     if not new:
         raise RngcheckError("no result document or journal among the new documents")
+    results = sum(len(s.doc.get("results") or []) for s in old + new)
+    if results > MAX_COMPARED:
+        raise RngcheckError(f"{results} results to compare, more than compare takes ({MAX_COMPARED}); "
+                            "compare fewer documents at a time")
     counted(old + new)
     for source in old + new:   # one that says it finished yet lacks results: edited or damaged, refused
         if source.problems and source.doc.get("complete", True) is not False and not source.doc.get("interrupted"):

@@ -27,9 +27,12 @@ and lines starting with ``#`` are comments. An entry without a reason is refused
 from __future__ import annotations
 
 import fnmatch
+import os
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..errors import RngcheckError
 from .statuses import BROKEN, PASSED, SKIPPED, XFAIL, XPASS
@@ -37,6 +40,8 @@ from .statuses import BROKEN, PASSED, SKIPPED, XFAIL, XPASS
 if TYPE_CHECKING:
     import pandas as pd  # the results table (rngcheck.results.tables)
 
+MAX_EXPECTED = 100_000             # entries of an expected-failures file
+MAX_EXPECTED_BYTES = 16 << 20      # its size
 KINDS = ("regression", "fixed", "changed", "still", "xfail", "xpass", "added", "removed")
 
 
@@ -54,11 +59,14 @@ class Expected:
 
 
 def parse_expected(text: str, where: str = "expected failures") -> list[Expected]:
-    entries = []
+    entries: list[Expected] = []
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
+        if len(entries) == MAX_EXPECTED:
+            raise RngcheckError(f"{where}:{number}: more than {MAX_EXPECTED} expected failures (use patterns, "
+                                "e.g. 'kat/*  # reason', for a family of cases)")
         pattern, hash_, reason = line.partition("#")
         pattern, reason = pattern.strip(), reason.strip()
         if not hash_ or not reason:
@@ -71,18 +79,66 @@ def parse_expected(text: str, where: str = "expected failures") -> list[Expected
 
 
 def read_expected(path: str | Path) -> list[Expected]:
-    path = Path(path)
+    """The entries of an expected-failures file, read by rngcheck's bounded reader (rngcheck.jsonfile:
+    no device, at most MAX_EXPECTED_BYTES) and at most MAX_EXPECTED entries (one line each when exceeded)."""
+    from ..jsonfile import read_text_limited
+
     try:
-        text = path.read_text(encoding="utf-8")
+        os.stat(path)
     except OSError as error:
         raise RngcheckError(f"cannot read the expected-failures file {path}: {error.strerror or error}") from None
-    except UnicodeDecodeError:
-        raise RngcheckError(f"{path}: the expected-failures file is not UTF-8 text") from None
+    text = read_text_limited(path, what="expected-failures file", limit=MAX_EXPECTED_BYTES)
     return parse_expected(text, str(path))
 
 
+_MAGIC = frozenset("*?[")
+
+
+class Matcher:
+    """The first entry (in file order) that names (backend, case), in time that does not grow with
+    the product of entries and results: literal patterns (no ``* ? [``) are looked up in a dict,
+    the others are compiled once (fnmatch's own cache holds 32768 patterns: past that, it compiled
+    every pattern again for every result)."""
+
+    def __init__(self, entries: list[Expected]):
+        self.exact: dict[tuple[str, str], Expected] = {}      # literal backend and case
+        self.any_backend: dict[str, Expected] = {}            # literal case, backend "*"
+        # the others by the literal start of their case pattern ("kat/*": "kat/"): a case is tried only
+        # against the patterns whose literal start it begins with
+        self.wild: dict[str, list[Expected]] = {}
+        self.compiled: dict[str, Callable[[str], object]] = {}   # each pattern compiled once, when first tried
+        for entry in entries:
+            literal_case = not _MAGIC & set(entry.pattern)
+            if literal_case and entry.backend == "*":
+                self.any_backend.setdefault(entry.pattern, entry)
+            elif literal_case and not _MAGIC & set(entry.backend):
+                self.exact.setdefault((entry.backend, entry.pattern), entry)
+            else:
+                start = next((i for i, c in enumerate(entry.pattern) if c in _MAGIC), len(entry.pattern))
+                self.wild.setdefault(entry.pattern[:start], []).append(entry)
+        self.starts = sorted({len(k) for k in self.wild})
+
+    def __call__(self, backend: str, case: str) -> Expected | None:
+        found = [e for e in (self.exact.get((backend, case)), self.any_backend.get(case)) if e is not None]
+        candidates = [c for n in self.starts if n <= len(case) for c in self.wild.get(case[:n], ())]
+        candidates.sort(key=lambda e: e.line)
+        for entry in candidates:
+            if found and entry.line > min(e.line for e in found):
+                break
+            if self._match(entry.pattern, case) and self._match(entry.backend, backend):
+                found.append(entry)
+                break
+        return min(found, key=lambda e: e.line) if found else None
+
+    def _match(self, pattern: str, text: str) -> bool:
+        if pattern not in self.compiled:
+            self.compiled[pattern] = re.compile(fnmatch.translate(pattern)).match
+        return self.compiled[pattern](text) is not None
+
+
 def expected_for(entries: list[Expected], backend: str, case: str) -> Expected | None:
-    return next((e for e in entries if e.matches(backend, case)), None)
+    """The first entry naming (backend, case) (for many lookups: ``Matcher(entries)`` once)."""
+    return Matcher(entries)(backend, case)
 
 
 @dataclass(frozen=True)
@@ -125,6 +181,12 @@ def _latest(data: pd.DataFrame) -> pd.DataFrame:
     return data.drop_duplicates(["backend", "case"], keep="last").set_index(["backend", "case"], drop=False)
 
 
+def _records(rows: pd.DataFrame) -> dict[tuple[str, str], dict[str, Any]]:
+    """{(backend, case): row as a dict}: one lookup per key, not a pandas .loc (10^6 results:
+    minutes through .loc, seconds through a dict)."""
+    return {(row["backend"], row["case"]): row for row in rows.to_dict("records")}
+
+
 def compare(baseline: pd.DataFrame, new: pd.DataFrame, expected: list[Expected] | None = None) -> Comparison:
     """The changes from ``baseline`` to ``new`` (results tables, rngcheck.results.tables)."""
     expected = expected or []
@@ -141,20 +203,21 @@ def compare(baseline: pd.DataFrame, new: pd.DataFrame, expected: list[Expected] 
     unfinished = sorted(set(new.loc[~new["complete"], "run"]))
     if unfinished:
         notes.append(f"new run(s) not finished: {', '.join(unfinished)}; cases they did not reach are 'not run'")
-    old_rows, new_rows = _latest(baseline), _latest(new)
-    keys = list(dict.fromkeys(list(old_rows.index) + list(new_rows.index)))
-    common = sum(1 for k in keys if k in old_rows.index and k in new_rows.index)
+    old_rows, new_rows = _records(_latest(baseline)), _records(_latest(new))
+    keys = list(dict.fromkeys(list(old_rows) + list(new_rows)))
+    common = sum(1 for k in keys if k in old_rows and k in new_rows)
     used: set[Expected] = set()
     changes: list[Change] = []
+    expected_for = Matcher(expected)
     for key in keys:
-        before = old_rows.loc[key] if key in old_rows.index else None
-        after = new_rows.loc[key] if key in new_rows.index else None
+        before = old_rows.get(key)
+        after = new_rows.get(key)
         row = after if after is not None else before
         if row is None:   # never: every key comes from one side or the other
             continue
         was = before["effective"] if before is not None else ""
         now = after["effective"] if after is not None else ""
-        entry = expected_for(expected, *key)
+        entry = expected_for(*key)
         if entry is not None and after is not None:
             used.add(entry)
         kind: str | None = None
@@ -197,10 +260,11 @@ def gate(data: pd.DataFrame, expected: list[Expected]) -> tuple[list[Change], li
     """Without a baseline: (unexpected failures, unexpected passes) of a results table."""
     failures: list[Change] = []
     passes: list[Change] = []
+    expected_for = Matcher(expected)
     for row in _latest(data).itertuples(index=False):
         if not row.required:
             continue
-        entry = expected_for(expected, row.backend, row.case)
+        entry = expected_for(row.backend, row.case)
         if row.effective in BROKEN and entry is None:
             failures.append(Change("regression", row.backend, row.case, row.category, "", row.effective,
                                    row.diagnosis, row.message))

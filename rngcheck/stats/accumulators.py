@@ -452,7 +452,8 @@ def chi2_counts(observed, probabilities) -> float:
     """Pearson's chi-square of integer counts against exact cell probabilities."""
     observed = np.asarray(observed, dtype=np.float64)
     expected = observed.sum(axis=-1, keepdims=True) * np.asarray(probabilities, dtype=np.float64)
-    return ((observed - expected) ** 2 / expected).sum(axis=-1)
+    with np.errstate(divide="ignore", invalid="ignore"):  # a sample that observed nothing (an all-zero
+        return ((observed - expected) ** 2 / expected).sum(axis=-1)  # stream) has no chi-square: nan
 
 
 def chi2_uniform_exact(counts) -> np.ndarray:

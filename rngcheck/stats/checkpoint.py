@@ -36,6 +36,10 @@ again): never a half-written file that counts. Loading never runs code: JSON, an
 SHA-256 against the manifest's, values checked to be numbers or text;
 ``Accumulator.from_state`` then checks each state against its class. Anything wrong
 (another run's manifest, a damaged, missing or foreign file) is a RngcheckError of one line.
+Every file is read through rngcheck's one bounded reader (rngcheck.jsonfile): regular files
+only (a symlink to a device is refused unread), the manifest and journal at most
+MANIFEST_BYTES and nested at most jsonfile.MAX_DEPTH, a range file at most MAX_FILE_BYTES
+packed and unpacked, at most MAX_ACCUMULATORS states.
 One writer process per directory (the client that collects the ranges); its threads may
 save different ranges at once.
 """
@@ -54,6 +58,7 @@ from typing import IO, Any, NoReturn, TypeGuard
 import numpy as np
 
 from ..errors import RngcheckError, one_line
+from ..jsonfile import parse_json, read_bytes_limited
 
 FORMAT = "rngcheck-checkpoint"
 FORMAT_VERSION = 1
@@ -62,6 +67,9 @@ JOURNAL = "finished.jsonl"  # ranges finished since the manifest was last writte
 RANGE_FILE = "range-{:06d}.npz"
 _TEMPORARY = ".partial-"  # prefix of files being written (left over only by a kill; removed on open)
 _ABSENT = object()
+MANIFEST_BYTES = 64 << 20    # the manifest and the journal: a digest per range (a 4 TiB run: 1 MB)
+MAX_FILE_BYTES = 1 << 30     # one range's states, unpacked (a 32 MiB range of the standard tier: 1 MB)
+MAX_ACCUMULATORS = 10_000    # states in one range file (a battery has some hundred tests)
 
 
 def versions() -> dict:
@@ -177,18 +185,20 @@ class Checkpoint:
                        "give a new or empty directory")
         self._write_manifest()
 
-    def _open(self, manifest: str):
+    def _read(self, name: str, what: str, limit: int = MAX_FILE_BYTES) -> bytes:
+        """A file of the directory through rngcheck's one bounded reader (rngcheck.jsonfile): a
+        regular file only (a symlink to /dev/zero is refused unread), at most ``limit`` bytes."""
         try:
-            with open(manifest, "rb") as file:
-                text = file.read().decode("utf-8")
-            data = json.loads(text)
-        except OSError as error:
-            self._fail(f"cannot read {MANIFEST} ({one_line(error)})")
-        except UnicodeDecodeError:
-            self._fail(f"{MANIFEST} is not UTF-8 text: not a checkpoint manifest, or damaged")
-        except json.JSONDecodeError as error:
-            self._fail(f"{MANIFEST} is not valid JSON (line {error.lineno} column {error.colno}): damaged "
-                       "or not a checkpoint; remove the directory to start again")
+            return read_bytes_limited(os.path.join(self.directory, name), what=what, limit=limit, regular=True)
+        except RngcheckError as error:
+            self._fail(str(error))
+
+    def _open(self, manifest: str):
+        raw = self._read(MANIFEST, "checkpoint manifest", MANIFEST_BYTES)
+        try:
+            data = parse_json(raw, MANIFEST, what="checkpoint manifest")
+        except RngcheckError as error:
+            self._fail(f"{error}: damaged or not a checkpoint; remove the directory to start again")
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             self._fail(f"{MANIFEST} is not an rngcheck checkpoint manifest")
         if data.get("format_version") != FORMAT_VERSION:
@@ -218,20 +228,15 @@ class Checkpoint:
 
     def _read_journal(self) -> bool:
         """Apply the journal's lines; the last one may be torn by a kill (then it does not count)."""
-        path = os.path.join(self.directory, JOURNAL)
-        try:
-            with open(path, "rb") as file:
-                lines = file.read().split(b"\n")
-        except FileNotFoundError:
+        if not os.path.lexists(os.path.join(self.directory, JOURNAL)):
             return False
-        except OSError as error:
-            self._fail(f"cannot read {JOURNAL} ({one_line(error)})")
+        lines = self._read(JOURNAL, "checkpoint journal", MANIFEST_BYTES).split(b"\n")
         for number, line in enumerate(lines, 1):
             if not line:
                 continue
             try:
-                entry = json.loads(line.decode("utf-8"))
-            except (UnicodeDecodeError, json.JSONDecodeError):
+                entry = parse_json(line, JOURNAL, what="checkpoint journal line")
+            except RngcheckError:
                 entry = None
             if not (isinstance(entry, dict) and _is_index(entry.get("index")) and _is_digest(entry.get("sha256"))):
                 if number == len(lines):  # no newline after it: the write was cut short
@@ -259,15 +264,15 @@ class Checkpoint:
 
     def _load(self, index: int) -> list[dict]:
         name = RANGE_FILE.format(index)
-        try:
-            with open(os.path.join(self.directory, name), "rb") as file:
-                data = file.read()
-        except OSError as error:
-            self._fail(f"finished range {index}: cannot read {name} ({one_line(error)})")
+        data = self._read(name, f"checkpoint range (finished range {index})")
         if hashlib.sha256(data).hexdigest() != self._finished[index]:
             self._fail(f"{name} is damaged (its SHA-256 is not the one recorded when it was saved); "
                        "remove the directory to start the run again")
         try:
+            unpacked = sum(member.file_size for member in zipfile.ZipFile(io.BytesIO(data)).infolist())
+            if unpacked > MAX_FILE_BYTES:  # a small file that inflates to gigabytes
+                self._fail(f"{name} unpacks to {unpacked} bytes, more than a checkpoint range can be "
+                           f"({MAX_FILE_BYTES})")
             with np.load(io.BytesIO(data), allow_pickle=False) as npz:
                 arrays = {key: npz[key] for key in npz.files}
         except (ValueError, OSError, EOFError, KeyError, zipfile.BadZipFile, zipfile.LargeZipFile) as error:
@@ -288,6 +293,9 @@ class Checkpoint:
         count = meta.get("count")
         if meta.get("index") != index or not isinstance(count, int) or isinstance(count, bool) or count < 0:
             self._fail(f"{name} holds range {meta.get('index')!r}, not {index}")
+        if count > MAX_ACCUMULATORS:
+            self._fail(f"{name} says it holds {count} accumulators, more than a battery has "
+                       f"({MAX_ACCUMULATORS}): damaged")
         states: list[dict[str, Any]] = [{} for _ in range(count)]
         for key, value in values.items():
             if key.startswith("meta/"):

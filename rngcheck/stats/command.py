@@ -23,6 +23,7 @@ import os
 import shlex
 import sys
 import tempfile
+from dataclasses import dataclass, fields
 
 from ..errors import RngcheckError
 from ..results import verdicts
@@ -86,20 +87,56 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "(default by tier: smoke 0,100,15; standard 12 tests; deep all)")
 
 
-def _reproduce(args, seed) -> str:
+@dataclass(frozen=True)
+class StatsOptions:
+    """``rngcheck stats``'s options, built once from the command line (``from_args``) and handed
+    to every helper (as ``rngcheck run`` hands its RunOptions), instead of the argparse Namespace."""
+
+    backend: str | None = None
+    input: str | None = None
+    in_process: bool = False
+    tier: str = "smoke"
+    bytes: str | None = None
+    seed: int | None = None
+    json: str | None = None
+    workers: int | None = None
+    dask: str | None = None
+    shard_bytes: str | None = None
+    checkpoint: str | None = None
+    no_interstream: bool = False
+    quiet: bool = False
+    with_peers: tuple[str, ...] = ()
+    dieharder_tests: str | None = None
+    distribution: str | None = None
+    convention: str | None = None
+    dtype: str | None = None
+    low: str | None = None
+    high: str | None = None
+
+    @classmethod
+    def from_args(cls, args) -> StatsOptions:
+        """The options of a parsed command line (a Namespace; what it lacks keeps its default)."""
+        if isinstance(args, cls):
+            return args
+        values = {f.name: getattr(args, f.name) for f in fields(cls) if getattr(args, f.name, None) is not None}
+        values["with_peers"] = tuple(values.get("with_peers") or ())
+        return cls(**values)
+
+
+def _reproduce(args: StatsOptions, seed) -> str:
     parts = ["rngcheck", "stats"]
     if args.backend:
         parts += ["--backend", args.backend, "--seed", str(seed)]
     else:
-        parts += ["--input", args.input]
+        parts += ["--input", str(args.input)]
     parts += ["--tier", args.tier]
     if args.bytes:
         parts += ["--bytes", str(args.bytes)]
     if args.no_interstream:
         parts.append("--no-interstream")
-    for peer in getattr(args, "with_peers", None) or []:
+    for peer in args.with_peers:
         parts += ["--with", peer]
-    if getattr(args, "dieharder_tests", None):
+    if args.dieharder_tests:
         parts += ["--dieharder-tests", args.dieharder_tests]
     return " ".join(shlex.quote(p) for p in parts)
 
@@ -120,7 +157,7 @@ def _dieharder_tests(text, wanted):
     return tests
 
 
-def build_source(args):
+def build_source(args: StatsOptions):
     from .streams import BackendSource, RawSource
 
     if args.backend:
@@ -129,7 +166,7 @@ def build_source(args):
         if not 0 <= seed < 1 << 64:
             raise RngcheckError("--seed must be a 64-bit unsigned integer")
         # as rngcheck run hosts it: the reference in-process, every other backend in a worker process
-        return BackendSource(hosted(args.backend, in_process=getattr(args, "in_process", False)), key=seed), seed
+        return BackendSource(hosted(args.backend, in_process=args.in_process), key=seed), seed
     if args.input:
         if args.seed is not None:
             raise RngcheckError("--seed applies to --backend streams only")
@@ -201,16 +238,18 @@ def exit_code(doc: dict) -> int:
     return 0
 
 
-def _check_dask_arguments(args) -> None:
-    dask_address = getattr(args, "dask", None)
+def _check_dask_arguments(args: StatsOptions) -> None:
+    dask_address = args.dask
     if dask_address is None:
-        if getattr(args, "shard_bytes", None) is not None:
+        if args.shard_bytes is not None:
             raise RngcheckError("--shard-bytes applies with --dask only")
-        if getattr(args, "checkpoint", None) is not None:
+        if args.checkpoint is not None:
             raise RngcheckError("--checkpoint applies with --dask only (e.g. --dask local:2)")
         return
     from . import distributed
-    distributed.parse_address(dask_address)
+    kind, where = distributed.parse_address(dask_address)
+    if kind == "scheduler-file":
+        distributed.scheduler_address(str(where))
     if args.shard_bytes is not None:
         distributed.parse_shard_bytes(args.shard_bytes)
     if args.workers is not None:
@@ -220,9 +259,23 @@ def _check_dask_arguments(args) -> None:
                             "on a filesystem the workers share and give --input FILE")
 
 
+def _check_json_output(args: StatsOptions) -> None:
+    """--json against the command's other files, before the run: not the --input, not the
+    --checkpoint directory (nor a file in it: the checkpoint's own files live there)."""
+    from pathlib import Path
+
+    from ..outputs import check_outputs
+    checkpoint = args.checkpoint
+    check_outputs({"--json": args.json}, {"--input": args.input if args.input != "-" else None,
+                                          "--checkpoint": checkpoint})
+    if checkpoint is not None and Path(str(args.json)).resolve().parent == Path(checkpoint).resolve():
+        raise RngcheckError(f"--json {args.json} is inside the --checkpoint directory {checkpoint}: "
+                            "give it a path outside")
+
+
 @contextlib.contextmanager
-def _executor(args, progress, identity):
-    if getattr(args, "dask", None) is None:
+def _executor(args: StatsOptions, progress, identity):
+    if args.dask is None:
         yield None
         return
     from . import distributed
@@ -242,7 +295,7 @@ def _number(text, option: str) -> float:
     return value
 
 
-def _numbers_reproduce(args, kind, convention, dtype, seed) -> str:
+def _numbers_reproduce(args: StatsOptions, kind, convention, dtype, seed) -> str:
     parts = ["rngcheck", "stats", "--distribution", kind, "--convention", convention, "--dtype", dtype]
     if args.low is not None:
         parts += [f"--low={args.low}", f"--high={args.high}"]   # "=": a negative bound is not an option
@@ -256,8 +309,9 @@ def _numbers_reproduce(args, kind, convention, dtype, seed) -> str:
 
 def run_distribution(args) -> int:
     """``--distribution``: the goodness-of-fit tests of rngcheck.stats.distributions."""
+    args = StatsOptions.from_args(args)
     for name, option in WORDS_ONLY.items():
-        if getattr(args, name, None) not in (None, False):
+        if getattr(args, name, None) not in (None, False, ()):
             raise RngcheckError(f"{option} does not apply with --distribution")
     from . import distributions
 
@@ -284,7 +338,7 @@ def run_distribution(args) -> int:
     backend = None
     if args.backend:
         from ..backends.hosting import hosted
-        backend = hosted(args.backend, in_process=getattr(args, "in_process", False))
+        backend = hosted(args.backend, in_process=args.in_process)
     try:
         stream = distributions.NumberStream(request, key=seed, backend=backend, backend_spec=args.backend)
         progress = None if args.quiet else (lambda text: print(text, file=sys.stderr))
@@ -298,22 +352,41 @@ def run_distribution(args) -> int:
     return exit_code(doc)
 
 
-def _write(args, doc) -> None:
+def _write(args: StatsOptions, doc) -> None:
     if args.json:
         text = json.dumps(doc, indent=1, default=_json_default)
         if args.json == "-":
-            print(text)
+            to_stdout(lambda: print(text))
         else:
             from ..jsonfile import atomic_write
             atomic_write(args.json, text + "\n")
-    render(doc, sys.stderr if args.json == "-" else sys.stdout, quiet=args.quiet)
+    to_stdout(lambda: render(doc, sys.stderr if args.json == "-" else sys.stdout, quiet=args.quiet))
+
+
+def to_stdout(write) -> None:
+    """Run ``write`` (printing to stdout); a reader that stopped reading (``| head``) is not an
+    error: the rest of the output is dropped and the exit code stays the verdict's."""
+    try:
+        write()
+        sys.stdout.flush()
+    except BrokenPipeError:
+        try:  # the interpreter's own flush at exit must not fail on the closed pipe either
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+        except (OSError, ValueError):
+            pass
 
 
 def run(args) -> int:
+    """The command: ``args`` (a parsed command line or a StatsOptions) becomes a StatsOptions here,
+    the one place the command line is read."""
     from . import battery, peers
     from .streams import BackendSource, RawSource
 
-    if getattr(args, "distribution", None) is not None:
+    args = StatsOptions.from_args(args)
+
+    if args.distribution is not None:
         return run_distribution(args)
     for name in NUMBERS_OPTIONS:
         if getattr(args, name, None) is not None:
@@ -323,17 +396,16 @@ def run(args) -> int:
         raise RngcheckError(f"--workers {args.workers}: give a positive number of processes")
     _check_dask_arguments(args)
     if args.json and args.json != "-":
-        from ..outputs import check_outputs
-        check_outputs({"--json": args.json}, {"--input": args.input if args.input != "-" else None})
+        _check_json_output(args)
     if nbytes is not None and nbytes % 4:
         raise RngcheckError("--bytes must be a multiple of 4 (whole 32-bit words)")
-    wanted = list(dict.fromkeys(getattr(args, "with_peers", None) or []))
+    wanted = list(dict.fromkeys(args.with_peers or []))
     peers.check(wanted)
-    dieharder_tests = _dieharder_tests(getattr(args, "dieharder_tests", None), wanted)
+    dieharder_tests = _dieharder_tests(args.dieharder_tests, wanted)
     from ..progress import Progress
 
     # a bar per stream on a terminal for the standard and deep tiers; plain lines otherwise
-    bar = not args.quiet and args.tier != "smoke" and getattr(args, "dask", None) is None
+    bar = not args.quiet and args.tier != "smoke" and args.dask is None
     progress = None if args.quiet else Progress(True, 0, "bytes", terminal=None if bar else False)
     source, seed = build_source(args)
     tee = None

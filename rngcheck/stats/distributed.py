@@ -46,7 +46,7 @@ import time
 import uuid
 from typing import Any
 
-from ..errors import RngcheckError, one_line
+from ..errors import BackendProcessFailed, BackendStopped, RngcheckError, one_line
 from . import battery
 from .streams import BackendSource, FunctionSource, RawSource, XorSource
 
@@ -92,13 +92,46 @@ def parse_address(text: str) -> tuple[str, object]:
             raise RngcheckError(f"--dask: scheduler file {path!r} does not exist")
         return "scheduler-file", path
     if "://" in text and text.split("://", 1)[1]:
+        _check_scheme(text, text)
         return "address", text
     raise RngcheckError(f"--dask: cannot read {text!r} (use local, local:N, tcp://HOST:PORT or scheduler-file:PATH)")
 
 
+SCHEMES = ("tcp", "tls", "inproc", "ucx", "ws", "wss")  # distributed.comm.registry's (checked there too)
+
+
+def _check_scheme(address: str, said: str) -> None:
+    """A one-line error, before any Client is made, for an address no Dask transport speaks (a
+    Client that fails in its constructor waits a minute in its finaliser)."""
+    scheme = address.split("://", 1)[0]
+    try:
+        from distributed.comm.registry import backends
+        known = sorted(backends)
+    except ImportError:
+        known = list(SCHEMES)
+    if scheme not in known:
+        raise RngcheckError(f"--dask {said}: unknown scheme {scheme!r} (Dask speaks {', '.join(known)})")
+
+
+def scheduler_address(path: str) -> str:
+    """The scheduler's address in a Dask scheduler file (``dask scheduler --scheduler-file``), read
+    with rngcheck's bounded JSON reader; a file that is not one is a one-line error."""
+    from ..jsonfile import read_json
+    try:
+        data = read_json(path, what="Dask scheduler file")
+    except RngcheckError as error:
+        raise RngcheckError(f"--dask scheduler-file: {error}") from None
+    address = data.get("address") if isinstance(data, dict) else None
+    if not isinstance(address, str) or "://" not in address:
+        raise RngcheckError(f"--dask scheduler-file:{path}: not a Dask scheduler file (no \"address\": "
+                            "\"tcp://HOST:PORT\" in it)")
+    _check_scheme(address, f"scheduler-file:{path}")
+    return address
+
+
 def parse_shard_bytes(text) -> int:
     from .battery import parse_bytes
-    value = parse_bytes(text) if isinstance(text, str) else int(text)
+    value = parse_bytes(text, "--shard-bytes") if isinstance(text, str) else int(text)
     unit = ALIGN_WORDS * 4
     if value < unit or value % unit:
         raise RngcheckError(f"--shard-bytes must be a positive multiple of {unit // MiB} MiB "
@@ -144,11 +177,13 @@ def tune_malloc() -> bool:
 
 
 def _backend(spec: str):
-    """The backend of ``spec``, loaded once per worker process."""
+    """The backend of ``spec``, loaded once per worker process and hosted as everywhere else
+    (rngcheck.backends.hosting): a backend that crashes ends its own process, not the Dask worker,
+    and its BackendCrashed reaches the client, whose document says so as it does without --dask."""
     backends = _PROCESS["backends"]
     if spec not in backends:
-        from ..backends import load
-        backends[spec] = load(spec)
+        from ..backends.hosting import hosted
+        backends[spec] = hosted(spec)
     return backends[spec]
 
 
@@ -267,7 +302,7 @@ class DaskExecutor:
                             dashboard_address=":0", silence_logs=silence_logs)
                     self.client = distributed.Client(self.cluster, set_as_default=False)
                 elif kind == "scheduler-file":
-                    self.client = distributed.Client(scheduler_file=value, timeout=connect_timeout,
+                    self.client = distributed.Client(scheduler_address(str(value)), timeout=connect_timeout,
                                                      set_as_default=False)
                 else:
                     self.client = distributed.Client(value, timeout=connect_timeout, set_as_default=False)
@@ -482,6 +517,11 @@ class DaskExecutor:
                                     "allowed-failures); the run stopped") from None
             if isinstance(error, RngcheckError):
                 raise RngcheckError(f"{where}: {error}") from None
+            if isinstance(error, BackendProcessFailed):  # the backend crashed or hung on the worker: the
+                # battery's own case (an INCOMPLETE document, backend_failed), as without --dask
+                raise type(error)(f"{where}: {error}", error.stderr_tail) from None
+            if isinstance(error, BackendStopped):
+                raise BackendStopped(f"{where}: {error}") from None
             raise RngcheckError(f"{where} failed on a Dask worker: {one_line(error)}") from None
         if future.status == "cancelled":
             raise RngcheckError(f"{where} was cancelled on the Dask scheduler; the run stopped")

@@ -248,33 +248,86 @@ class PackedBits:
         return np.unpackbits(self.data[first:(stop + 7) // 8])[start - 8 * first:stop - 8 * first]
 
 
-def read_bits(path: str, fmt: str = "auto") -> tuple[np.ndarray | PackedBits, str]:
+MAX_INPUT_BYTES = 1 << 30   # bytes read at most (without --sequences: a regular file, a pipe)
+CHUNK_BYTES = 1 << 22       # read a chunk at a time: SIGTERM and Ctrl-C are seen between chunks
+
+
+def read_bits(path: str, fmt: str = "auto", want_bits: int | None = None) -> tuple[np.ndarray | PackedBits, str]:
     """The bits of a file ('-': stdin) as a uint8 0/1 array, and the format read.
 
     ascii: '0' and '1' characters; spaces, tabs and line ends are skipped (NIST's data files
     wrap lines); anything else is an error naming its offset. binary: every byte, most
     significant bit first (sts's "binary" input). auto: ascii when at least 90% of the first
-    64 KiB are those characters (random bytes: about 2%), else binary."""
+    64 KiB are those characters (random bytes: about 2%), else binary.
+
+    ``want_bits`` (--length x --sequences): reading stops once that many bits are in; without it,
+    the whole input, at most MAX_INPUT_BYTES, and never a device (it does not end). Read in
+    chunks, so a SIGTERM or Ctrl-C ends it."""
     try:
         if path == "-":
-            raw = sys.stdin.buffer.read()
-        else:
-            with open(path, "rb") as handle:
-                raw = handle.read()
+            return _read_bits_from(sys.stdin.buffer, "stdin", fmt, want_bits)
+        with open(path, "rb") as handle:
+            return _read_bits_from(handle, path, fmt, want_bits)
     except OSError as error:
         raise RngcheckError(f"cannot read {path!r}: {error.strerror or error}") from None
-    data = np.frombuffer(raw, dtype=np.uint8)
+
+
+def _read_bits_from(handle, path: str, fmt: str, want_bits: int | None) -> tuple[np.ndarray | PackedBits, str]:
+    import stat
+
+    try:
+        mode = os.fstat(handle.fileno()).st_mode
+    except (OSError, ValueError):  # a stream without a descriptor (an in-memory stdin)
+        mode = 0
+    if want_bits is None and (stat.S_ISCHR(mode) or stat.S_ISBLK(mode)):
+        raise RngcheckError(f"{path}: a device never ends: give --sequences (and --length) to read what they need")
+    if stat.S_ISDIR(mode):
+        raise RngcheckError(f"{path}: a directory, not a bit file")
+    if want_bits is not None and want_bits > 8 * MAX_INPUT_BYTES:
+        raise RngcheckError(f"--length x --sequences asks for {want_bits} bits, more than rngcheck nist reads "
+                            f"({8 * MAX_INPUT_BYTES}): run fewer sequences at a time")
+    chunks = bytearray()
+    kept: list[np.ndarray] = []   # ascii: the 0/1 bits of each chunk
+    got_bits = read = 0
+    while want_bits is None or got_bits < want_bits:
+        if want_bits is None:
+            size = CHUNK_BYTES
+        elif fmt == "binary":
+            size = min(CHUNK_BYTES, (want_bits - got_bits + 7) // 8)
+        else:
+            size = CHUNK_BYTES if fmt == "auto" else min(CHUNK_BYTES, max(1 << 16, want_bits - got_bits))
+        chunk = handle.read(size)
+        if not chunk:
+            break
+        if fmt == "auto":
+            head = np.frombuffer(chunk[:1 << 16], np.uint8)
+            fmt = "ascii" if np.isin(head, ASCII_BYTES).mean() >= 0.9 else "binary"
+        if fmt == "binary":
+            chunks += chunk
+            got_bits += 8 * len(chunk)
+        else:
+            data = np.frombuffer(chunk, dtype=np.uint8)
+            bad = np.flatnonzero(~np.isin(data, ASCII_BYTES))
+            if bad.size:
+                at = int(bad[0])
+                raise RngcheckError(f"{path}: byte {read + at} is {bytes([chunk[at]])!r}: an ASCII bit file holds "
+                                    "only '0', '1' and whitespace (--format binary reads raw bytes)")
+            bits = (data[(data == 48) | (data == 49)] - 48).astype(np.uint8)
+            kept.append(bits)
+            got_bits += bits.size
+        read += len(chunk)
+        if want_bits is None and read > MAX_INPUT_BYTES:
+            raise RngcheckError(f"{path}: more than {MAX_INPUT_BYTES} bytes: give --sequences (and --length) to "
+                                "read what they need")
     if fmt == "auto":
-        head = raw[:1 << 16]
-        fmt = "ascii" if head and np.isin(np.frombuffer(head, np.uint8), ASCII_BYTES).mean() >= 0.9 else "binary"
+        fmt = "binary"  # an empty input
     if fmt == "binary":
+        data = np.frombuffer(chunks, dtype=np.uint8)
+        if want_bits is not None and data.size * 8 > want_bits + 7:
+            data = data[:(want_bits + 7) // 8]
         return PackedBits(data), fmt
-    bad = np.flatnonzero(~np.isin(data, ASCII_BYTES))
-    if bad.size:
-        at = int(bad[0])
-        raise RngcheckError(f"{path}: byte {at} is {bytes([raw[at]])!r}: an ASCII bit file holds only '0', '1' "
-                            "and whitespace (--format binary reads raw bytes)")
-    return (data[(data == 48) | (data == 49)] - 48).astype(np.uint8), fmt
+    bits = np.concatenate(kept) if kept else np.zeros(0, np.uint8)
+    return (bits[:want_bits] if want_bits is not None else bits), fmt
 
 
 def backend_bits(spec: str, seed: int, total_bits: int) -> tuple[np.ndarray, dict]:
@@ -323,7 +376,9 @@ def run_sequences(bits: np.ndarray | PackedBits, n: int, count: int, params: Par
                     progress(f"sequence {k + 1}/{count}")
             return results
         context = multiprocessing.get_context("fork")
-        with ProcessPoolExecutor(min(workers, count), mp_context=context) as pool:
+        from ..backends.lifetime import die_with_parent
+        with ProcessPoolExecutor(min(workers, count), mp_context=context, initializer=die_with_parent,
+                                 initargs=(os.getpid(),)) as pool:  # the workers die with rngcheck
             results = []
             for k, part in enumerate(pool.map(_run_range, chunks)):
                 results += part
@@ -435,6 +490,8 @@ def command(args) -> int:
         raise RngcheckError(f"--length {args.length}: every SP 800-22 test needs at least 100 bits")
     if args.sequences is not None and args.sequences < 1:
         raise RngcheckError("--sequences must be at least 1")
+    if args.workers is not None and args.workers < 1:
+        raise RngcheckError(f"--workers {args.workers}: give a positive number of processes")
     params = Parameters(args.block_frequency, args.template, args.approximate_entropy, args.serial,
                         args.linear_complexity)
     params.check(args.length)
@@ -452,23 +509,24 @@ def command(args) -> int:
     else:
         seed = None
         count = args.sequences
-        bits, fmt = read_bits(args.file, args.format)
+        bits, fmt = read_bits(args.file, args.format, None if count is None else count * args.length)
         source = {"file": args.file, "format": fmt, "bits": int(bits.size), "describe": f"{args.file} ({fmt})"}
     workers = args.workers or min(2, os.cpu_count() or 1)
     doc = run(bits, n=args.length, sequences=count, params=params, source=source,
               reproduce=_reproduce(args, seed), workers=workers, progress=progress)
+    from .command import to_stdout
     if args.json:
         text = json.dumps(doc, indent=1)
         if args.json == "-":
-            print(text)
+            to_stdout(lambda: print(text))
         else:
             with open(args.json, "w") as handle:
                 handle.write(text + "\n")
     out = sys.stderr if args.json == "-" else sys.stdout
+    c = doc["counts"]
     if args.quiet:
-        c = doc["counts"]
-        print(f"{doc['verdict']}: {c[STATS_PASS]} pass, {c[STATS_FAIL]} fail, {c[NOT_APPLICABLE]} not applicable",
-              file=out)
+        to_stdout(lambda: print(f"{doc['verdict']}: {c[STATS_PASS]} pass, {c[STATS_FAIL]} fail, "
+                                f"{c[NOT_APPLICABLE]} not applicable", file=out))
     else:
-        render(doc, out)
+        to_stdout(lambda: render(doc, out))
     return 1 if doc["verdict"] == STATS_FAIL else 0

@@ -17,12 +17,12 @@ TIERS = {
 }
 
 
-def parse_bytes(text: str) -> int:
-    """'4096', '64M', '2G', '1.5GiB' -> bytes (binary units)."""
+def parse_bytes(text: str, option: str = "--bytes") -> int:
+    """'4096', '64M', '2G', '1.5GiB' -> bytes (binary units); ``option`` names the option in errors."""
     match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:i?B)?\s*", str(text), re.IGNORECASE)
     if not match:
-        raise RngcheckError(f"--bytes: cannot read {text!r} (use e.g. 64M, 2G, 1000000)")
+        raise RngcheckError(f"{option}: cannot read {text!r} (use e.g. 64M, 2G, 1000000)")
     value = int(float(match.group(1)) * _UNITS[match.group(2).upper()])
     if value < 4:
-        raise RngcheckError("--bytes must be at least 4 (one word)")
+        raise RngcheckError(f"{option} must be at least 4 (one word)")
     return value
