@@ -356,3 +356,19 @@ def test_a_crashing_backend_gives_the_same_incomplete_document_with_dask(tmp_pat
     facts = [(d["complete"], d.get("backend_failed"), d["verdict"], d["results"]) for d in documents]
     assert facts[0] == facts[1] == (False, True, "INCOMPLETE", []), facts
     assert all("exit code 9" in d["message"] for d in documents)
+
+
+def test_run_stats_on_a_backend_that_raises_mid_stream_is_an_incomplete_document_not_a_traceback(tmp_path):
+    """``run --stats`` on a backend that raises while the battery reads its stream (in its worker:
+    a RemoteError) is the battery's backend-failed case, as a crash or a hang is: the run's document
+    is written with an INCOMPLETE stats entry that names the backend's error, exit 1, no traceback."""
+    tests = Path(__file__).parent
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tests.parent), str(tests)])}
+    out = tmp_path / "r.json"
+    result = rngcheck("run", "--backend", "panel:Crashes", "--profile", "quick", "--case", "kat/*",
+                      "--stats", "smoke", "--quiet", "--json", str(out), cwd=tmp_path, env=env)
+    assert result.returncode == 1, (result.stdout[-2000:], result.stderr[-2000:])
+    assert "Traceback" not in result.stderr, result.stderr[-3000:]
+    stats = json.loads(out.read_text())["stats"]
+    assert [entry["verdict"] for entry in stats] == ["INCOMPLETE"], stats
+    assert stats[0]["backend_failed"] is True and "device lost" in stats[0]["message"], stats[0]["message"]

@@ -86,7 +86,7 @@ from typing import Any
 import numpy as np
 
 from ..backends.lifetime import die_with_parent
-from ..errors import BackendProcessFailed, BackendStopped, RngcheckError, one_line
+from ..errors import BackendProcessFailed, BackendStopped, RemoteError, RngcheckError, one_line
 from ..results.verdicts import STATS_FAIL, STATS_JUDGED, STATS_PASS, STATS_SUSPECT, stats_verdict
 from . import knuth, lanes, linear, nist, nist_stream, practrand_kinds, testu01
 from .accumulators import shared_chunk
@@ -377,7 +377,7 @@ def run(source, *, tier: str = "smoke", nbytes: int | None = None, seed=None, re
             interrupted, complete = True, False
             message = f"interrupted while reading the {stream} stream; the tests of the streams read before are kept"
             break
-        except (BackendProcessFailed, BackendStopped) as failure:  # the backend crashed or hung mid-stream
+        except (BackendProcessFailed, BackendStopped, RemoteError) as failure:  # it crashed, hung or raised mid-stream
             complete, backend_failed = False, True
             message = (f"the backend failed while reading the {stream} stream ({one_line(failure)}); "
                        "the tests of the streams read before are kept")

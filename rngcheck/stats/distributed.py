@@ -46,7 +46,7 @@ import time
 import uuid
 from typing import Any
 
-from ..errors import BackendProcessFailed, BackendStopped, RngcheckError, one_line
+from ..errors import BackendProcessFailed, BackendStopped, RemoteError, RngcheckError, one_line
 from . import battery
 from .streams import BackendSource, FunctionSource, RawSource, XorSource
 
@@ -522,6 +522,8 @@ class DaskExecutor:
                 raise type(error)(f"{where}: {error}", error.stderr_tail) from None
             if isinstance(error, BackendStopped):
                 raise BackendStopped(f"{where}: {error}") from None
+            if isinstance(error, RemoteError):  # the backend raised on the worker: the same case
+                raise RemoteError(f"{where}: {error}") from None
             raise RngcheckError(f"{where} failed on a Dask worker: {one_line(error)}") from None
         if future.status == "cancelled":
             raise RngcheckError(f"{where} was cancelled on the Dask scheduler; the run stopped")
