@@ -127,3 +127,18 @@ def test_build_names_resolve():
     assert chain.find_build("0.2.0.dev230426") is chain.DIRECTML_BUILDS[1]
     assert chain.find_build("latest") is chain.DEFAULT_BUILD
     assert chain.find_build("1.15.4") is None
+
+
+def test_a_missing_wine_route_source_is_one_line_not_a_traceback(tmp_path, monkeypatch, capsys):
+    """An installation without the bridge's C sources (a wheel without its package data): the Wine
+    route's set-up says which file is missing in one line and exits 1; is_set_up says False."""
+    from rngcheck.backends.directml.bridge import windows
+
+    missing = tmp_path / "dml_exec.c"
+    monkeypatch.setattr(windows, "PROGRAM", missing)
+    layout = windows.WindowsLayout(windows.layout_of(windows.set_up_parser("t", "t").parse_args(
+        ["--cache", str(tmp_path / "cache"), "--quiet"])))
+    assert windows.is_set_up(layout) is False
+    assert windows.main(["--cache", str(tmp_path / "cache"), "--quiet", "--offline"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and str(missing) in err[0] and "missing" in err[0], err

@@ -40,6 +40,7 @@ from .build import (
     IDL_FILES,
     PARSERS,
     VKD3D_DIRS,
+    SetupError,
     check_tools,
     compile_all,
     fetch_widl,
@@ -143,7 +144,11 @@ def stamp_of() -> dict:
     """Everything the builds and the prefix depend on: a changed input rebuilds."""
     digest = hashlib.sha256()
     for path in (HERE / "d3d12_windows.c", HERE / "vkd3d_device.h", PROGRAM):
-        digest.update(path.read_bytes())
+        try:
+            digest.update(path.read_bytes())
+        except OSError as error:   # an installation without the package's data files
+            raise SetupError(f"{path}: a source of the Wine route is missing or unreadable "
+                                f"({error.strerror}); reinstall rngcheck") from None
     digest.update(repr((NAMELESS, DEFINES, IDL_FILES, WINE_VULKAN_H, WINE_ENV)).encode())
     return {"wine": WINE_SOURCE.version, "orig": WINE_SOURCE.sha256, "widl": WIDL.sha256,
             "directml": DIRECTML_DLL.sha256, "sources": digest.hexdigest()}
@@ -152,9 +157,10 @@ def stamp_of() -> dict:
 def is_set_up(layout: WindowsLayout) -> bool:
     try:
         stamp = json.loads(layout.stamp.read_text())
-    except (OSError, ValueError):
+        expected = stamp_of()
+    except (OSError, ValueError, SetupError):   # the set-up says which source is missing
         return False
-    return (stamp == stamp_of() and layout.d3d12.is_file() and layout.program.is_file()
+    return (stamp == expected and layout.d3d12.is_file() and layout.program.is_file()
             and (layout.prefix / "system.reg").is_file() and layout.dll.is_file())
 
 
@@ -228,13 +234,14 @@ def make_prefix(layout: WindowsLayout, quiet: bool) -> None:
 def set_up(layout: WindowsLayout, *, offline: bool = False, workers: int = 2,
            vulkan_include: Path = Path("/usr/include"), quiet: bool = False) -> dict:
     """Make every piece present; returns what is where. Raises SetupError."""
+    stamp = stamp_of()   # first: a missing source of the route is said before anything is fetched
     if not is_set_up(layout):
         check_tools(vulkan_include, TOOLS)
         unpack_dll(layout, offline)
         build_d3d12(layout, offline, workers, vulkan_include, quiet)
         build_program(layout)
         make_prefix(layout, quiet)
-        layout.stamp.write_text(json.dumps(stamp_of(), indent=1) + "\n")
+        layout.stamp.write_text(json.dumps(stamp, indent=1) + "\n")
     else:
         say(f"DirectML.dll {DIRECTML_DLL.version}, rngcheck_d3d12.dll, dml_exec.exe and the Wine prefix "
             f"are set up ({layout.root})", quiet)
