@@ -61,19 +61,38 @@ def berlekamp_massey(bits) -> int:
     return length
 
 
+def _count_between(n: int, lo: int, hi: int) -> int:
+    """The number of sequences of n bits with complexity in lo..hi (Rueppel: 1 of complexity 0,
+    2^min(2L-1, 2n-2L) of complexity L), from the geometric sums' closed forms (exact integers)."""
+    lo, hi = max(lo, 0), min(hi, n)
+    if lo > hi:
+        return 0
+    total = 0
+    if lo == 0:
+        total, lo = 1, 1
+    half = n // 2  # 2L - 1 < 2n - 2L exactly when L <= n/2
+    a, b = lo, min(hi, half)
+    if a <= b:  # sum of 2^(2L-1), L = a..b
+        total += (1 << (2 * a - 1)) * ((1 << (2 * (b - a + 1))) - 1) // 3
+    a, b = max(lo, half + 1), hi
+    if a <= b:  # sum of 2^(2n-2L), L = a..b: 4^j for j = n-b .. n-a
+        total += (1 << (2 * (n - b))) * ((1 << (2 * (b - a + 1))) - 1) // 3
+    return total
+
+
 def complexity_tails(n: int, observed: int) -> pvalues.PValue:
     """Exact P(L >= observed) and P(L <= observed) for a random sequence of n bits (Rueppel)."""
-
-    def count(L):  # sequences of length n with complexity exactly L
-        return 1 if L == 0 else 1 << min(2 * L - 1, 2 * n - 2 * L)
-
-    # closed forms of the sums would do; the integers are exact and these n are small
-    below = sum(count(L) for L in range(0, observed + 1))
-    above = sum(count(L) for L in range(observed, n + 1))
-    total = 1 << n
-    p, q = above / total, below / total
+    below = _count_between(n, 0, observed)
+    above = _count_between(n, observed, n)
+    p, q = _ratio(above, n), _ratio(below, n)
     log10_p = (math.log2(above) - n) * math.log10(2) if above else None
     return pvalues._record(p, q, log10_p, "two-sided-count")
+
+
+def _ratio(count: int, n: int) -> float:
+    """count / 2^n as a float (0.0 when it underflows), without a float overflow."""
+    shift = max(0, count.bit_length() - 60)
+    return math.ldexp(count >> shift, shift - n)
 
 
 class LinearComplexity(Accumulator):
