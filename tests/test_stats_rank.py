@@ -122,8 +122,9 @@ def test_the_rank_tests_are_in_every_tier_with_their_budgets():
         nbytes = battery.TIERS[tier]
         accs = [battery.budgeted(f, nbytes)(start=0) for f in battery.main_tests(tier, nbytes)]
         ranks = [a for a in accs if isinstance(a, rank.BinaryRank)]
+        order = list(battery.TIERS)
         assert {(a.size, a.select) for a in ranks} == {k for k, v in rank.SCHEDULE.items()
-                                                       if list(battery.TIERS).index(v[0]) <= list(battery.TIERS).index(tier)}
+                                                       if order.index(v[0]) <= order.index(tier)}
         for a in ranks:
             assert a.max_samples * a.sample_words * 4 <= max(nbytes, a.sample_words * 4)
             assert a.budget == rank.SCHEDULE[a.size, a.select][1]

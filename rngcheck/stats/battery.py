@@ -53,7 +53,8 @@ ranks of large matrices (rank.SCHEDULE: 256 x 256 of whole words, low bytes, bit
 64-bit outputs, bit 31 from the smoke tier, 1024 x 1024 from standard, 2048 x 2048 in deep,
 each 1/16 to 1/1024 of the tier, at least 1-4 MiB) and the long linear complexity (one
 sequence per (stride, bit) of linear.SEQUENCES from the stream's first words: linear_bits;
-the short one on every bit position); each result's "bytes" says what it read. Where the source has neighbour streams (a backend, or a
+the short one on every bit position); each result's "bytes" says what it read. Where the
+source has neighbour streams (a backend, or a
 Philox reference stream), three XOR pairs are tested too (streams.NEIGHBOURS: key k0+1, key
 k1+1, counter + 2^96), each on 1/8 of the tier's bytes (at least 1 MiB), with lanes, monobit,
 bytes and Hamming-weight tests. A seekable, fork-safe stream of 32 MiB or more is cut into

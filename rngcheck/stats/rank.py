@@ -220,6 +220,6 @@ def battery_factories():
     out = []
     for (size, select), (tier, _, _) in SCHEDULE.items():
         factory = functools.partial(BinaryRank, size=size, select=select)
-        factory.from_tier = tier  # type: ignore[attr-defined]
+        factory.from_tier = tier
         out.append(factory)
     return out
