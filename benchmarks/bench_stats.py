@@ -124,6 +124,7 @@ PRACTRAND = {
     "mt19937": (256 << 30, PR_RESULTS + " (mt19937: 256 GB)"),
     "lcg128high": (None, PR_RESULTS + ": lcg(16,128) passes > 32 TB (16-bit outputs)"),
     "xorshift128+": (None, "not in " + PR_RESULTS + "; its relative xoroshiro128plus: 32 MB"),
+    "xoroshiro128+": (32 << 20, PR_RESULTS + " (xoroshiro128plus: 32 MB)"),
     "philox-6": (None, "issue #17: passes (PractRand and Crush agree)"),
     "sfc64": (None, PR_RESULTS + ": sfc64 passes > 4 TB"),
 }
