@@ -110,7 +110,8 @@ def stdin_speed(nbytes: int, tier: str = "standard", repeats: int = 2) -> dict:
               "battery.run(s, tier=sys.argv[2], nbytes=int(sys.argv[3]), interstream=False)\n"
               "s.close()\n"
               "print(time.perf_counter() - t)")
-    plain = "import sys, time\nt = time.perf_counter()\nwhile sys.stdin.buffer.read(1 << 24): pass\nprint(time.perf_counter() - t)"
+    plain = ("import sys, time\nt = time.perf_counter()\nwhile sys.stdin.buffer.read(1 << 24): pass\n"
+             "print(time.perf_counter() - t)")
     walls: dict[str, list[float]] = {"file": [], "stdin": [], "plain read": []}
     env = dict(os.environ)
     with tempfile.TemporaryDirectory() as tmp:
