@@ -51,7 +51,7 @@ and only in the deep tier: its from_tier; the PractRand kinds 1/16 (block weight
 1/32 (weight tuples, float frequency) or 1/64 (gap-16), at least one sample each; the binary
 ranks of large matrices (rank.SCHEDULE: 256 x 256 of whole words, low bytes, bit 0, bit 0 of
 64-bit outputs, bit 31 from the smoke tier, 1024 x 1024 from standard, 2048 x 2048 in deep,
-each 1/16 to 1/1024 of the tier, at least 1-4 MiB) and the long linear complexity (one
+each 1/128 to 1/1024 of the tier, at least 1-4 MiB) and the long linear complexity (one
 sequence per (stride, bit) of linear.SEQUENCES from the stream's first words: linear_bits;
 the short one on every bit position); each result's "bytes" says what it read. Where the
 source has neighbour streams (a backend, or a

@@ -28,7 +28,7 @@ from .accumulators import Accumulator
 # (or high) halves of a 64-bit generator's outputs, where xorshift128+'s lowest bit is an LFSR;
 # there bit 32 + b is bit b of the odd words (the high half). Stride 4: one lane of a 4-word
 # block (Philox's layout).
-SEQUENCES = ((1, 0), (1, 1), (2, 0), (2, 1), (4, 0))
+SEQUENCES = ((1, 0), (2, 0), (2, 1), (4, 0))  # (2, 1): bit 1 of 64-bit outputs (xoroshiro128+: degree 2)
 # The short sequences read every bit position of the words and of 64-bit outputs: a generator
 # whose bit 0 is good but whose other bits are linear (a combined Tausworthe, xorwow's
 # xorshift part under a Weyl sum's high bits) shows a complexity of its state size there.

@@ -206,10 +206,10 @@ class BinaryRank(Accumulator):
 # matrix (the worst-cell result), and the chi-square needs only dozens of matrices.
 SCHEDULE = {
     (256, "all"): ("smoke", (256, 1 * MiB), 320.0),
-    (256, "low8"): ("smoke", (64, 1 * MiB), 85.0),
-    (256, "bit0"): ("smoke", (16, 2 * MiB), 17.0),
-    (256, "bit0/2"): ("smoke", (16, 2 * MiB), 9.0),
-    (256, "bit31"): ("smoke", (16, 2 * MiB), 17.0),
+    (256, "low8"): ("smoke", (256, 1 * MiB), 85.0),
+    (256, "bit0"): ("smoke", (128, 2 * MiB), 17.0),
+    (256, "bit0/2"): ("smoke", (128, 2 * MiB), 9.0),
+    (256, "bit31"): ("smoke", (128, 2 * MiB), 17.0),
     (1024, "all"): ("standard", (256, 1 * MiB), 470.0),
     (2048, "all"): ("deep", (1024, 4 * MiB), 720.0),
 }
