@@ -113,6 +113,9 @@ class LinearComplexity(Accumulator):
         self.sample_words = max(s for s, _ in self.sequences) * bits  # the widest stride needs that many words
         super().__init__(start, bits=bits, every=every)
         self.bits, self.every = bits, every
+        # Berlekamp-Massey on Python integers: about 0.075 n^2 ns per sequence of n bits (80 ms
+        # at n = 2^15 here), all of it on the stream's first sample: what balanced_ranges must know
+        self.cost_ns_per_word = len(self.sequences) * 0.075 * bits * bits / self.sample_words
         self.name = f"{LinearComplexity.name}.n{bits}" + (".every_bit" if every else "")
 
     def measure(self, samples):
