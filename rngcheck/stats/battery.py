@@ -216,7 +216,9 @@ def balanced_ranges(factories, words: int, pieces: int, align: int = 1 << 19):
         while hi - lo > 1:  # smallest x with work(x) >= j/pieces of the total
             mid = (lo + hi) // 2
             lo, hi = (mid, hi) if work(mid) < total * j / pieces else (lo, mid)
-        cut = min(words, max(bounds[-1], round(hi / align) * align))
+        # at least one align step past the previous cut: a dear start (the linear complexity's
+        # first sample) must not merge two pieces into one
+        cut = min(words, max(bounds[-1] + align, round(hi / align) * align))
         if bounds[-1] < cut < words:
             bounds.append(cut)
     bounds.append(words)
