@@ -3,6 +3,7 @@
     python benchmarks/bench_stats.py speed   [--deep-bytes 1G] [--tiers smoke,standard] [--workers 1]
                                                                    # MB/s and wall time per tier, from a file
     python benchmarks/bench_stats.py speed --against DIR            # and another checkout's battery, same run
+    python benchmarks/bench_stats.py stdin [--tier standard]          # the same bytes from a file and from a pipe
     python benchmarks/bench_stats.py power   [--max-bytes 256M]     # bytes each weak generator needs to FAIL
     python benchmarks/bench_stats.py false-alarms [--seeds 100] [--tier standard]
     python benchmarks/bench_stats.py all [--against DIR]            # all three, then the README's panel table
@@ -100,6 +101,45 @@ def speed(deep_bytes: int, tiers=("smoke", "standard", "deep"), workers=None, ag
     return figures
 
 
+def stdin_speed(nbytes: int, tier: str = "standard", repeats: int = 2) -> dict:
+    """The battery on the same bytes from a file and from a pipe (stdin), alternately, and a
+    plain read of those bytes from a pipe: the ratios say what reading stdin costs."""
+    print(f"== stdin: {tier} tier on {nbytes / MiB:.0f} MiB from a file and from a pipe (best of {repeats})")
+    script = ("import sys, time\nfrom rngcheck.stats import battery\nfrom rngcheck.stats.streams import RawSource\n"
+              "t = time.perf_counter(); s = RawSource(sys.argv[1])\n"
+              "battery.run(s, tier=sys.argv[2], nbytes=int(sys.argv[3]), interstream=False)\n"
+              "s.close()\n"
+              "print(time.perf_counter() - t)")
+    plain = ("import sys, time\nt = time.perf_counter()\nwhile sys.stdin.buffer.read(1 << 24): pass\n"
+             "print(time.perf_counter() - t)")
+    walls: dict[str, list[float]] = {"file": [], "stdin": [], "plain read": []}
+    env = dict(os.environ)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "philox10.bin")
+        write_stream(path, nbytes)
+        for _ in range(repeats):
+            for name in walls:
+                if name == "file":
+                    args, feed = [path, tier, str(nbytes)], None
+                else:
+                    args, feed = ["-", tier, str(nbytes)], path
+                code = plain if name == "plain read" else script
+                with open(feed or os.devnull, "rb") as handle:
+                    cat = subprocess.Popen(["cat"], stdin=handle, stdout=subprocess.PIPE) if feed else None
+                    out = subprocess.run([sys.executable, "-c", code] + args, env=env, capture_output=True, text=True,
+                                         check=True, stdin=cat.stdout if cat else subprocess.DEVNULL)
+                    if cat:
+                        cat.stdout.close()
+                        cat.wait()
+                walls[name].append(float(out.stdout.strip().splitlines()[-1]))
+    best = {name: min(values) for name, values in walls.items()}
+    for name, wall in best.items():
+        print(f"{name:10s} {wall:7.2f} s  {nbytes / 1e6 / wall:8.1f} MB/s", flush=True)
+    print(f"stdin / file time ratio {best['stdin'] / best['file']:.2f}; the plain read is "
+          f"{best['plain read'] / best['stdin'] * 100:.1f}% of the stdin run's time")
+    return best
+
+
 def first_fail(factory, max_bytes: int, start: int = 1 << 16, interstream: bool = True):
     nbytes = start
     while nbytes <= max_bytes:
@@ -124,6 +164,7 @@ PRACTRAND = {
     "mt19937": (256 << 30, PR_RESULTS + " (mt19937: 256 GB)"),
     "lcg128high": (None, PR_RESULTS + ": lcg(16,128) passes > 32 TB (16-bit outputs)"),
     "xorshift128+": (None, "not in " + PR_RESULTS + "; its relative xoroshiro128plus: 32 MB"),
+    "xoroshiro128+": (32 << 20, PR_RESULTS + " (xoroshiro128plus: 32 MB)"),
     "philox-6": (None, "issue #17: passes (PractRand and Crush agree)"),
     "sfc64": (None, PR_RESULTS + ": sfc64 passes > 4 TB"),
 }
@@ -205,7 +246,7 @@ def table(found: dict, alarms: dict | None, figures: dict | None) -> None:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=["speed", "power", "false-alarms", "all"])
+    parser.add_argument("what", choices=["speed", "stdin", "power", "false-alarms", "all"])
     parser.add_argument("--against", help="speed: also time the battery of this checkout (a directory)")
     parser.add_argument("--repeats", type=int, default=3, help="speed --against: alternating runs per tier")
     parser.add_argument("--generators", help="power: comma-separated panel names (default: all)")
@@ -220,6 +261,8 @@ def main(argv=None) -> int:
     if args.what in ("speed", "all"):
         figures = speed(parse_bytes(args.deep_bytes), tuple(args.tiers.split(",")), args.workers,
                         args.against, args.repeats)
+    if args.what == "stdin":
+        stdin_speed(battery.TIERS[args.tier], args.tier, args.repeats)
     if args.what in ("power", "all"):
         found = power(parse_bytes(args.max_bytes), args.generators and args.generators.split(","))
     if args.what in ("false-alarms", "all"):

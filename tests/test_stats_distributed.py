@@ -299,7 +299,7 @@ def test_a_dask_scheduler_and_worker_pair_driven_by_address(tmp_path, capsys):
             assert same(doc) == same(one)
             assert doc["execution"]["address"] == given and doc["execution"]["workers"] == 1
             assert doc["execution"]["ranges"] == len(battery.balanced_ranges(
-                [battery.budgeted(f, 4 * MiB) for f in battery.main_tests()], MiB, 2)) + 3
+                [battery.budgeted(f, 4 * MiB) for f in battery.main_tests("smoke")], MiB, 2)) + 3
     finally:
         for process in reversed(processes):
             process.terminate()

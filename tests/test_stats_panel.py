@@ -43,6 +43,27 @@ def sequential_xorshift128plus(seed, count):
     return np.array(out, dtype=np.uint64).view(np.uint32)
 
 
+def sequential_xoroshiro128plus(seed, count):
+    m = (1 << 64) - 1
+
+    def rotl(x, k):
+        return ((x << k) | (x >> (64 - k))) & m
+
+    s0, s1, out = seed & m, seed >> 64, []
+    for _ in range(count):
+        out.append((s0 + s1) & m)
+        s1 ^= s0
+        s0 = rotl(s0, 24) ^ s1 ^ ((s1 << 16) & m)
+        s1 = rotl(s1, 37)
+    return np.array(out, dtype=np.uint64).view(np.uint32)
+
+
+def test_xoroshiro128plus_is_the_sequential_one():
+    want = sequential_xoroshiro128plus(0x9E3779B97F4A7C15F39CC0605CEDC834, 3000)
+    src = panel.xoroshiro128plus()
+    assert (src.read(6000) == want).all() and (src.at(1001).read(3000) == want[1001:4001]).all()
+
+
 def test_the_practrand_panel_generators_are_the_sequential_ones():
     want = sequential_xorshift128plus(0x9E3779B97F4A7C15F39CC0605CEDC834, 3000)
     src = panel.xorshift128plus()

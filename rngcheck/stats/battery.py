@@ -48,9 +48,13 @@ Accumulator.budget: matrix rank, serial/ApEn, cumulative sums, coupon collector 
 at least 2 MiB; the spectral test 1/32, at least 1 MiB; SP 800-22's template, universal and
 random excursion tests 1/128, at least 2 MiB; its linear complexity test 1/256, at least 2 MiB,
 and only in the deep tier: its from_tier; the PractRand kinds 1/16 (block weights, power lags),
-1/32 (weight tuples, float frequency) or 1/64 (gap-16), at least one sample each) and the long
-linear complexity (one sequence per stride from the stream's first words: linear_bits); each
-result's "bytes" says what it read. Where the source has neighbour streams (a backend, or a
+1/32 (weight tuples, float frequency) or 1/64 (gap-16), at least one sample each; the binary
+ranks of large matrices (rank.SCHEDULE: 256 x 256 of whole words, low bytes, bit 0, bit 0 of
+64-bit outputs, bit 31 from the smoke tier, 1024 x 1024 from standard, 2048 x 2048 in deep,
+each 1/128 to 1/1024 of the tier, at least 1-4 MiB) and the long linear complexity (one
+sequence per (stride, bit) of linear.SEQUENCES from the stream's first words: linear_bits;
+the short one on every bit position); each result's "bytes" says what it read. Where the
+source has neighbour streams (a backend, or a
 Philox reference stream), three XOR pairs are tested too (streams.NEIGHBOURS: key k0+1, key
 k1+1, counter + 2^96), each on 1/8 of the tier's bytes (at least 1 MiB), with lanes, monobit,
 bytes and Hamming-weight tests. A seekable, fork-safe stream of 32 MiB or more is cut into
@@ -88,7 +92,7 @@ import numpy as np
 from ..backends.lifetime import die_with_parent
 from ..errors import BackendProcessFailed, BackendStopped, RemoteError, RngcheckError, one_line
 from ..results.verdicts import STATS_FAIL, STATS_JUDGED, STATS_PASS, STATS_SUSPECT, stats_verdict
-from . import knuth, lanes, linear, nist, nist_stream, practrand_kinds, testu01
+from . import knuth, lanes, linear, nist, nist_stream, practrand_kinds, rank, testu01
 from .accumulators import shared_chunk
 from .streams import NEIGHBOURS, XorSource
 from .tiers import TIERS, MiB, parse_bytes  # noqa: F401  (one home: stats/tiers.py)
@@ -101,8 +105,9 @@ FAMILY_SUSPECT = 0.01
 # The long linear complexity (linear.py) reads one sequence of n bits per (stride, bit) from
 # the stream's first stride x n words: n = 2^15 below DEEP_LINEAR_BYTES (MT19937's complexity, 19937, is then out of
 # reach: it passes, as it passes Crush), 2^17 from there on (it fails, as in BigCrush).
-# A short one (2^12 bits, from the first 64 KiB) sees small states (xorshift32, a lagged
-# Fibonacci) in the smallest streams.
+# A short one (2^12 bits, from the first 32 KiB) on every bit position of the words and of
+# 64-bit outputs (linear.EVERY_BIT) sees small states (xorshift32, a lagged Fibonacci, a
+# combined Tausworthe, a linear bit under nonlinear ones) in the smallest streams.
 DEEP_LINEAR_BYTES = 1 << 30
 SHORT_LINEAR_BITS = 1 << 12
 
@@ -152,8 +157,9 @@ def _main_tests(nbytes):
         nist_stream.RandomExcursions, nist_stream.LinearComplexity,
         practrand_kinds.BlockWeights, practrand_kinds.WeightTuples, practrand_kinds.FloatFrequency,
         practrand_kinds.Gap16, practrand_kinds.PowerLags,
-        lambda start=0: linear.LinearComplexity(start, bits=SHORT_LINEAR_BITS),
+        lambda start=0: linear.LinearComplexity(start, bits=SHORT_LINEAR_BITS, every=True),
         lambda start=0: linear.LinearComplexity(start, bits=bits),
+        *rank.battery_factories(),
     ]
 
 
@@ -210,7 +216,9 @@ def balanced_ranges(factories, words: int, pieces: int, align: int = 1 << 19):
         while hi - lo > 1:  # smallest x with work(x) >= j/pieces of the total
             mid = (lo + hi) // 2
             lo, hi = (mid, hi) if work(mid) < total * j / pieces else (lo, mid)
-        cut = min(words, max(bounds[-1], round(hi / align) * align))
+        # at least one align step past the previous cut: a dear start (the linear complexity's
+        # first sample) must not merge two pieces into one
+        cut = min(words, max(bounds[-1] + align, round(hi / align) * align))
         if bounds[-1] < cut < words:
             bounds.append(cut)
     bounds.append(words)
