@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .. import numbers
 from ..description import FEATURE_LEVEL_4_0
 from ..errors import BackendSpecError, NotApplicable
 
@@ -78,6 +79,20 @@ class Backend:
     def random_numbers(self, request: dict[str, Any], state: np.ndarray) -> np.ndarray:
         """The numbers layer (optional): ``request['count']`` numbers for ``state``; see the module doc."""
         raise NotApplicable(f"backend {self.name!r} draws no numbers")
+
+    def numbers_request(self, request: dict[str, Any]) -> numbers.Request:
+        """``request`` read and checked (rngcheck.numbers), under one of this backend's
+        ``conventions``; NotApplicable, naming the backend, for anything else. A backend's
+        ``random_numbers`` starts here, then says what else of the request it cannot draw."""
+        try:
+            parsed = numbers.Request.from_dict(request)
+            numbers.check(parsed)
+        except numbers.NumbersError as error:
+            raise NotApplicable(f"not a numbers request {self.name} can draw: {error}") from None
+        if parsed.convention not in self.conventions:
+            raise NotApplicable(f"{self.name} draws under the {', '.join(self.conventions) or 'no'} convention, "
+                                f"not {parsed.convention!r}")
+        return parsed
 
     def close(self) -> None:
         """Release devices and contexts (optional)."""

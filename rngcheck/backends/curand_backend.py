@@ -274,11 +274,7 @@ class CurandBackend(Backend):
         """float32 uniform and normal numbers of the curand convention; see the class doc."""
         from .. import numbers
 
-        try:
-            parsed = numbers.Request.from_dict(request)
-            numbers.check(parsed)
-        except numbers.NumbersError as error:
-            raise NotApplicable(f"not a numbers request curand can draw: {error}") from None
+        parsed = self.numbers_request(request)
         if parsed.kind not in (numbers.UNIFORM, numbers.NORMAL, numbers.BITS) or parsed.dtype == "float64":
             raise NotApplicable(f"{parsed.kind} {parsed.dtype}: the curand backend draws float32 uniforms and "
                                 "normals and uint32 bits (cuRAND's float64 layout is not mapped)")

@@ -140,11 +140,7 @@ class MklBackend(Backend):
         from .. import numbers
         from ..errors import NotApplicable
 
-        try:
-            parsed = numbers.Request.from_dict(request)
-            numbers.check(parsed)
-        except numbers.NumbersError as error:
-            raise NotApplicable(f"not a numbers request mkl can draw: {error}") from None
+        parsed = self.numbers_request(request)
         if parsed.dtype == "float32":
             raise NotApplicable("mkl_random draws float64 only (vdRng*); float32 (vsRng*) is not exposed")
         stream = self._stream(placement.read_state(state))

@@ -85,13 +85,7 @@ class OnnxRuntimeBackend(Backend):
 
     def random_numbers(self, request: dict, state):
         """rngcheck.numbers under the onnxruntime-cpu convention; see the module doc."""
-        try:
-            parsed = numbers.Request.from_dict(request)
-            numbers.check(parsed)
-        except numbers.NumbersError as error:
-            raise NotApplicable(f"not a numbers request onnxruntime can draw: {error}") from None
-        if parsed.convention not in self.conventions:
-            raise NotApplicable(f"onnxruntime draws under the onnxruntime-cpu convention, not {parsed.convention!r}")
+        parsed = self.numbers_request(request)
         if not 0 < parsed.count <= MAX_NUMBERS:
             raise NotApplicable(f"{parsed.count} numbers: the onnxruntime backend draws 1 to {MAX_NUMBERS} per call")
         seed = seed_of(placement.read_state(state))

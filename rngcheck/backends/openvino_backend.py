@@ -110,13 +110,7 @@ class OpenVinoBackend(Backend):
 
     def random_numbers(self, request: dict, state):
         """rngcheck.numbers under TensorFlow's convention; see the module doc."""
-        try:
-            parsed = numbers.Request.from_dict(request)
-            numbers.check(parsed)
-        except numbers.NumbersError as error:
-            raise NotApplicable(f"not a numbers request openvino can draw: {error}") from None
-        if parsed.convention not in self.conventions:
-            raise NotApplicable(f"openvino draws under the tensorflow convention, not {parsed.convention!r}")
+        parsed = self.numbers_request(request)
         if parsed.kind not in (numbers.UNIFORM, numbers.INTEGERS):
             raise NotApplicable(f"OpenVINO has no {parsed.kind} operator (RandomUniform only)")
         if parsed.dtype not in OUTPUT_TYPES:

@@ -213,16 +213,7 @@ class TensorFlowBackend(Backend):
 
     def random_numbers(self, request: dict, state):
         """rngcheck.numbers under TensorFlow's convention; see the module doc."""
-        try:
-            parsed = numbers.Request.from_dict(request)
-        except numbers.NumbersError as error:
-            raise NotApplicable(f"not a numbers request: {error}") from None
-        if parsed.convention not in self.conventions:
-            raise NotApplicable(f"tensorflow draws under the tensorflow convention, not {parsed.convention!r}")
-        try:
-            numbers.check(parsed)
-        except numbers.NumbersError as error:
-            raise NotApplicable(str(error)) from None
+        parsed = self.numbers_request(request)
         if parsed.count > MAX_NUMBERS:
             raise NotApplicable(f"{parsed.count} numbers in one request: the tensorflow backend draws at most "
                                 f"{MAX_NUMBERS} per call")
