@@ -41,3 +41,18 @@ def require(module: str, *, load: bool = True):
         return importlib.import_module(module)
     except ImportError as error:
         unavailable(f"{module} is not importable ({error})")
+
+
+def isolated_backend(spec: str, *modules: str):
+    """The backend ``spec`` in its own worker process (as rngcheck run hosts a library), after
+    ``modules`` are found installed; missing or unavailable, the test skips locally and fails in CI.
+    The caller closes it."""
+    from rngcheck.backends.exec_backend import isolated
+    from rngcheck.errors import BackendUnavailable
+
+    for module in modules:
+        require(module, load=False)
+    try:
+        return isolated(spec)
+    except BackendUnavailable as error:
+        unavailable(str(error))

@@ -12,11 +12,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from helpers import require, unavailable
+from helpers import isolated_backend, require
 from rngcheck import numbers
 from rngcheck.conformance import cases as C
 from rngcheck.conformance import check
-from rngcheck.errors import BackendUnavailable, NotApplicable
+from rngcheck.errors import NotApplicable
 from rngcheck.numbers import onnxruntime_cpu as model
 
 SPEC = "rngcheck.backends.onnxruntime_backend:OnnxRuntimeBackend"
@@ -25,14 +25,7 @@ STATE = np.array(C.BLOCK_ZERO_STATE, dtype=np.uint32)
 
 @pytest.fixture(scope="module")
 def ort():
-    require("onnxruntime", load=False)
-    require("onnx", load=False)
-    from rngcheck.backends.exec_backend import isolated
-
-    try:
-        backend = isolated(SPEC)
-    except BackendUnavailable as error:
-        unavailable(str(error))
+    backend = isolated_backend(SPEC, "onnxruntime", "onnx")
     yield backend
     backend.close()
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from helpers import require, unavailable
+from helpers import isolated_backend, require
 from rngcheck import counter, numbers
 from rngcheck.conformance import cases as C
 from rngcheck.conformance import check
-from rngcheck.errors import BackendUnavailable, NotApplicable
+from rngcheck.errors import NotApplicable
 from rngcheck.numbers import tensorflow as tf
 
 SPEC = "rngcheck.backends.openvino_backend:OpenVinoBackend"
@@ -26,13 +26,7 @@ N = 1027
 
 @pytest.fixture(scope="module")
 def openvino():
-    require("openvino", load=False)
-    from rngcheck.backends.exec_backend import isolated
-
-    try:
-        backend = isolated(SPEC)
-    except BackendUnavailable as error:
-        unavailable(str(error))
+    backend = isolated_backend(SPEC, "openvino")
     yield backend
     backend.close()
 
