@@ -211,11 +211,12 @@ def _xorshift128p_step(state: int) -> int:
     return s0 | (new1 << 64)
 
 
-def xorshift128plus(seed: int = 0x9E3779B97F4A7C15F39CC0605CEDC834) -> FunctionSource:
-    """xorshift128+: output s[0] + s[1] mod 2^64, then the xorshift step; each output as two
-    words (low first)."""
-    step = _GF2Matrix.of(_xorshift128p_step, 128)
-    a, b, c = (np.uint64(v) for v in XORSHIFT128P)
+def _plus_source(state_step, vector_step, seed: int, meta: dict) -> FunctionSource:
+    """A 128-bit generator whose output is s[0] + s[1] mod 2^64, each output as two words (low
+    first), read at any offset: ``state_step`` (one 128-bit integer, s[0] in the low half) as a
+    GF(2) matrix jumps to the start of each of k pieces, ``vector_step`` then steps all k pieces
+    at once on numpy uint64 arrays (s0, s1) -> (s0, s1)."""
+    step = _GF2Matrix.of(state_step, 128)
 
     def function(first, count):
         begin, end = first // 2, -(-(first + count) // 2)
@@ -231,13 +232,24 @@ def xorshift128plus(seed: int = 0x9E3779B97F4A7C15F39CC0605CEDC834) -> FunctionS
         out = np.empty((length, k), dtype=np.uint64)
         for j in range(length):
             np.add(s0, s1, out=out[j])
-            t = s0 ^ (s0 << a)
-            s0 = s1
-            s1 = t ^ s1 ^ (t >> b) ^ (s1 >> c)
+            s0, s1 = vector_step(s0, s1)
         words = np.ascontiguousarray(out.T).reshape(-1)[:end - begin].view(np.uint32)
         return words[first - 2 * begin:first - 2 * begin + count].copy()
 
-    return FunctionSource(function, {"generator": "xorshift128+ (23, 18, 5)", "seed": hex(seed)})
+    return FunctionSource(function, meta)
+
+
+def xorshift128plus(seed: int = 0x9E3779B97F4A7C15F39CC0605CEDC834) -> FunctionSource:
+    """xorshift128+: output s[0] + s[1] mod 2^64, then the xorshift step; each output as two
+    words (low first)."""
+    a, b, c = (np.uint64(v) for v in XORSHIFT128P)
+
+    def vector_step(s0, s1):
+        t = s0 ^ (s0 << a)
+        return s1, t ^ s1 ^ (t >> b) ^ (s1 >> c)
+
+    return _plus_source(_xorshift128p_step, vector_step, seed,
+                        {"generator": "xorshift128+ (23, 18, 5)", "seed": hex(seed)})
 
 
 XOROSHIRO128P = (24, 16, 37)  # Blackman & Vigna 2018, "Scrambled linear pseudorandom number generators"
@@ -258,33 +270,17 @@ def _xoroshiro128p_step(state: int) -> int:
 def xoroshiro128plus(seed: int = 0x9E3779B97F4A7C15F39CC0605CEDC834) -> FunctionSource:
     """xoroshiro128+ (24, 16, 37): output s[0] + s[1] mod 2^64, then the xoroshiro step; each
     output as two words (low first). Its lowest bit is an LFSR of degree 128."""
-    step = _GF2Matrix.of(_xoroshiro128p_step, 128)
     a, b, c = XOROSHIRO128P
 
     def rotl(x, k):
         return (x << np.uint64(k)) | (x >> np.uint64(64 - k))
 
-    def function(first, count):
-        begin, end = first // 2, -(-(first + count) // 2)
-        k, length = _pieces(end - begin, 64)
-        jump = step.power(length)
-        state = step.power(begin)(seed)
-        starts = []
-        for _ in range(k):
-            starts.append(state)
-            state = jump(state)
-        s0 = np.array([x & M64 for x in starts], dtype=np.uint64)
-        s1 = np.array([x >> 64 for x in starts], dtype=np.uint64)
-        out = np.empty((length, k), dtype=np.uint64)
-        for j in range(length):
-            np.add(s0, s1, out=out[j])
-            s1 = s1 ^ s0
-            s0 = rotl(s0, a) ^ s1 ^ (s1 << np.uint64(b))
-            s1 = rotl(s1, c)
-        words = np.ascontiguousarray(out.T).reshape(-1)[:end - begin].view(np.uint32)
-        return words[first - 2 * begin:first - 2 * begin + count].copy()
+    def vector_step(s0, s1):
+        s1 = s1 ^ s0
+        return rotl(s0, a) ^ s1 ^ (s1 << np.uint64(b)), rotl(s1, c)
 
-    return FunctionSource(function, {"generator": "xoroshiro128+ (24, 16, 37)", "seed": hex(seed)})
+    return _plus_source(_xoroshiro128p_step, vector_step, seed,
+                        {"generator": "xoroshiro128+ (24, 16, 37)", "seed": hex(seed)})
 
 
 def lagged_fibonacci(long_lag: int = 55, short_lag: int = 24, seed: int = 55) -> FunctionSource:
