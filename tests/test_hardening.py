@@ -349,6 +349,7 @@ def test_a_document_through_a_pipe_is_still_read(tmp_path):
 
 
 def _journal_with(tmp_path, **run):
+    """A journal of an unfinished run of the kat cases on numpy, its settings updated with ``run``."""
     settings = {"profile": "quick", "seed": 0, "select": ["kat"], "backends": ["numpy"], "timeout": 120.0,
                 "stats": None}
     settings.update(run)
@@ -357,7 +358,8 @@ def _journal_with(tmp_path, **run):
     from rngcheck.results import journal as J
     path = tmp_path / "run.journal.jsonl"
     journal = J.Journal(path)
-    journal.start(D.new_document("quick", 0, ["run"], select_cases(RunOptions(select=["kat"]))), settings)
+    journal.start(D.new_document("quick", 0, ["run", "--case", "kat"], select_cases(RunOptions(select=["kat"]))),
+                  settings)
     journal.close()
     return path
 

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from helpers import sigint_as_a_terminal_sends_it
+from test_hardening import _journal_with
 
 TESTS = Path(__file__).parent
 
@@ -72,28 +73,12 @@ def edited_copy(source: Path, target: Path, edit) -> Path:
     return target
 
 
-def journal_with(tmp_path, **run):
-    from rngcheck.conformance.runner import RunOptions, select_cases
-    from rngcheck.results import document as D
-    from rngcheck.results import journal as J
-
-    settings = {"profile": "quick", "seed": 0, "select": ["kat"], "backends": ["numpy"], "timeout": 120.0,
-                "stats": None}
-    settings.update(run)
-    path = tmp_path / "run.journal.jsonl"
-    journal = J.Journal(path)
-    journal.start(D.new_document("quick", 0, ["run", "--case", "kat"], select_cases(RunOptions(select=["kat"]))),
-                  settings)
-    journal.close()
-    return path
-
-
 # -- 1. a data file starts no program, module, file or library ----------------------------------
 
 @pytest.mark.parametrize("spec", ["exec:sh -c 'touch pwned; exit 3'", "directml:d3d12=somedir",
                                   "directml:lib=libdirectml.so", "onedpl:include=somedir", "json:loads"])
 def test_a_journal_cannot_start_a_spec_that_names_code(tmp_path, spec):
-    path = journal_with(tmp_path, backends=[spec])
+    path = _journal_with(tmp_path, backends=[spec])
     result = rngcheck("run", "--resume", str(path), cwd=tmp_path)
     one_line_error(result, 2, "--trust-journal")
     assert shlex.quote(spec) in result.stderr
@@ -112,7 +97,7 @@ def test_the_data_file_allow_list_takes_only_keys_that_load_nothing():
 
 
 def test_a_resumed_safe_spec_is_started_without_being_named(tmp_path):
-    path = journal_with(tmp_path, backends=["numpy"])
+    path = _journal_with(tmp_path, backends=["numpy"])
     result = rngcheck("run", "--resume", str(path), "--quiet", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
 
@@ -120,7 +105,7 @@ def test_a_resumed_safe_spec_is_started_without_being_named(tmp_path):
 # -- 2. a journal's outputs: shown, checked, in the journal's folder ----------------------------
 
 def test_the_outputs_a_journal_names_are_said_before_the_run(tmp_path):
-    path = journal_with(tmp_path, outputs={"html": "victim.html"})
+    path = _journal_with(tmp_path, outputs={"html": "victim.html"})
     result = rngcheck("run", "--resume", str(path), "--quiet", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     said = result.stderr.splitlines()
@@ -137,7 +122,7 @@ def test_a_journal_output_that_leads_out_of_its_folder_is_refused(tmp_path):
     home = tmp_path / "home"
     home.mkdir()
     (home / "report.html").symlink_to(victim)
-    path = journal_with(home, outputs={"html": "report.html"})
+    path = _journal_with(home, outputs={"html": "report.html"})
     one_line_error(rngcheck("run", "--resume", str(path), "--quiet", cwd=home), 2, "out of the journal's folder")
     assert victim.read_text() == "keep me"
 
@@ -268,7 +253,7 @@ def test_output_locks_leave_nothing_behind(tmp_path):
 def test_resume_after_a_last_line_that_is_not_json_leaves_a_readable_journal(tmp_path):
     from rngcheck.results import journal as J
 
-    path = journal_with(tmp_path)
+    path = _journal_with(tmp_path)
     with open(path, "a") as file:
         file.write("this is not json\n")
     result = rngcheck("run", "--resume", str(path), "--quiet", cwd=tmp_path)
