@@ -20,7 +20,7 @@ import pytest
 
 from rngcheck.backends.exec_backend import isolated
 from rngcheck.cli import main
-from test_hardening import call, one_line_error, rngcheck
+from test_hardening import call, one_line_error, rngcheck, wait_until
 
 TESTS = Path(__file__).parent
 FAULTS = str(TESTS / "faults_resources.py")
@@ -295,15 +295,6 @@ def _living(pattern: str) -> list[int]:
     return found
 
 
-def _until(predicate, limit, what):
-    deadline = time.monotonic() + limit
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"{what} did not happen within {limit} s")
-
-
 def test_an_implementation_started_by_a_forking_wrapper_dies_with_a_sigkilled_rngcheck(tmp_path):
     marker = f"wrapped-{tmp_path.name}"
     child = f"{sys.executable} {TESTS / 'exec_child.py'} grandchild {marker}"
@@ -313,11 +304,11 @@ def test_an_implementation_started_by_a_forking_wrapper_dies_with_a_sigkilled_rn
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                env={**os.environ, "PYTHONPATH": str(TESTS.parent)})
     try:
-        _until(lambda: _living("sleep 301"), 120, "the trigger case's hang")
+        wait_until(lambda: _living("sleep 301"), 120, "the trigger case's hang")
         assert _living(marker)
         process.kill()
         process.wait(timeout=30)
-        _until(lambda: not _living(marker), 30, "the wrapped implementation's end")
+        wait_until(lambda: not _living(marker), 30, "the wrapped implementation's end")
     finally:
         process.kill()
         for pid in _living(marker):
@@ -332,10 +323,10 @@ def test_nist_workers_die_with_a_sigkilled_rngcheck(tmp_path):
     process = subprocess.Popen([sys.executable, "-m", "rngcheck", "nist", str(bits), "--workers", "2", "--quiet"],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        _until(lambda: len(_living(str(bits))) >= 3, 120, "the pool's start")  # rngcheck and its two workers
+        wait_until(lambda: len(_living(str(bits))) >= 3, 120, "the pool's start")  # rngcheck and its two workers
         process.kill()
         process.wait(timeout=30)
-        _until(lambda: not _living(str(bits)), 30, "the pool workers' end")
+        wait_until(lambda: not _living(str(bits)), 30, "the pool workers' end")
     finally:
         process.kill()
         for pid in _living(str(bits)):

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from helpers import sigint_as_a_terminal_sends_it
-from test_hardening import _journal_with
+from test_hardening import _journal_with, one_line_error, wait_until
 
 TESTS = Path(__file__).parent
 
@@ -29,23 +29,6 @@ def rngcheck(*args, timeout=300, env=None, **kw):
     env["PYTHONPATH"] = os.pathsep.join([str(TESTS.parent)] + [p for p in [env.get("PYTHONPATH")] if p])
     return subprocess.run([sys.executable, "-m", "rngcheck", *args], capture_output=True, text=True,
                           timeout=timeout, env=env, **kw)
-
-
-def one_line_error(result, code=2, *words):
-    assert result.returncode == code, (result.returncode, result.stdout[-2000:], result.stderr[-2000:])
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
-    for word in words:
-        assert word in result.stderr, result.stderr
-
-
-def wait_until(predicate, limit=120.0, what="the condition"):
-    deadline = time.monotonic() + limit
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"{what} did not happen within {limit} s")
 
 
 def backend_file(tmp_path, cls: str) -> str:
