@@ -227,6 +227,21 @@ def test_other_versions_are_refused_before_any_work(executor, monkeypatch):
     assert executor.client.status == "running"  # a ready Client is not closed by the executor
 
 
+def test_the_local_dashboard_listens_on_this_machine_only_unless_asked(executor):
+    """A LocalCluster's dashboard has no authentication: by default its HTTP server listens on
+    127.0.0.1 only (Dask's own default, ':0', is every interface), and the printed link says so."""
+    need(executor)
+    from rngcheck.stats import distributed
+
+    hosts = {sock.getsockname()[0] for sock in executor.cluster.scheduler.http_server._sockets.values()}
+    assert hosts == {"127.0.0.1"}, hosts
+    link = executor.dashboard()
+    assert link is None or link.startswith("http://127.0.0.1:"), link
+    with distributed.DaskExecutor("local:1", shard_bytes=2 * MiB, dashboard_address="0.0.0.0:0") as opened:
+        hosts = {sock.getsockname()[0] for sock in opened.cluster.scheduler.http_server._sockets.values()}
+    assert hosts == {"0.0.0.0"}, hosts
+
+
 def test_stdin_is_refused_in_one_line(executor, monkeypatch, capsys):
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"\x01\x02\x03\x04")))
     with pytest.raises(RngcheckError, match="cannot read stdin"):
@@ -246,6 +261,8 @@ def test_stdin_is_refused_in_one_line(executor, monkeypatch, capsys):
     (("--dask", "local", "--shard-bytes", "3M"), "multiple of 2 MiB"),
     (("--shard-bytes", "4M"), "applies with --dask only"),
     (("--dask", "local", "--workers", "2"), "--dask local:N"),
+    (("--dask-dashboard", "0.0.0.0:0"), "applies with --dask local only"),
+    (("--dask", "tcp://127.0.0.1:1", "--dask-dashboard", "0.0.0.0:0"), "applies with --dask local only"),
 ])
 def test_dask_usage_errors_are_one_line(argv, message, capsys):
     with pytest.raises(RngcheckError, match=message):

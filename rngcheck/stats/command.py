@@ -34,7 +34,8 @@ DEFAULT_CONVENTION = "tensorflow"
 DEFAULT_DTYPE = "float32"
 NUMBERS_OPTIONS = ("convention", "dtype", "low", "high")
 # the options of the word battery that --distribution does not use (refused, never ignored)
-WORDS_ONLY = {"input": "--input", "dask": "--dask", "shard_bytes": "--shard-bytes", "checkpoint": "--checkpoint",
+WORDS_ONLY = {"input": "--input", "dask": "--dask", "dask_dashboard": "--dask-dashboard",
+              "shard_bytes": "--shard-bytes", "checkpoint": "--checkpoint",
               "with_peers": "--with", "dieharder_tests": "--dieharder-tests", "workers": "--workers",
               "no_interstream": "--no-interstream"}
 
@@ -59,6 +60,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="read the stream's ranges on Dask: local (a LocalCluster, one worker per CPU), "
                         "local:N, tcp://HOST:PORT or scheduler-file:PATH (needs the distributed extra; "
                         "docs/distributed.md); the document is the same as without")
+    parser.add_argument("--dask-dashboard", metavar="HOST:PORT", default=None,
+                        help="with --dask local: where the LocalCluster's dashboard listens (default "
+                        "127.0.0.1, any port: this machine only, as it has no authentication; e.g. "
+                        "0.0.0.0:8787 opens it to the network)")
     parser.add_argument("--shard-bytes", metavar="N", default=None,
                         help="with --dask: bytes per range, a multiple of 2M (default 32M)")
     parser.add_argument("--checkpoint", metavar="DIR", default=None,
@@ -101,6 +106,7 @@ class StatsOptions:
     json: str | None = None
     workers: int | None = None
     dask: str | None = None
+    dask_dashboard: str | None = None
     shard_bytes: str | None = None
     checkpoint: str | None = None
     no_interstream: bool = False
@@ -241,6 +247,8 @@ def exit_code(doc: dict) -> int:
 def _check_dask_arguments(args: StatsOptions) -> None:
     dask_address = args.dask
     if dask_address is None:
+        if args.dask_dashboard is not None:
+            raise RngcheckError("--dask-dashboard applies with --dask local only")
         if args.shard_bytes is not None:
             raise RngcheckError("--shard-bytes applies with --dask only")
         if args.checkpoint is not None:
@@ -248,6 +256,8 @@ def _check_dask_arguments(args: StatsOptions) -> None:
         return
     from . import distributed
     kind, where = distributed.parse_address(dask_address)
+    if args.dask_dashboard is not None and kind != "local":
+        raise RngcheckError("--dask-dashboard applies with --dask local only (a running scheduler has its own)")
     if kind == "scheduler-file":
         distributed.scheduler_address(str(where))
     if args.shard_bytes is not None:
@@ -281,7 +291,8 @@ def _executor(args: StatsOptions, progress, identity):
     from . import distributed
     shard = distributed.parse_shard_bytes(args.shard_bytes) if args.shard_bytes else distributed.DEFAULT_SHARD_BYTES
     with distributed.DaskExecutor(args.dask, shard_bytes=shard, backend_spec=args.backend,
-                                  progress=progress, checkpoint=args.checkpoint, identity=identity) as executor:
+                                  progress=progress, checkpoint=args.checkpoint, identity=identity,
+                                  dashboard_address=args.dask_dashboard or distributed.DASHBOARD_ADDRESS) as executor:
         yield executor
 
 

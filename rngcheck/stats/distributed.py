@@ -259,6 +259,10 @@ def _local_cluster_config(allowed_failures):
         yield
 
 
+# A LocalCluster's dashboard has no authentication: this machine only unless asked (--dask-dashboard).
+DASHBOARD_ADDRESS = "127.0.0.1:0"
+
+
 class DaskExecutor:
     """Feeds the battery's streams range by range on Dask (``battery.run(..., executor=...)``).
 
@@ -267,12 +271,15 @@ class DaskExecutor:
     ``distributed.Client``. ``backend_spec``: how workers load the backend of a
     BackendSource (default: the backend's name). ``allowed_failures``: for a LocalCluster,
     how many worker deaths a task may cause before Dask gives up on it (Dask's default 3).
+    ``dashboard_address``: where a LocalCluster's dashboard listens; by default this machine
+    only (it has no authentication), any port.
     """
 
     def __init__(self, address="local", *, shard_bytes: int = DEFAULT_SHARD_BYTES, backend_spec: str | None = None,
                  progress=None, allowed_failures: int | None = None, connect_timeout: float = 30.0,
                  no_worker_timeout: float = 120.0, silence_logs: int = logging.CRITICAL,
-                 checkpoint: str | None = None, identity: dict | None = None):
+                 checkpoint: str | None = None, identity: dict | None = None,
+                 dashboard_address: str = DASHBOARD_ADDRESS):
         distributed = _distributed()
         self.checkpoint = os.fspath(checkpoint) if checkpoint is not None else None
         self.identity = dict(identity or {})
@@ -299,7 +306,7 @@ class DaskExecutor:
                     with _local_cluster_config(allowed_failures):
                         self.cluster = distributed.LocalCluster(
                             n_workers=value or os.cpu_count() or 1, threads_per_worker=1, processes=True,
-                            dashboard_address=":0", silence_logs=silence_logs)
+                            dashboard_address=dashboard_address, silence_logs=silence_logs)
                     self.client = distributed.Client(self.cluster, set_as_default=False)
                 elif kind == "scheduler-file":
                     self.client = distributed.Client(scheduler_address(str(value)), timeout=connect_timeout,
