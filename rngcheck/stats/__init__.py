@@ -6,13 +6,16 @@ section 3.3.2, or the TestU01 user's guide):
   accumulators     the streaming, mergeable shape of every test (update / merge / result)
   pvalues          p-values from exact distributions or scipy survival functions; display
   bits             how words are read as bits; walk extremes
-  nist             NIST SP 800-22: monobit, block frequency, runs, longest run, matrix rank,
-                   spectral (DFT), serial, approximate entropy, cumulative sums
-  nist_stream      streaming forms of SP 800-22 sections 2.7 - 2.10, 2.14 and 2.15
+  nist/            NIST SP 800-22, the 15 tests (reference function and streaming form of each),
+                   one module per kind: frequency (monobit, block frequency, cumulative sums),
+                   runs (runs, longest run), matrix_rank, spectral (DFT), templates (non-overlapping,
+                   overlapping), complexity (Maurer's universal, linear complexity), entropy (serial,
+                   approximate entropy), excursions (random excursions and variant); common (shared)
   knuth            bytes and 16-bit chi-square, gap, poker, coupon collector, maximum-of-t, runs up
   testu01          birthday spacings, Hamming weight and independence, collision, random walk
   lanes            per (Philox lane, bit position) frequency and lag-1 / lag-4 agreement
   linear           linear complexity of long bit sequences (GF(2)-linear generators)
+  rank             binary rank of large matrices (linear generators with a small state)
   practrand_kinds  tests of the kinds that give PractRand its power
   streams          sources: a backend's operator, a raw file / stdin, generator functions; XOR pairs
   weak_generators  weak generators and good controls (power measurements)

@@ -92,7 +92,7 @@ import numpy as np
 from ..backends.lifetime import die_with_parent
 from ..errors import BackendProcessFailed, BackendStopped, RemoteError, RngcheckError, one_line
 from ..results.verdicts import STATS_FAIL, STATS_JUDGED, STATS_PASS, STATS_SUSPECT, stats_verdict
-from . import knuth, lanes, linear, nist, nist_stream, practrand_kinds, rank, testu01
+from . import knuth, lanes, linear, nist, practrand_kinds, rank, testu01
 from .accumulators import shared_chunk
 from .streams import NEIGHBOURS, XorSource
 from .tiers import TIERS, MiB, parse_bytes  # noqa: F401  (one home: stats/tiers.py)
@@ -153,8 +153,8 @@ def _main_tests(nbytes):
         knuth.Poker, knuth.CouponCollector, knuth.MaximumOfT, knuth.RunsUp, knuth.RunsDown,
         testu01.BirthdaySpacings, testu01.HammingWeight, testu01.Collision, testu01.RandomWalk,
         lanes.LaneBits,
-        nist_stream.OverlappingTemplate, nist_stream.NonOverlappingTemplate, nist_stream.Universal,
-        nist_stream.RandomExcursions, nist_stream.LinearComplexity,
+        nist.OverlappingTemplate, nist.NonOverlappingTemplate, nist.Universal,
+        nist.RandomExcursions, nist.LinearComplexity,
         practrand_kinds.BlockWeights, practrand_kinds.WeightTuples, practrand_kinds.FloatFrequency,
         practrand_kinds.Gap16, practrand_kinds.PowerLags,
         lambda start=0: linear.LinearComplexity(start, bits=SHORT_LINEAR_BITS, every=True),
