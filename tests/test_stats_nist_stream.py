@@ -80,3 +80,16 @@ def test_a_periodic_stream_is_caught():
     words = short[:nist.SAMPLE_WORDS]
     assert _fed(nist_stream.Universal, words).result()[0]["p_value"] < 1e-10
     assert _fed(nist_stream.LinearComplexity, words).result()[0]["p_value"] < 1e-10
+
+
+def test_every_nist_test_of_the_battery_keeps_its_document_name():
+    """A test's name is what documents, baselines and the report key on: each accumulator the
+    battery takes from the NIST package is named 'nist.<test>', and no two tests share a name
+    (moving the code between modules must not rename a result)."""
+    from rngcheck.stats import battery
+
+    accumulators = [factory(start=0) for factory in battery.main_tests("deep", 1 << 30)]
+    names = [acc.name for acc in accumulators]
+    assert len(names) == len(set(names)), sorted(names)
+    from_nist = [acc.name for acc in accumulators if type(acc).__module__.startswith("rngcheck.stats.nist")]
+    assert len(from_nist) == 13 and all(name.startswith("nist.") for name in from_nist), from_nist
