@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from helpers import require
 from rngcheck.backends.exec_backend import isolated
 from rngcheck.cli import main
 from test_hardening import call, one_line_error, rngcheck, wait_until
@@ -177,7 +178,7 @@ def test_an_expected_failures_file_that_is_a_device_is_refused_unread(tmp_path):
 
 @pytest.mark.parametrize("address", ["scheduler-file:{garbage}", "nosuch://127.0.0.1:1"])
 def test_a_bad_dask_address_is_one_line_at_once(tmp_path, address):
-    pytest.importorskip("distributed")
+    require("distributed")
     garbage = tmp_path / "garbage"
     garbage.write_text("GARBAGE")
     start = time.monotonic()
@@ -240,7 +241,7 @@ def test_compare_refuses_more_results_than_its_limit_in_one_line(tmp_path, monke
 
 @pytest.mark.parametrize("inside", [False, True])
 def test_stats_json_over_the_checkpoint_is_refused_before_the_run(tmp_path, inside):
-    pytest.importorskip("distributed")
+    require("distributed")
     checkpoint = tmp_path / "ck"
     target = checkpoint / "out.json" if inside else checkpoint
     result = rngcheck("stats", "--backend", "numpy", "--dask", "local:1", "--checkpoint", str(checkpoint),
@@ -252,7 +253,7 @@ def test_stats_json_over_the_checkpoint_is_refused_before_the_run(tmp_path, insi
 # -- 22 (part) ------------------------------------------------------------------------------------
 
 def test_shard_bytes_errors_name_shard_bytes():
-    pytest.importorskip("distributed")
+    require("distributed")
     one_line_error(rngcheck("stats", "--backend", "numpy", "--dask", "local:1", "--shard-bytes", "3X"), 2,
                    "--shard-bytes: cannot read")
 
@@ -336,7 +337,7 @@ def test_nist_workers_die_with_a_sigkilled_rngcheck(tmp_path):
 # -- 8: a backend that crashes mid-stream, with and without --dask ---------------------------------
 
 def test_a_crashing_backend_gives_the_same_incomplete_document_with_dask(tmp_path):
-    pytest.importorskip("distributed")
+    require("distributed")
     spec = f"{TESTS / 'faults.py'}:ExitsAtOnce"
     documents = []
     for extra in ([], ["--dask", "local:1"]):
