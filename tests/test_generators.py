@@ -156,3 +156,19 @@ def test_the_generic_stream_equals_the_directml_hot_path():
         fast = g.stream(np.array(state, dtype=np.uint32), 1, 9)
         generic = generators._stream(g, np.array(state, dtype=np.uint32), 1, 9, 10, None)
         np.testing.assert_array_equal(fast, generic)
+
+
+@pytest.mark.parametrize("lanes, rounds", [(2, 4), (2, 20), (4, 8), (4, 20)])
+def test_the_power_panel_s_threefry_is_the_block_by_block_generator(lanes, rounds):
+    """rngcheck.stats.weak_generators.threefry_source against the panel's own ThreeFry on Python ints."""
+    import generator_panel
+    from rngcheck.stats import weak_generators
+
+    key = 0x1234 | (0xABCDEF01 << 32)
+    key_words = [(key >> (32 * i)) & 0xFFFFFFFF for i in range(lanes)]
+    start = (1 << 32 * lanes) - 3  # across the counter's wrap
+    counters = [[((start + b) % (1 << 32 * lanes) >> (32 * i)) & 0xFFFFFFFF for i in range(lanes)] for b in range(9)]
+    want = generator_panel.blocks("threefry", counters, key_words, rounds, 32).reshape(-1)
+    source = weak_generators.threefry_source(lanes, key, rounds, counter_start=start)
+    np.testing.assert_array_equal(source.read(want.size), want)
+    np.testing.assert_array_equal(source.at(5).read(11), want[5:16])
