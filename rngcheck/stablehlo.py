@@ -249,6 +249,24 @@ def _threefry_state(call: Call) -> tuple[int, ...]:
     return call.state[0], (call.state[1] + threefry_blocks(call)) % (1 << 64)
 
 
+def block_of(call: Call, index: int) -> tuple[int, int]:
+    """(block counter, first lane) that made element ``index`` (rules 5-6, 9-10): what a report shows."""
+    if call.resolved == PHILOX:
+        per_block = 2 if call.bits == 64 else 4
+        lane = (index % per_block) * (2 if call.bits == 64 else 1)
+        return (philox_counter(call) + index // per_block) % (1 << 128), lane
+    if call.bits == 64:
+        return (call.state[1] + index) % (1 << 64), 0
+    if not call.shape:
+        return call.state[1], 0
+    s = split_dimension(call.shape)
+    coordinates = list(np.unravel_index(index, call.shape))
+    lane = int(coordinates[s]) % 2
+    coordinates[s] //= 2
+    row = int(np.ravel_multi_index(tuple(coordinates), halved_shape(call.shape)))
+    return (call.state[1] + row) % (1 << 64), lane
+
+
 # ------------------------------------------------------------------------------------ the operator
 def words(call: Call, first: int, count: int) -> np.ndarray:
     """Output elements first .. first+count-1 (row-major) as the unsigned integers of their bits."""

@@ -71,6 +71,15 @@ def hexed(value: int, bits: int) -> str:
     return f"0x{int(value):0{max(2, bits // 4)}x}"
 
 
+def mismatch_row(call: stablehlo.Call, index: int, expected, actual) -> dict:
+    """A wrong element as a results row (rngcheck.results.text MISMATCH_FIELDS): its offset is its
+    row-major index (the output is dense), its counter the block that made XLA's element."""
+    block, lane = stablehlo.block_of(call, index)
+    coordinates = [int(c) for c in np.unravel_index(index, call.shape)] if call.shape else []
+    return {"index": index, "coordinates": coordinates, "offset": index, "expected": hexed(expected, call.bits),
+            "actual": hexed(actual, call.bits), "philox_counter": f"0x{block:x}", "lane": lane}
+
+
 def reproduction(case) -> dict:
     """The case as the arguments of ``rngcheck repro`` (results.document.repro_command)."""
     return {"state": ",".join(f"0x{int(w):016x}" for w in case.state), "sizes": ",".join(map(str, case.sizes)),
@@ -89,15 +98,19 @@ def check(backend, case, strict: bool) -> Outcome:
                            diagnosis=named("accepts-invalid", f"does not enforce rule {case.expected_rule}"),
                            reproduce=reproduction(case))
         return Outcome(INFO, "does not validate: accepted it")
-    new_state, output = _shaped(call, _run(backend, call))
+    try:
+        returned = _run(backend, call)
+    except Rejected as error:
+        return Outcome(FAILED, f"refused a valid program: {one_line(error)[:300]}", diagnosis=named("rejects-valid"),
+                       reproduce=reproduction(case))
+    new_state, output = _shaped(call, returned)
     rows, count = [], 0
     for first, expected in _expected_chunks(case, call):
         actual = output[first:first + expected.size]
         wrong = np.flatnonzero(expected != actual)
         count += int(wrong.size)
         for i in wrong[:max(0, SHOWN - len(rows))]:
-            rows.append({"index": first + int(i), "expected": hexed(expected[i], call.bits),
-                         "actual": hexed(actual[i], call.bits)})
+            rows.append(mismatch_row(call, first + int(i), expected[i], actual[i]))
     expected_state = np.array(case.expected_state, dtype=np.uint64) if case.expected_state is not None \
         else stablehlo.new_state(call)
     state_right = np.array_equal(new_state, expected_state)
@@ -110,7 +123,7 @@ def check(backend, case, strict: bool) -> Outcome:
     if not state_right:
         said.append(f"output state [{', '.join(hexed(w, 64) for w in new_state)}], XLA's "
                     f"[{', '.join(hexed(w, 64) for w in expected_state)}]")
-    found = diagnose(call, new_state, output) if case.expected_words is None else None
+    found = diagnose(call, new_state, output)   # the variants are models of the call (explicit words are XLA's)
     if found is not None:
         message = f"{'; '.join(said)}: a divergence (the variant is implementation-defined): {found['id']}"
     else:
