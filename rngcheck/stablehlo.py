@@ -175,7 +175,8 @@ def _philox_words(call: Call, first: int, count: int) -> np.ndarray:
     state6 = _philox_state6(call)
     if call.bits == 64:                                   # rule 6: two 32-bit words per element, low first
         pairs = reference.words(state6, 2 * first, 2 * count).astype(np.uint64)
-        return pairs[0::2] | (pairs[1::2] << np.uint64(32))
+        joined: np.ndarray = pairs[0::2] | (pairs[1::2] << np.uint64(32))
+        return joined
     words = reference.words(state6, first, count)
     return words.astype(call.unsigned)                    # truncation to the low W bits
 
@@ -231,7 +232,8 @@ def _threefry_words(call: Call, first: int, count: int) -> np.ndarray:
     if call.bits == 64:                                   # rule 9
         with np.errstate(over="ignore"):
             blocks = _threefry(base + _logical_indices(first, count), call).astype(np.uint64)
-        return blocks[:, 0] | (blocks[:, 1] << np.uint64(32))
+        wide: np.ndarray = blocks[:, 0] | (blocks[:, 1] << np.uint64(32))
+        return wide
     if not call.shape:                                    # rank 0: block 0, lane 0
         return _threefry(np.array([base], dtype=np.uint64), call)[:, 0].astype(call.unsigned)
     s = split_dimension(call.shape)
@@ -242,7 +244,8 @@ def _threefry_words(call: Call, first: int, count: int) -> np.ndarray:
     row = np.ravel_multi_index(tuple(coordinates), halved_shape(call.shape)).astype(np.uint64)
     with np.errstate(over="ignore"):
         blocks = _threefry(base + row, call)
-    return blocks[np.arange(count), lane].astype(call.unsigned)   # rule 10, truncated
+    chosen: np.ndarray = blocks[np.arange(count), lane].astype(call.unsigned)   # rule 10, truncated
+    return chosen
 
 
 def _threefry_state(call: Call) -> tuple[int, ...]:

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import isolated_backend, require
 
+from helpers import isolated_backend, require
 from rngcheck import stablehlo as S
 from rngcheck.backends import exec_protocol as P
-from rngcheck.conformance import check, operators, stablehlo_cases, stablehlo_diagnosis
 from rngcheck.conformance import cases as C
+from rngcheck.conformance import check, operators, stablehlo_cases, stablehlo_diagnosis
 from rngcheck.errors import Rejected
 from rngcheck.vectors import STABLEHLO_FILE, data_path, generate, stablehlo_vectors
 
@@ -77,7 +77,8 @@ def test_chunks_give_the_whole_output_in_bounded_pieces():
 
 @pytest.mark.parametrize("algorithm, state, shape, dtype, rule", [
     ("THREE_FRY", WORDS[:3], (4,), "uint32", "state-size"), ("PHILOX", WORDS[:1], (4,), "uint32", "state-size"),
-    ("PHILOX", WORDS[:3].astype(np.uint32), (4,), "uint32", "state-type"), ("RANDOM", WORDS[:2], (4,), "uint32", "algorithm"),
+    ("PHILOX", WORDS[:3].astype(np.uint32), (4,), "uint32", "state-type"),
+    ("RANDOM", WORDS[:2], (4,), "uint32", "algorithm"),
     ("PHILOX", WORDS[:2], (4,), "bool", "element-type"), ("PHILOX", WORDS[:2], (-1,), "uint32", "shape")])
 def test_the_description_rules_refuse_with_their_rule(algorithm, state, shape, dtype, rule):
     with pytest.raises(Rejected) as refused:

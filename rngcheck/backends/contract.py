@@ -66,7 +66,6 @@ from .. import numbers
 from ..description import FEATURE_LEVEL_4_0
 from ..errors import BackendSpecError, NotApplicable
 
-
 # The contract method of each operator beside DirectML's (whose method is random_generator).
 OPERATOR_METHODS: dict[str, str] = {"stablehlo": "rng_bit_generator"}
 
@@ -113,7 +112,11 @@ class Backend:
                                 f"not {parsed.convention!r}")
         return parsed
 
-    operators: tuple[str, ...] = ()   # other operators it runs (OPERATOR_METHODS), besides DirectML's
+    if TYPE_CHECKING:   # other operators it runs (OPERATOR_METHODS), besides DirectML's; read-only as conventions
+        @property
+        def operators(self) -> tuple[str, ...]: ...
+    else:
+        operators: tuple[str, ...] = ()
 
     def rng_bit_generator(self, algorithm: str, state: np.ndarray, shape: tuple[int, ...],
                           dtype: str) -> tuple[np.ndarray, np.ndarray]:

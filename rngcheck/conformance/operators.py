@@ -25,6 +25,7 @@ class Operator:
     categories: tuple[str, ...]        # the case categories, in table order
     procedures: Mapping[str, Callable[..., Any]] = field(default_factory=dict)   # procedure -> check
     required: bool = False             # every backend implements it (the contract's required method)
+    divergences: Mapping[str, str] = field(default_factory=dict)   # named implementation-defined variants
 
 
 _REGISTRY: dict[str, Operator] = {}
@@ -35,7 +36,7 @@ def registry() -> dict[str, Operator]:
     if not _REGISTRY:
         from .. import description, stablehlo
         from . import cases as C
-        from . import check, stablehlo_cases, stablehlo_check
+        from . import check, stablehlo_cases, stablehlo_check, stablehlo_diagnosis
 
         directml_procedures = dict(check.PROCEDURES)
         directml_procedures[C.PROPERTY] = check.check_property_procedure
@@ -48,7 +49,7 @@ def registry() -> dict[str, Operator]:
         _REGISTRY["stablehlo"] = Operator(
             "stablehlo", "StableHLO rng_bit_generator (XLA's variant as the reference)", stablehlo.__name__,
             "rng_bit_generator", stablehlo.RULES, stablehlo_cases.stablehlo_cases, stablehlo_cases.CATEGORIES,
-            {stablehlo_cases.RNG_BIT_GENERATOR: stablehlo_check.check})
+            {stablehlo_cases.RNG_BIT_GENERATOR: stablehlo_check.check}, divergences=stablehlo_diagnosis.DIVERGENCES)
     return _REGISTRY
 
 

@@ -53,12 +53,14 @@ def algorithm_cases() -> list[Case]:
             for shape in ((7,), (2, 3, 5)):
                 state = state_of(words)
                 cases.append(case(f"philox/{_name(state, shape, dtype)}", "rbg-philox",
-                                  f"PHILOX, a u64[{words}] state, {dtype} {list(shape)}", S.PHILOX, state, shape, dtype))
+                                  f"PHILOX, a u64[{words}] state, {dtype} {list(shape)}", S.PHILOX, state, shape,
+                                  dtype))
+    shapes: tuple[tuple[int, ...], ...] = ((7,), (3, 4))
     for dtype in TYPES:
-        for shape in ((7,), (3, 4)):
+        for sizes in shapes:
             state = state_of(2)
-            cases.append(case(f"threefry/{_name(state, shape, dtype)}", "rbg-threefry",
-                              f"THREE_FRY, {dtype} {list(shape)}", S.THREE_FRY, state, shape, dtype))
+            cases.append(case(f"threefry/{_name(state, sizes, dtype)}", "rbg-threefry",
+                              f"THREE_FRY, {dtype} {list(sizes)}", S.THREE_FRY, state, sizes, dtype))
     for words in (2, 3):
         state = state_of(words)
         cases.append(case(f"default/{_name(state, (9,), 'uint32')}", "rbg-default",

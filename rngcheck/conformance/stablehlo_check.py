@@ -104,7 +104,8 @@ def check(backend, case, strict: bool) -> Outcome:
         return Outcome(FAILED, f"refused a valid program: {one_line(error)[:300]}", diagnosis=named("rejects-valid"),
                        reproduce=reproduction(case))
     new_state, output = _shaped(call, returned)
-    rows, count = [], 0
+    rows: list[dict] = []
+    count = 0
     for first, expected in _expected_chunks(case, call):
         actual = output[first:first + expected.size]
         wrong = np.flatnonzero(expected != actual)

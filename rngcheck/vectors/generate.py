@@ -184,7 +184,8 @@ def stablehlo_document() -> dict:
     key, low, high = 0x299F31D0_A4093822, 0x13198A2E_243F6A88, 0x03707344_85A308D3
     calls = [(S.PHILOX, (key, low, high), (9,), "uint32"), (S.PHILOX, (key, low), (9,), "uint32"),
              (S.PHILOX, (key, low, high), (5,), "uint64"), (S.PHILOX, (key, low), (2, 3), "uint8"),
-             (S.PHILOX, (key, (1 << 64) - 2, high), (3, 3), "uint32"), (S.PHILOX, (key, (1 << 64) - 2), (3, 3), "uint32"),
+             (S.PHILOX, (key, (1 << 64) - 2, high), (3, 3), "uint32"),
+             (S.PHILOX, (key, (1 << 64) - 2), (3, 3), "uint32"),
              (S.THREE_FRY, (key, low), (9,), "uint32"), (S.THREE_FRY, (key, low), (3, 4), "uint16"),
              (S.THREE_FRY, (key, low), (3, 5), "uint32"), (S.THREE_FRY, (key, (1 << 64) - 2), (5,), "uint64"),
              (S.DEFAULT, (key, low, high), (6,), "uint32")]
