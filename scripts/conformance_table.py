@@ -132,8 +132,9 @@ def main(argv=None) -> int:
     parser.add_argument("--html", type=Path, help="also write the HTML report of every backend's document")
     parser.add_argument("--require", action="append", default=[], help="a backend that must be available")
     parser.add_argument("--require-all", action="store_true", help="every backend of the table must be available")
-    parser.add_argument("--operator", help="the table of another operator (rngcheck.conformance.operators), e.g. "
-                                           "stablehlo: its categories, its backends, docs/expected-differences-NAME.json")
+    parser.add_argument("--operator", help="the table of another operator (rngcheck.conformance.operators), "
+                                           "e.g. stablehlo: its categories, its backends, "
+                                           "docs/expected-differences-NAME.json")
     args = parser.parse_args(argv)
     if args.operator:
         return operator_main(args)
