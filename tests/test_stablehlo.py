@@ -206,3 +206,19 @@ def test_no_module_of_the_directml_operator_or_the_runner_branches_on_an_operato
     # every procedure of every case belongs to exactly one operator
     for case in C.all_cases():
         assert sum(case.procedure in o.procedures for o in operators.registry().values()) == 1, case.id
+
+
+def test_a_run_with_divergences_holds_to_the_result_and_journal_schemas(tmp_path):
+    """u64 states, 8- to 64-bit elements and 64-bit ThreeFry counters fit the published schemas."""
+    from rngcheck.conformance.runner import NamedBackend, RunOptions, run
+    from rngcheck.results import schema
+
+    chosen = [c for c in C.cases_for("quick") if c.procedure == stablehlo_cases.RNG_BIT_GENERATOR
+              and c.category in ("rbg-carry", "rbg-validation", "rbg-threefry")]
+    document = run([NamedBackend("model", _Model(("key-in-counter-high", "counter-64-no-carry")))],
+                   RunOptions(profile="quick", cases=chosen))
+    assert {r["status"] for r in document["results"]} >= {"passed", "failed"}
+    assert any(r["mismatches"] and len(r["mismatches"][0]["expected"]) == 18 for r in document["results"])
+    schema.validate(document, "rngcheck-result")
+    for result in document["results"]:
+        schema.validate({"result": result}, "rngcheck-journal")
