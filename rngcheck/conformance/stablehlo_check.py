@@ -76,9 +76,10 @@ def mismatch_row(call: stablehlo.Call, index: int, expected, actual) -> dict:
     row-major index (the output is dense), its counter the block that made XLA's element (128 bits for
     PHILOX, 64 for THREE_FRY; the result schema allows both, and elements and states of 8 to 64 bits)."""
     block, lane = stablehlo.block_of(call, index)
+    digits = 32 if call.resolved == stablehlo.PHILOX else 16
     coordinates = [int(c) for c in np.unravel_index(index, call.shape)] if call.shape else []
     return {"index": index, "coordinates": coordinates, "offset": index, "expected": hexed(expected, call.bits),
-            "actual": hexed(actual, call.bits), "philox_counter": f"0x{block:0{32 if call.resolved == stablehlo.PHILOX else 16}x}", "lane": lane}
+            "actual": hexed(actual, call.bits), "philox_counter": f"0x{block:0{digits}x}", "lane": lane}
 
 
 def reproduction(case) -> dict:
