@@ -646,11 +646,20 @@ def run_case(backend, case: C.Case, *, strict: bool = False, seed: int = 0,
         return _run_case(backend, case, strict, seed)
 
 
+def check_property_procedure(backend, case: C.Case, strict: bool, seed: int = 0) -> Outcome:
+    return check_property(backend, case, strict, seed)
+
+
 def _run_case(backend, case: C.Case, strict: bool, seed: int) -> Outcome:
+    from .operators import of_procedure, runs
+
     try:
+        operator = of_procedure(case.procedure)   # the operator axis: dispatch on data (conformance.operators)
+        if not runs(backend, operator):
+            raise NotApplicable(f"the backend runs no {operator.title}")
         if case.procedure == C.PROPERTY:
             return check_property(backend, case, strict, seed)
-        outcome = PROCEDURES[case.procedure](backend, case, strict)
+        outcome = operator.procedures[case.procedure](backend, case, strict)
     except CaseFailed as failed:
         outcome = failed.outcome
     except Rejected as error:
