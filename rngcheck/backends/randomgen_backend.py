@@ -10,6 +10,14 @@ Mapping (see docs/library-findings.md):
     is that of the last block it computed, so the next block (the DirectML output
     counter) is randomgen's counter + 1 (undoing the C - 1 above); the key is randomgen's.
     A difference in randomgen's counter arithmetic therefore shows in the output state.
+
+Generators (``generator_blocks``): randomgen's Philox and ThreeFry bit generators, ``number`` 2 or 4
+and ``width`` 32 or 64 (philox2x32 ... threefry4x64), at the rounds randomgen fixes (Philox 10,
+ThreeFry 20; any other round count is not applicable). One block for a counter C (lanes c_0..c_{N-1},
+c_0 least significant) and key K: a fresh bit generator with ``counter`` = C - 1 mod 2^(N*W) (it
+increments before its first block, as above) and ``key`` = sum(k_i << (W*i)) (randomgen's integer
+key is its words little-endian: ``state['key'][i]`` = k_i), then N calls' worth of ``random_raw``:
+one W-bit word per lane, lane 0 first.
 """
 
 from __future__ import annotations
@@ -20,8 +28,11 @@ import numpy as np
 
 from .. import counter
 from ..description import FEATURE_LEVEL_4_0
-from ..errors import BackendUnavailable
+from ..errors import BackendUnavailable, NotApplicable
 from . import Backend, placement
+
+
+ROUNDS = {"philox": 10, "threefry": 20}   # randomgen fixes them (its C code: PHILOX_ROUNDS, THREEFRY_ROUNDS)
 
 
 class RandomgenBackend(Backend):
@@ -29,6 +40,7 @@ class RandomgenBackend(Backend):
 
     name = "randomgen"
     validates = False
+    generators = tuple(f"{family}{n}x{w}" for family in ROUNDS for n in (2, 4) for w in (32, 64))
 
     def __init__(self):
         try:
@@ -66,3 +78,19 @@ class RandomgenBackend(Backend):
         inner = bit_generator.state["state"]
         last_block = counter.state_from_words(inner["counter"], inner["key"])
         return counter.add_to_counter(last_block, 1)
+
+    def generator_blocks(self, generator, rounds, counters, key):
+        """One block per row of ``counters`` from a fresh bit generator each (see the module doc)."""
+        lanes, bits = self.generator_request(generator, counters)
+        family = generator[:-len(f"{lanes}x{bits}")]
+        if int(rounds) != ROUNDS[family]:
+            raise NotApplicable(f"randomgen's {family} has {ROUNDS[family]} rounds, not {rounds}")
+        bit_generator = getattr(self._randomgen, {"philox": "Philox", "threefry": "ThreeFry"}[family])
+        modulus = 1 << (lanes * bits)
+        key_value = sum(int(k) << (bits * i) for i, k in enumerate(key))
+        out = np.empty_like(np.asarray(counters))
+        for row, words in enumerate(np.asarray(counters)):
+            value = sum(int(w) << (bits * i) for i, w in enumerate(words))
+            drawn = bit_generator(counter=(value - 1) % modulus, key=key_value, number=lanes, width=bits)
+            out[row] = drawn.random_raw(lanes).astype(out.dtype)
+        return out
