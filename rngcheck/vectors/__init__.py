@@ -2,7 +2,9 @@
 
 Files (regenerate with ``python -m rngcheck.vectors.generate``; a test proves the
 committed files equal its output):
-  random123_kat.json  the Random123 philox4x32 lines, verbatim, with their provenance.
+  random123_kat.json  Random123's known answers for every generator rngcheck implements
+                      (rngcheck.generators), each with its line verbatim and its provenance, and
+                      the lines it does not implement with the reason (not_implemented).
   operator.json       DML_RANDOM_GENERATOR vectors: state in, sizes, strides, expected
                       words (explicit, or the sha256 of the little-endian words for large
                       tensors), expected state out.
@@ -10,6 +12,7 @@ committed files equal its output):
                       model (rngcheck.numbers.tensorflow): hand-written from the source, each
                       with its provenance (format rngcheck-numbers-vectors).
 Words are written as 8-digit hex strings ("0x0000abcd"); a state is 6 of them, word 0 first.
+A known answer's words are W-bit: 8 hex digits for 32-bit generators, 16 for 64-bit ones.
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ from importlib import resources
 from pathlib import Path
 
 from ..errors import VectorFileError
+from ..generators import NAMES as GENERATOR_NAMES
+from ..generators import get as get_generator
 from ..jsonfile import read_json
 
 FORMAT = "rngcheck-vectors"
@@ -32,14 +37,29 @@ GUIDE_FILE = "tensorflow_guide.json"
 
 @dataclass(frozen=True)
 class KatVector:
-    """One Random123 line: Philox4x32-R(counter, key) = expected."""
+    """One Random123 line: generator-R(counter, key) = expected, in W-bit words, word 0 first."""
 
+    generator: str
     rounds: int
-    counter: tuple[int, int, int, int]
-    key: tuple[int, int]
-    expected: tuple[int, int, int, int]
+    counter: tuple[int, ...]
+    key: tuple[int, ...]
+    expected: tuple[int, ...]
     line: str
     source: str
+
+    @property
+    def id(self) -> str:
+        """'<generator>-<rounds>-<counter word 0>-<key word 0>' (hex, W/4 digits): unique in the file."""
+        digits = get_generator(self.generator).word_bits // 4
+        return f"{self.generator}-{self.rounds}-{self.counter[0]:0{digits}x}-{self.key[0]:0{digits}x}"
+
+
+@dataclass(frozen=True)
+class NotImplementedKat:
+    """A Random123 line rngcheck keeps but does not check, and why."""
+
+    line: str
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -60,30 +80,20 @@ class OperatorVector:
     note: str = ""
 
 
-def _word(value, where: str) -> int:
+def _word(value, where: str, bits: int = 32) -> int:
     try:
         word = int(value, 16) if isinstance(value, str) else None
     except ValueError:
         word = None
-    if word is None or not 0 <= word <= 0xFFFFFFFF:
-        raise VectorFileError(f"{where}: {value!r} is not a 32-bit hex word")
+    if word is None or not 0 <= word < (1 << bits):
+        raise VectorFileError(f"{where}: {value!r} is not a {bits}-bit hex word")
     return word
 
 
-def _words(values, count: int | None, where: str) -> tuple[int, ...]:
+def _words(values, count: int | None, where: str, bits: int = 32) -> tuple[int, ...]:
     if not isinstance(values, list) or (count is not None and len(values) != count):
         raise VectorFileError(f"{where}: expected a list of {count if count is not None else 'some'} hex words")
-    return tuple(_word(v, where) for v in values)
-
-
-def _key_words(values, where: str) -> tuple[int, int]:
-    k0, k1 = _words(values, 2, where)
-    return k0, k1
-
-
-def _words4(values, where: str) -> tuple[int, int, int, int]:
-    w = _words(values, 4, where)
-    return w[0], w[1], w[2], w[3]
+    return tuple(_word(v, where, bits) for v in values)
 
 
 def _ints(values, where: str, allow_none=False):
@@ -120,18 +130,37 @@ def parse_kat(document: dict, name: str = KAT_FILE) -> list[KatVector]:
         where = f"{name} vector {number}"
         if not isinstance(entry, dict):
             raise VectorFileError(f"{where}: not an object")
+        generator_name = _field(entry, "generator", where)
+        if generator_name not in GENERATOR_NAMES:
+            raise VectorFileError(f"{where}: generator {generator_name!r} is not one of {', '.join(GENERATOR_NAMES)}")
+        generator = get_generator(generator_name)
         rounds = _field(entry, "rounds", where)
-        if not isinstance(rounds, int) or rounds < 0:
+        if not isinstance(rounds, int) or isinstance(rounds, bool) or rounds < 0:
             raise VectorFileError(f"{where}: rounds must be a non-negative integer")
+        bits = generator.word_bits
         vectors.append(KatVector(
+            generator=generator.name,
             rounds=rounds,
-            counter=_words4(_field(entry, "counter", where), where + " counter"),
-            key=_key_words(_field(entry, "key", where), where + " key"),
-            expected=_words4(_field(entry, "expected", where), where + " expected"),
+            counter=_words(_field(entry, "counter", where), generator.lanes, where + " counter", bits),
+            key=_words(_field(entry, "key", where), generator.key_words, where + " key", bits),
+            expected=_words(_field(entry, "expected", where), generator.lanes, where + " expected", bits),
             line=str(_field(entry, "line", where)),
             source=str(_field(entry, "source", where)),
         ))
     return vectors
+
+
+def parse_not_implemented(document: dict, name: str = KAT_FILE) -> list[NotImplementedKat]:
+    entries = document.get("not_implemented", [])
+    if not isinstance(entries, list):
+        raise VectorFileError(f"{name}: 'not_implemented' must be a list")
+    lines = []
+    for number, entry in enumerate(entries):
+        where = f"{name} not_implemented {number}"
+        if not isinstance(entry, dict):
+            raise VectorFileError(f"{where}: not an object")
+        lines.append(NotImplementedKat(str(_field(entry, "line", where)), str(_field(entry, "reason", where))))
+    return lines
 
 
 def _identified(document: dict, name: str):
@@ -184,9 +213,17 @@ def data_path(name: str) -> Path:
     return Path(str(resources.files(__package__).joinpath(name)))
 
 
-def kat_vectors(path=None) -> list[KatVector]:
+def kat_vectors(path=None, generator: str | None = None) -> list[KatVector]:
+    """The known answers (of one generator, if named) from random123_kat.json or ``path``."""
     path = path or data_path(KAT_FILE)
-    return parse_kat(read_document(path), Path(path).name)
+    vectors = parse_kat(read_document(path), Path(path).name)
+    return [v for v in vectors if generator is None or v.generator == generator]
+
+
+def kat_not_implemented(path=None) -> list[NotImplementedKat]:
+    """The Random123 lines the vectors file keeps but rngcheck does not check, with the reason."""
+    path = path or data_path(KAT_FILE)
+    return parse_not_implemented(read_document(path), Path(path).name)
 
 
 def operator_vectors(path=None) -> list[OperatorVector]:

@@ -1,7 +1,8 @@
 """Regenerate the vector files: ``python -m rngcheck.vectors.generate [--check] [--out DIR]``.
 
-random123_kat.json comes from sources/random123_philox4x32.txt (Random123's lines,
-verbatim). operator.json is computed by the reference model, except where a vector says
+random123_kat.json comes from sources/random123_kat_vectors.txt (Random123's lines,
+verbatim): every line of a generator in rngcheck.generators, and the others listed as not
+implemented with the reason. operator.json is computed by the reference model, except where a vector says
 its expectation is independent (the Random123 answers, the 324,855 example's state).
 ``--check`` exits 1 when the committed files differ from what this script writes.
 """
@@ -14,10 +15,12 @@ import sys
 from pathlib import Path
 
 from .. import counter, layout, reference
+from ..generators import NOT_IMPLEMENTED, get
 from . import FORMAT, FORMAT_VERSION, KAT_FILE, OPERATOR_FILE, data_path, sha256_of_words
 
-SOURCE_FILE = "sources/random123_philox4x32.txt"
-RANDOM123 = "Random123 examples/kat_vectors (philox4x32 lines), via rngcheck/vectors/" + SOURCE_FILE
+SOURCE_FILE = "sources/random123_kat_vectors.txt"
+RANDOM123_ALL = "Random123 examples/kat_vectors ({name} lines), via rngcheck/vectors/" + SOURCE_FILE
+RANDOM123 = RANDOM123_ALL.format(name="philox4x32")
 DML_PAGE = "DirectML DML_RANDOM_GENERATOR_OPERATOR_DESC, Remarks"
 STRIDES_PAGE = "DirectML 'Using strides to express padding and memory layout'"
 EXPLICIT_LIMIT = 64  # tensors up to this many elements list their words; larger ones a sha256
@@ -41,27 +44,41 @@ ERRATA = ("The DirectML page prints 0x48656c6c'6f46726f'6d536561'746f776e (\"Hel
           "0x48656c6c'6f46726f'6d536561'7479615c, which rngcheck requires.")
 
 
-def hex_words(words) -> list[str]:
-    return [f"0x{int(w):08x}" for w in words]
+def hex_words(words, bits: int = 32) -> list[str]:
+    return [f"0x{int(w):0{bits // 4}x}" for w in words]
+
+
+def random123_lines() -> list[str]:
+    """The known-answer lines of the source file (comments and blank lines left out), verbatim."""
+    lines = data_path(SOURCE_FILE).read_text(encoding="utf-8").splitlines()
+    return [line for line in lines if line.strip() and not line.lstrip().startswith("#")]
 
 
 def kat_document() -> dict:
-    vectors = []
-    for line in data_path(SOURCE_FILE).read_text(encoding="utf-8").splitlines():
-        if not line.startswith("philox4x32 "):
-            continue
+    vectors, not_implemented = [], []
+    for line in random123_lines():
         fields = line.split()
+        name = fields[0]
+        if name in NOT_IMPLEMENTED:
+            not_implemented.append({"line": line, "reason": NOT_IMPLEMENTED[name]})
+            continue
+        generator = get(name)
         values = [int(v, 16) for v in fields[2:]]
+        n, k, bits = generator.lanes, generator.key_words, generator.word_bits
+        if len(values) != 2 * n + k:
+            raise ValueError(f"{SOURCE_FILE}: {len(values)} words for {name} (expected {2 * n + k}): {line}")
         vectors.append({
+            "generator": name,
             "rounds": int(fields[1]),
-            "counter": hex_words(values[0:4]),
-            "key": hex_words(values[4:6]),
-            "expected": hex_words(values[6:10]),
+            "counter": hex_words(values[0:n], bits),
+            "key": hex_words(values[n:n + k], bits),
+            "expected": hex_words(values[n + k:], bits),
             "line": line,
-            "source": RANDOM123,
+            "source": RANDOM123_ALL.format(name=name),
         })
     return {"format": FORMAT, "format_version": FORMAT_VERSION,
-            "generator": "python -m rngcheck.vectors.generate", "vectors": vectors}
+            "generator": "python -m rngcheck.vectors.generate", "vectors": vectors,
+            "not_implemented": not_implemented}
 
 
 def operator_vector(vector_id, description, rule, source, state, sizes, strides=None,
