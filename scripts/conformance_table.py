@@ -14,6 +14,13 @@ words categories) or docs/expected-differences-numbers.json (the numbers categor
 
 The numbers table has a generator column: the backend's describe() "generator" (ONNX Runtime's CPU
 kernels: "not Philox: minstd_rand0"), else Philox4x32-10.
+
+The generator table (the ``generator`` category: every Random123 known answer of every generator,
+rngcheck.conformance.generator_kat): one row per backend that computes any generator, one column per
+generator (rngcheck.generators.NAMES), each cell the known-answer lines passed and those not applicable
+(a round count the library does not offer). --case PATTERN (repeatable) runs only those cases
+(``--case generator`` for the generator table alone: scripts/generator_table.sh); --update-readme
+replaces it between its own markers when README.md has them.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # rngcheck from this checkout
 
+from rngcheck.generators import NAMES as GENERATOR_NAMES  # noqa: E402
 from rngcheck.results.statuses import BROKEN  # noqa: E402
 from rngcheck.results.tables import table as results_table  # noqa: E402
 
@@ -40,12 +48,13 @@ CATEGORIES = ["kat", "vectors", "mapping", "counter", "key", "layout", "state", 
 NUMBER_CATEGORIES = ["uniform", "normal", "truncated-normal", "integers", "bits", "seed", "guide"]
 BEGIN, END = "<!-- conformance-table:begin -->", "<!-- conformance-table:end -->"
 NUMBERS_BEGIN, NUMBERS_END = "<!-- numbers-table:begin -->", "<!-- numbers-table:end -->"
+GENERATORS_BEGIN, GENERATORS_END = "<!-- generator-table:begin -->", "<!-- generator-table:end -->"
 
 
-def run_backend(spec: str, results: Path) -> dict | None:
+def run_backend(spec: str, results: Path, cases: list[str] | None = None) -> dict | None:
     out = results / (spec.replace(":", "_").replace("=", "-").replace("/", "_").replace(" ", "_") + ".json")
     command = [sys.executable, "-m", "rngcheck", "run", "--backend", spec, "--profile", "full",
-               "--json", str(out), "--quiet"]
+               "--json", str(out), "--quiet"] + [word for pattern in cases or [] for word in ("--case", pattern)]
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode == 2:
         print(f"{spec}: not run: {done.stderr.strip()}", file=sys.stderr)
@@ -100,6 +109,27 @@ def table(documents: list[dict], categories=CATEGORIES) -> str:
     return "\n".join(lines)
 
 
+def generator_table(documents: list[dict]) -> str:
+    """The markdown generator table (see the module doc), from the same results table: a backend
+    whose every generator case is "computes no ... blocks" has no row."""
+    data = results_table(documents)
+    header = ["implementation", "version"] + list(GENERATOR_NAMES) + ["verdict"]
+    lines = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
+    for _, rows in data.groupby("run", sort=False):
+        rows = rows[(rows["backend"] == rows["backend"].iloc[0]) & (rows["category"] == "generator")].copy()
+        if not len(rows) or rows["message"].str.contains("computes no .* blocks").all():
+            continue
+        rows["category"] = rows["case"].str.split("/").str[1].str.split("-").str[0]   # generator/<name>-R-...
+        first = rows.iloc[0]
+        row = [f"`{first['spec']}`", first["version"]]
+        for name in GENERATOR_NAMES:   # "–": a generator the backend does not compute at all
+            mine = rows[rows["category"] == name]
+            row.append("–" if mine["message"].str.contains("computes no .* blocks").all() else cell(rows, name))
+        row.append("FAIL" if (rows["required"] & rows["status"].isin(BROKEN)).any() else "PASS")
+        lines.append("| " + " | ".join(str(c).replace("|", "/") for c in row) + " |")
+    return "\n".join(lines)
+
+
 def unexpected(document: dict, expected: dict, expected_numbers: dict | None = None) -> list[str]:
     """Required failures not listed for the backend: a words case against ``expected``, a numbers
     case (NUMBER_CATEGORIES) against ``expected_numbers``."""
@@ -126,11 +156,13 @@ def main(argv=None) -> int:
     parser.add_argument("--html", type=Path, help="also write the HTML report of every backend's document")
     parser.add_argument("--require", action="append", default=[], help="a backend that must be available")
     parser.add_argument("--require-all", action="store_true", help="every backend of the table must be available")
+    parser.add_argument("--case", action="append", default=[], metavar="PATTERN",
+                        help="only these cases (rngcheck run --case; e.g. generator)")
     args = parser.parse_args(argv)
     args.results.mkdir(parents=True, exist_ok=True)
     documents = []
     for spec in args.backend or DEFAULT:
-        document = run_backend(spec, args.results)
+        document = run_backend(spec, args.results, args.case)
         if document is None:
             if args.require_all or spec in args.require:
                 print(f"{spec} is required here but could not run", file=sys.stderr)
@@ -139,15 +171,17 @@ def main(argv=None) -> int:
         documents.append(document)
     text = table(documents)
     numbers_text = table(documents, NUMBER_CATEGORIES)
-    print(text)
-    print()
-    print(numbers_text)
+    generators_text = generator_table(documents)
+    print("\n\n".join(t for t in (text, numbers_text, generators_text) if t.count("\n") > 1))  # tables with rows
     expected = json.loads((ROOT / "docs" / "expected-differences.json").read_text())["backends"]
     expected_numbers = json.loads((ROOT / "docs" / "expected-differences-numbers.json").read_text())["backends"]
     if args.update_readme:
         readme = ROOT / "README.md"
         content = readme.read_text()
-        for begin, finish, body in ((BEGIN, END, text), (NUMBERS_BEGIN, NUMBERS_END, numbers_text)):
+        for begin, finish, body in ((BEGIN, END, text), (NUMBERS_BEGIN, NUMBERS_END, numbers_text),
+                                    (GENERATORS_BEGIN, GENERATORS_END, generators_text)):
+            if begin == GENERATORS_BEGIN and begin not in content:
+                continue   # a README without the generator table's markers
             start, end = content.index(begin) + len(begin), content.index(finish)
             content = content[:start] + "\n" + body + "\n" + content[end:]
         readme.write_text(content)
