@@ -1,0 +1,237 @@
+"""The generator backends (issue #28): every backend that computes generator blocks passes every
+Random123 known answer it claims, through the worker process as ``rngcheck run`` hosts it (the exec
+protocol's GENB/BLKS); what it cannot compute is not applicable, never a pass; the generator panel
+(tests/generator_panel.py) is caught and named. With CI=true a missing library fails.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import generator_panel as panel
+from helpers import isolated_backend
+from rngcheck import generators
+from rngcheck.backends import exec_protocol as P
+from rngcheck.backends.contract import generator_shape
+from rngcheck.backends.reference import NumpyBackend
+from rngcheck.conformance import cases as C
+from rngcheck.conformance.runner import NamedBackend, RunOptions, run
+from rngcheck.errors import NotApplicable
+from rngcheck.results.statuses import FAILED, PASSED, SKIPPED
+from rngcheck.vectors import kat_vectors
+
+PANEL_FILE = Path(__file__).resolve().parent / "generator_panel.py"
+ALL_LINES = Counter(v.generator for v in kat_vectors())
+DEFAULT_ROUNDS_ONLY = {"philox": 10, "threefry": 20}
+
+
+def generator_results(backend, spec="backend"):
+    """{case id: (status, message)} of every generator case on ``backend``."""
+    document = run([NamedBackend(spec, backend)], RunOptions(select=["generator"]))
+    return {r["case"]: (r["status"], r["message"]) for r in document["results"]}
+
+
+def passed_per_generator(results) -> Counter:
+    return Counter(case.split("/")[1].split("-")[0] for case, (status, _) in results.items() if status == PASSED)
+
+
+def assert_only_passed_or_not_applicable(results):
+    broken = {case: found for case, found in results.items()
+              if found[0] not in (PASSED, SKIPPED) or (found[0] == SKIPPED and "not applicable" not in found[1])}
+    assert not broken, broken
+
+
+def default_rounds_lines(names) -> Counter:
+    return Counter(v.generator for v in kat_vectors() if v.generator in names
+                   and v.rounds == DEFAULT_ROUNDS_ONLY[generators.get(v.generator).family])
+
+
+# ---- the cases ----------------------------------------------------------------------------
+
+def test_every_known_answer_is_one_generator_case_and_the_kat_cases_stay():
+    cases = C.generator_cases()
+    assert len(cases) == sum(ALL_LINES.values()) and set(ALL_LINES) == set(generators.NAMES)
+    assert all(c.id.startswith("generator/") and c.procedure == C.GENERATOR for c in cases)
+    assert [c.id for c in C.kat_cases()] == ["kat/philox4x32-10-00000000-00000000",
+                                              "kat/philox4x32-10-ffffffff-ffffffff",
+                                              "kat/philox4x32-10-243f6a88-a4093822"]
+    assert all(c.procedure == C.EXECUTE for c in C.kat_cases())
+
+
+# ---- the real implementations --------------------------------------------------------------
+
+def test_reference_passes_every_line():
+    results = generator_results(NumpyBackend(), "numpy")
+    assert passed_per_generator(results) == ALL_LINES
+
+
+@pytest.mark.parametrize("spec, modules, expected", [
+    ("random123", (), "all"),
+    ("randomgen", ("randomgen",), "default-rounds"),
+    ("jax", ("jax",), {"threefry2x32": 3}),
+    ("tensorflow:jit_compile=1", ("tensorflow",), {"threefry2x32": 3, "philox4x32": 3}),
+    ("tensorflow", ("tensorflow",), {"threefry2x32": 3, "philox4x32": 3}),
+])
+def test_library_passes_every_line_it_claims_through_its_worker(spec, modules, expected):
+    backend = isolated_backend(spec, *modules)
+    try:
+        results = generator_results(backend, spec)
+        claimed = backend.generators
+    finally:
+        backend.close()
+    assert_only_passed_or_not_applicable(results)
+    if expected == "all":
+        expected = ALL_LINES
+    elif expected == "default-rounds":
+        expected = default_rounds_lines(claimed)
+        assert set(claimed) == set(generators.NAMES)   # randomgen: both families, 2 and 4 lanes, 32 and 64 bits
+    assert passed_per_generator(results) == Counter(expected)
+    assert set(expected) <= set(claimed)
+
+
+def test_random123_computes_ars_and_aesni_when_the_cpu_has_aes():
+    """Random123's AES-based generators, which rngcheck's reference does not implement (rngcheck.generators
+    NOT_IMPLEMENTED): the bridge computes FIPS-197's AES-128 example, which is the aesni4x32 line."""
+    backend = isolated_backend("random123")
+    try:
+        if "aesni4x32" not in backend.generators:
+            pytest.skip("this CPU has no AES-NI")
+        counters = np.array([[0x33221100, 0x77665544, 0xbbaa9988, 0xffeeddcc]], dtype=np.uint32)
+        got = backend.generator_blocks("aesni4x32", 10, counters, (0x03020100, 0x07060504, 0x0b0a0908, 0x0f0e0d0c))
+        with pytest.raises(NotApplicable, match="takes no 9 rounds"):
+            backend.generator_blocks("aesni4x32", 9, counters, (0, 0, 0, 0))
+    finally:
+        backend.close()
+    assert [hex(w) for w in got[0]] == ["0xd8e0c469", "0x30047b6a", "0x80b7cdd8", "0x5ac5b470"]
+
+
+def test_random123_takes_every_round_count_its_header_takes_and_refuses_others():
+    backend = isolated_backend("random123")
+    reference = NumpyBackend()
+    counters = np.array([[1, 2, 3, 4], [0xFFFFFFFF, 0, 7, 9]], dtype=np.uint64)
+    try:
+        for rounds in (1, 5, 16):
+            assert np.array_equal(backend.generator_blocks("philox4x64", rounds, counters, (5, 6)),
+                                  reference.generator_blocks("philox4x64", rounds, counters, (5, 6)))
+        for rounds in (1, 21, 72):
+            assert np.array_equal(backend.generator_blocks("threefry4x64", rounds, counters, (5, 6, 7, 8)),
+                                  reference.generator_blocks("threefry4x64", rounds, counters, (5, 6, 7, 8)))
+        with pytest.raises(NotApplicable, match="takes no 17 rounds"):
+            backend.generator_blocks("philox4x64", 17, counters, (5, 6))
+        with pytest.raises(NotApplicable, match="takes no 33 rounds"):
+            backend.generator_blocks("threefry2x64", 33, counters[:, :2], (5, 6))
+        with pytest.raises(NotApplicable, match="key"):
+            backend.generator_blocks("threefry2x64", 20, counters[:, :2], (5,))
+    finally:
+        backend.close()
+
+
+def test_randomgen_blocks_of_many_counters_equal_the_reference():
+    """Several blocks in one call, counters crossing 2^(N*W) (randomgen starts one block early)."""
+    backend = isolated_backend("randomgen", "randomgen")
+    reference = NumpyBackend()
+    try:
+        for name in generators.NAMES:
+            g = generators.get(name)
+            top = (1 << g.word_bits) - 1
+            counters = np.array([[0] * g.lanes, [top] * g.lanes, [1] + [top] * (g.lanes - 1)], dtype=g.dtype)
+            key = tuple(range(3, 3 + g.key_words))
+            rounds = DEFAULT_ROUNDS_ONLY[g.family]
+            assert np.array_equal(backend.generator_blocks(name, rounds, counters, key),
+                                  reference.generator_blocks(name, rounds, counters, key)), name
+    finally:
+        backend.close()
+
+
+# ---- not applicable is never a pass ------------------------------------------------------------
+
+def test_a_backend_without_generators_is_not_applicable_for_every_case():
+    class WordsOnly(panel.KnobbedThreeFry):
+        generators = ()
+
+    results = generator_results(WordsOnly())
+    assert {status for status, _ in results.values()} == {SKIPPED}
+    assert all("computes no" in message for _, message in results.values())
+
+
+def test_a_round_count_the_backend_refuses_is_not_applicable():
+    class TwentyOnly(panel.KnobbedThreeFry):
+        def generator_blocks(self, generator, rounds, counters, key):
+            if rounds != 20:
+                raise NotApplicable(f"only 20 rounds, not {rounds}")
+            return super().generator_blocks(generator, rounds, counters, key)
+
+    results = generator_results(TwentyOnly())
+    assert passed_per_generator(results) == {"threefry2x32": 3}
+    assert sum(status == SKIPPED and "only 20 rounds" in message for status, message in results.values()) == 6
+
+
+# ---- the panel -------------------------------------------------------------------------------
+
+def test_the_panel_generator_without_a_knob_passes_every_line():
+    """The panel's own ThreeFry is right: what its knobs break is the only thing wrong with them."""
+    assert passed_per_generator(generator_results(panel.KnobbedThreeFry())) == {"threefry2x32": 9}
+
+
+@pytest.mark.parametrize("broken, what", panel.PANEL, ids=[what for _, what in panel.PANEL])
+def test_a_broken_generator_is_caught_and_named(broken, what):
+    results = generator_results(broken(), broken.__name__)
+    failed = {case: message for case, (status, message) in results.items() if status == FAILED}
+    assert failed and not any(status == PASSED for status, _ in results.values())
+    for case, message in failed.items():
+        assert case.startswith("generator/threefry2x32-")
+        assert "differ from Random123's known answer" in message and "looks like:" in message
+
+
+def test_a_broken_generator_is_caught_through_the_worker():
+    """The same verdict when the broken backend runs in its worker process (GENB/BLKS)."""
+    from rngcheck.backends.exec_backend import isolated
+
+    backend = isolated(f"{PANEL_FILE}:WrongRotation")
+    try:
+        assert backend.generators == ("threefry2x32",)
+        results = generator_results(backend, "WrongRotation")
+    finally:
+        backend.close()
+    assert Counter(status for status, _ in results.values()) == {FAILED: 9, SKIPPED: sum(ALL_LINES.values()) - 9}
+
+
+@pytest.mark.parametrize("broken, diagnosis", [(panel.WrongShape, "contract"), (panel.WritesCounters, "contract")])
+def test_a_broken_contract_fails_as_contract(broken, diagnosis):
+    document = run([NamedBackend("b", broken())], RunOptions(select=["generator/threefry2x32-*"]))
+    assert {r["status"] for r in document["results"]} == {FAILED}
+    assert {r["diagnosis"]["id"] for r in document["results"]} == {diagnosis}
+
+
+# ---- the exec protocol -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [np.uint32, np.uint64])
+def test_genb_and_blks_round_trip(dtype):
+    counters = np.array([[1, 2, 3, 4], [np.iinfo(dtype).max, 0, 5, 6]], dtype=dtype)
+    key = (np.iinfo(dtype).max, 7)
+    name, rounds, back, back_key = P.decode_generate(P.encode_generate("philox4x64", 13, counters, key))
+    assert (name, rounds, back_key) == ("philox4x64", 13, key)
+    assert back.dtype == counters.dtype and np.array_equal(back, counters)
+    blocks = P.decode_blocks(P.encode_blocks(counters))
+    assert blocks.dtype == counters.dtype and np.array_equal(blocks, counters)
+
+
+def test_a_short_or_garbled_blks_is_a_protocol_error():
+    payload = P.encode_blocks(np.zeros((2, 4), dtype=np.uint64))
+    with pytest.raises(P.ProtocolError, match="carries"):
+        P.decode_blocks(payload[:-1])
+    with pytest.raises(P.ProtocolError, match="word_bits"):
+        P.decode_blocks(P.BLOCKS_HEAD.pack(16, 4, 2) + payload[P.BLOCKS_HEAD.size:])
+    with pytest.raises(P.ProtocolError, match="not a JSON object"):
+        P.decode_generate(b"\x02\x00\x00\x00{}")
+
+
+def test_generator_names_read_as_lanes_and_width():
+    assert generator_shape("threefry4x64") == (4, 64) and generator_shape("philox2x32") == (2, 32)
+    for bad in ("philox", "philox4x16", "4x32", "philoxx32"):
+        with pytest.raises(NotApplicable):
+            generator_shape(bad)
