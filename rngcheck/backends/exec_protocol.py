@@ -58,7 +58,8 @@ def dtype_code(array: np.ndarray, what: str) -> int:
 def hello_payload(name: str, validates: bool, describe: dict, error: str | None = None,
                   unavailable: bool = False, conventions=(), generators=()) -> bytes:
     """A HELO payload: the backend's name, whether it validates, its describe() and, when it draws
-    numbers, its ``conventions``; when it computes generator blocks, its ``generators``; or, for a child that cannot serve, its one-line ``error``
+    numbers, its ``conventions``; when it computes generator blocks, its ``generators``; or, for a
+    child that cannot serve, its one-line ``error``
     (``unavailable``: it cannot run on this machine, as opposed to a spec that names nothing loadable)."""
     body = {"protocol": PROTOCOL_VERSION, "name": name, "validates": validates, "describe": describe}
     if conventions:

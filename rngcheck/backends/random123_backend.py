@@ -27,7 +27,8 @@ least significant) and key = words 4-5 (``key.v[0]`` = k0 = word 4):
     the conformance table shows the difference. (A partial last block's unused lanes stay in
     the engine, as ``getcounter().second``; DirectML has no notion of them.)
 
-Generators (``generator_blocks``, either mode): every counter-based generator of the headers,
+Generators (``generator_blocks``, the raw mode only: the engine is the operator mapped another way,
+not another generator): every counter-based generator of the headers,
 ``philox{2,4}x{32,64}_R(R, ctr, key)`` (R up to 16), ``threefry2x{32,64}_R`` (R up to 32),
 ``threefry4x{32,64}_R`` (up to 72), and, when the build has AES-NI (``-maes`` on x86-64) and the CPU
 has it, ``ars4x32_R`` (up to 10) and ``aesni4x32`` (10 rounds, ``aesni4x32keyinit`` of the key):
@@ -167,7 +168,9 @@ class Random123Backend(Backend):
 
     @property
     def generators(self) -> tuple[str, ...]:
-        """The headers' generators this build and CPU compute (see the module doc)."""
+        """The headers' generators this build and CPU compute (see the module doc); none in engine mode."""
+        if self.mode != "raw":
+            return ()
         return tuple(name for name, index in self._generators.items() if index >= 0)
 
     def generator_blocks(self, generator, rounds, counters, key):

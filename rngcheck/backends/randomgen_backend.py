@@ -31,7 +31,6 @@ from ..description import FEATURE_LEVEL_4_0
 from ..errors import BackendUnavailable, NotApplicable
 from . import Backend, placement
 
-
 ROUNDS = {"philox": 10, "threefry": 20}   # randomgen fixes them (its C code: PHILOX_ROUNDS, THREEFRY_ROUNDS)
 
 

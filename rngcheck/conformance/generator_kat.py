@@ -69,7 +69,7 @@ def check_generator(backend, case, strict: bool) -> Outcome:
 def diagnose(generator, rounds: int, counters: np.ndarray, key: tuple[int, ...], got: np.ndarray) -> dict:
     """The diagnosis of a wrong block: the generator variant that predicts it, else unknown."""
     try:
-        from .generator_diagnosis import diagnose_blocks  # type: ignore[import-not-found]
+        from .generator_diagnosis import diagnose_blocks
     except ImportError:  # until the generator diagnosis lands (issue #28, the generators part)
         return named("unknown")
     found = diagnose_blocks(generator, rounds, counters, key, got)
