@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from . import philox, threefry
+from . import counter, philox, threefry
 from .errors import RngcheckError
 
 FAMILY_LABELS = {"philox": "Philox", "threefry": "ThreeFry"}
@@ -26,7 +26,12 @@ FAMILY_LABELS = {"philox": "Philox", "threefry": "ThreeFry"}
 
 @dataclass(frozen=True)
 class Generator:
-    """One generator: Random123's name, family, N lanes of W bits, key words, default rounds."""
+    """One generator: Random123's name, family, N lanes of W bits, key words, default rounds.
+
+    What differs between generators lives here: ``function`` computes blocks from counters,
+    ``stream_function`` the blocks of an operator state (the counter words then the key words),
+    ``wrong_rounds`` the round counts the diagnosis tries when the answer is wrong.
+    """
 
     name: str
     family: str
@@ -35,6 +40,8 @@ class Generator:
     key_words: int
     default_rounds: int
     function: Callable[..., np.ndarray] = field(repr=False, compare=False)
+    stream_function: Callable[..., np.ndarray] = field(repr=False, compare=False)
+    wrong_rounds: tuple[int, ...] = field(default=(), compare=False)
 
     @property
     def dtype(self) -> type[np.unsignedinteger]:
@@ -52,6 +59,38 @@ class Generator:
     def label(self) -> str:
         """The paper's spelling with the default rounds, e.g. 'Philox4x32-10'."""
         return f"{FAMILY_LABELS[self.family]}{self.lanes}x{self.word_bits}-{self.default_rounds}"
+
+    @property
+    def words_per_block(self) -> int:
+        """32-bit output words per block (a W = 64 lane is two: its low half, then its high half)."""
+        return self.counter_bits // 32
+
+    @property
+    def state_words(self) -> int:
+        """32-bit words of an operator state: the counter's, then the key's (DirectML's 6 for Philox4x32)."""
+        return (self.counter_bits + self.key_bits) // 32
+
+    def key_of_state(self, state: npt.ArrayLike) -> tuple[int, ...]:
+        """The W-bit key words of a state (its words after the counter's, least significant first)."""
+        words = [int(w) for w in np.asarray(state).reshape(-1)]
+        per = self.word_bits // 32
+        key32 = words[self.counter_bits // 32:self.state_words]
+        return tuple(sum(w << (32 * j) for j, w in enumerate(key32[i:i + per])) for i in range(0, len(key32), per))
+
+    def stream(self, state: npt.ArrayLike, first_block: int, block_count: int, rounds: int | None = None, *,
+               scratch: philox.Scratch | None = None) -> np.ndarray:
+        """Blocks first_block .. first_block + block_count - 1 of an operator state, as 32-bit words.
+
+        The state is ``state_words`` 32-bit words: the (N*W)-bit counter, least significant word
+        first, then the key. Block j is the generator at counter + j mod 2^(N*W) under the key;
+        returns uint32 of shape (block_count, words_per_block) (each W = 64 lane as its low then
+        its high 32 bits). With ``scratch`` the result may live in its arrays until the next call.
+        """
+        words = np.asarray(state).reshape(-1)
+        if words.size != self.state_words:
+            raise ValueError(f"a {self.name} state is {self.state_words} words of 32 bits, got {words.size}")
+        rounds = self.default_rounds if rounds is None else rounds
+        return self.stream_function(self, words, first_block, block_count, rounds, scratch)
 
     def blocks(self, counters: npt.ArrayLike, key: Sequence[int], rounds: int | None = None) -> np.ndarray:
         """The output blocks (shape (blocks, N), W-bit dtype) of each counter row under ``key``."""
@@ -75,6 +114,49 @@ def _philox4x32(counters: np.ndarray, key: tuple[int, ...], rounds: int) -> np.n
                              rounds=rounds).copy()
 
 
+def _philox4x32_stream(generator: Generator, state: np.ndarray, first_block: int, block_count: int, rounds: int,
+                       scratch: philox.Scratch | None) -> np.ndarray:
+    """The DirectML reference's path: 128-bit counter words 0-3, key words 4-5, in scratch arrays."""
+    ctr = counter.block_counters(state, first_block, block_count, scratch=scratch)
+    k0, k1 = counter.key_of(state)
+    return philox.philox4x32(*ctr, k0, k1, rounds=rounds, scratch=scratch)
+
+
+def block_counters(generator: Generator, start: int, block_count: int) -> np.ndarray:
+    """Counters start + j mod 2^(N*W), j = 0 .. block_count-1, as (block_count, N) W-bit words.
+
+    The add is done on 64-bit limbs: j joins the lowest limb (wrapping), and the carry (0 or 1)
+    runs up through the limbs above it; W = 32 lanes are then the limbs' low and high halves.
+    """
+    limbs = generator.counter_bits // 64 or 1
+    limb_bits = min(64, generator.counter_bits)
+    start %= 1 << generator.counter_bits
+    base = [(start >> (64 * i)) & ((1 << limb_bits) - 1) for i in range(limbs)]
+    offsets = np.arange(block_count, dtype=np.uint64)
+    low = np.uint64(base[0]) + offsets  # wraps mod 2^64
+    if limb_bits < 64:
+        low &= np.uint64((1 << limb_bits) - 1)
+    columns = [low]
+    carry = low < np.uint64(base[0])
+    for value in base[1:]:
+        limb = np.uint64(value) + carry.astype(np.uint64)
+        carry = carry & (limb == 0)
+        columns.append(limb)
+    if generator.word_bits == 64:
+        return np.stack(columns, axis=1)
+    halves = [part for limb in columns for part in (limb & philox.LOW32, limb >> philox.SHIFT32)]
+    return np.stack(halves[:generator.lanes], axis=1).astype(np.uint32)
+
+
+def _stream(generator: Generator, state: np.ndarray, first_block: int, block_count: int, rounds: int,
+            scratch: philox.Scratch | None) -> np.ndarray:
+    start = counter.value_of_words(state[:generator.counter_bits // 32].tolist()) + first_block
+    blocks = generator.blocks(block_counters(generator, start, block_count), generator.key_of_state(state), rounds)
+    if generator.word_bits == 64:
+        blocks = blocks.astype("<u8").view("<u4").astype(np.uint32)
+    return blocks.reshape(block_count, generator.words_per_block)
+
+
 def _philox(counters: np.ndarray, key: tuple[int, ...], rounds: int) -> np.ndarray:
     return philox.philox(counters, key, rounds)
 
@@ -83,15 +165,30 @@ def _threefry(counters: np.ndarray, key: tuple[int, ...], rounds: int) -> np.nda
     return threefry.threefry(counters, key, rounds)
 
 
+# Round counts the diagnosis tries (besides the default): Random123's other tested counts first.
+PHILOX_WRONG_ROUNDS = (7, 6, 8, 9, 11, 12, 1, 0)
+THREEFRY_WRONG_ROUNDS = (13, 20, 32, 72, 12, 16, 8, 4, 1, 0)
+
+
+def _generator(name: str, family: str, lanes: int, word_bits: int) -> Generator:
+    if family == "philox":
+        return Generator(name, family, lanes, word_bits, lanes // 2, philox.DEFAULT_ROUNDS,
+                         _philox4x32 if (lanes, word_bits) == (4, 32) else _philox,
+                         _philox4x32_stream if (lanes, word_bits) == (4, 32) else _stream,
+                         PHILOX_WRONG_ROUNDS)
+    return Generator(name, family, lanes, word_bits, lanes, threefry.DEFAULT_ROUNDS, _threefry, _stream,
+                     tuple(r for r in THREEFRY_WRONG_ROUNDS if r != threefry.DEFAULT_ROUNDS))
+
+
 GENERATORS: tuple[Generator, ...] = (
-    Generator("philox2x32", "philox", 2, 32, 1, philox.DEFAULT_ROUNDS, _philox),
-    Generator("philox4x32", "philox", 4, 32, 2, philox.DEFAULT_ROUNDS, _philox4x32),
-    Generator("philox2x64", "philox", 2, 64, 1, philox.DEFAULT_ROUNDS, _philox),
-    Generator("philox4x64", "philox", 4, 64, 2, philox.DEFAULT_ROUNDS, _philox),
-    Generator("threefry2x32", "threefry", 2, 32, 2, threefry.DEFAULT_ROUNDS, _threefry),
-    Generator("threefry4x32", "threefry", 4, 32, 4, threefry.DEFAULT_ROUNDS, _threefry),
-    Generator("threefry2x64", "threefry", 2, 64, 2, threefry.DEFAULT_ROUNDS, _threefry),
-    Generator("threefry4x64", "threefry", 4, 64, 4, threefry.DEFAULT_ROUNDS, _threefry),
+    _generator("philox2x32", "philox", 2, 32),
+    _generator("philox4x32", "philox", 4, 32),
+    _generator("philox2x64", "philox", 2, 64),
+    _generator("philox4x64", "philox", 4, 64),
+    _generator("threefry2x32", "threefry", 2, 32),
+    _generator("threefry4x32", "threefry", 4, 32),
+    _generator("threefry2x64", "threefry", 2, 64),
+    _generator("threefry4x64", "threefry", 4, 64),
 )
 NAMES = tuple(g.name for g in GENERATORS)
 PHILOX4X32 = GENERATORS[1]  # DML_RANDOM_GENERATOR_TYPE_PHILOX_4X32_10

@@ -8,6 +8,8 @@ The operator, rule by rule (DML_RANDOM_GENERATOR_OPERATOR_DESC; rngcheck README)
   4. The output state is the input state with the counter advanced by ceil(n / 4)
      mod 2^128 (n = element count); the key is unchanged.
 Nothing else: padding between elements is left alone, the input state is read only.
+``words`` also takes another generator of rngcheck.generators (the generator axis): the
+operator's rule 2 with that generator's block in place of Philox4x32-10's.
 """
 
 from __future__ import annotations
@@ -20,25 +22,30 @@ import numpy.typing as npt
 
 from . import counter, layout, philox
 from .description import FEATURE_LEVEL_4_0, Description, validate
+from .generators import PHILOX4X32, Generator
 
 LANES = 4
 CHUNK_ELEMENTS = 1 << 16  # bounded memory (and cache-sized): ~3 MiB of temporaries whatever the tensor size
 
 
-def words(state: npt.ArrayLike, first: int, count: int, *, rounds: int = philox.DEFAULT_ROUNDS,
-          scratch: philox.Scratch | None = None) -> np.ndarray:
+def words(state: npt.ArrayLike, first: int, count: int, *, rounds: int | None = None,
+          scratch: philox.Scratch | None = None, generator: Generator = PHILOX4X32) -> np.ndarray:
     """Output elements first .. first+count-1 in logical (row-major) order, as uint32.
 
     Rule 2: element i is lane i mod 4 of the block keyed by counter + floor(i/4).
-    (With ``scratch`` the result lives in its arrays until the next call.)
+    With another ``generator`` (rngcheck.generators) the state is its counter words then its key
+    words, and element i is 32-bit word i mod B of block floor(i / B), B = its words per block.
+    ``rounds`` defaults to the generator's (10). (With ``scratch`` the result lives in its
+    arrays until the next call.)
     """
     if count <= 0:
         return np.empty(0, dtype=np.uint32)
-    first_block = first // LANES
-    last_block = (first + count - 1) // LANES
-    ctr = counter.block_counters(state, first_block, last_block - first_block + 1, scratch=scratch)
-    interleaved = philox.philox4x32(*ctr, *counter.key_of(state), rounds=rounds, scratch=scratch).reshape(-1)
-    skip = first - first_block * LANES
+    per_block = generator.words_per_block
+    first_block = first // per_block
+    last_block = (first + count - 1) // per_block
+    interleaved = generator.stream(state, first_block, last_block - first_block + 1, rounds,
+                                   scratch=scratch).reshape(-1)
+    skip = first - first_block * per_block
     return interleaved[skip:skip + count]
 
 

@@ -19,7 +19,7 @@ The block function, for N lanes x[0..N-1] of W bits and N key words k[0..N-1]:
     x[i] += ks[(s + i) mod (N + 1)] for each lane i, and then x[N-1] += s
 All additions are mod 2^W. Vectorised over blocks: the lanes are columns of a (blocks, N) array.
 
-The keyword arguments (rotations, parity, injection_period, initial_injection) exist so that
+The keyword arguments (rotations, parity, injection_period, initial_injection, injection_count) exist so that
 the diagnosis can build the known wrong variants from this one function; their defaults are
 the standard ThreeFry.
 """
@@ -74,7 +74,7 @@ def key_schedule(key: Sequence[int], bits: int, parity: int) -> list[int]:
 def threefry(counters: npt.ArrayLike, key: Sequence[int], rounds: int = DEFAULT_ROUNDS, *,
              word_bits: int | None = None, rotations: Sequence[Sequence[int]] | None = None,
              parity: int | None = None, injection_period: int = INJECTION_PERIOD,
-             initial_injection: bool = True) -> np.ndarray:
+             initial_injection: bool = True, injection_count: bool = True) -> np.ndarray:
     """ThreeFry NxW-R of each row of ``counters`` (shape (blocks, N), N in {2, 4}) under ``key`` (N words).
 
     W is read off the dtype (uint32 or uint64) unless given; the result has the counters' shape
@@ -83,7 +83,8 @@ def threefry(counters: npt.ArrayLike, key: Sequence[int], rounds: int = DEFAULT_
       parity            the key-schedule constant (default PARITY[W]);
       injection_period  rounds between key injections (default 4; 1 = after every round;
                         0 = never after the first injection);
-      initial_injection whether the key is added before the first round (default True).
+      initial_injection whether the key is added before the first round (default True);
+      injection_count   whether the s-th injection adds s to the last lane (default True).
     """
     words = np.asarray(counters)
     bits = word_bits_of(words, word_bits)
@@ -122,5 +123,6 @@ def threefry(counters: npt.ArrayLike, key: Sequence[int], rounds: int = DEFAULT_
         if injection_period and (round_index + 1) % injection_period == 0:
             injection += 1
             x = [lane + dtype(schedule[(injection + i) % (lanes + 1)]) for i, lane in enumerate(x)]
-            x[-1] = x[-1] + dtype(injection & mask)
+            if injection_count:
+                x[-1] = x[-1] + dtype(injection & mask)
     return np.stack(x, axis=1).astype(dtype, copy=False)

@@ -120,3 +120,55 @@ def test_philox4x32_keeps_its_case_ids():
     assert ids == ["kat/philox4x32-10-00000000-00000000", "kat/philox4x32-10-243f6a88-a4093822",
                    "kat/philox4x32-10-ffffffff-ffffffff"]
     assert "philox4x64-10-243f6a8885a308d3-452821e638d01377" in {v.id for v in KATS}
+
+
+def python_block_words(generator, value, key, rounds=None):
+    """One block of an operator stream, computed from Python integers: the counter value split into
+    W-bit lanes, the output lanes split into 32-bit words (low half first)."""
+    w = generator.word_bits
+    lanes = [(value >> (w * i)) & ((1 << w) - 1) for i in range(generator.lanes)]
+    block = generator.blocks(np.array([lanes], dtype=generator.dtype), key, rounds)[0]
+    return [(int(lane) >> (32 * j)) & 0xFFFFFFFF for lane in block for j in range(w // 32)]
+
+
+@pytest.mark.parametrize("generator", generators.GENERATORS, ids=lambda g: g.name)
+def test_reference_words_follow_the_operator_rule_for_every_generator_across_the_counter_carries(generator):
+    from rngcheck import reference
+
+    top = 1 << generator.counter_bits
+    key = [(0x0123456789ABCDEF * (i + 3)) & ((1 << generator.word_bits) - 1) for i in range(generator.key_words)]
+    key32 = [(k >> (32 * j)) & 0xFFFFFFFF for k in key for j in range(generator.word_bits // 32)]
+    per = generator.words_per_block
+    for start in (0, (1 << 32) - 2, (1 << 64) - 2, top - 3, top // 2 - 1):
+        state = [(start >> (32 * i)) & 0xFFFFFFFF for i in range(generator.counter_bits // 32)] + key32
+        got = reference.words(np.array(state, dtype=np.uint32), 3, 5 * per, generator=generator)
+        expected = [word for j in range(7) for word in python_block_words(generator, (start + j) % top, key)]
+        np.testing.assert_array_equal(got, np.array(expected[3:3 + 5 * per], dtype=np.uint32))
+    if generator is generators.PHILOX4X32:  # the default is Philox4x32-10, as before
+        np.testing.assert_array_equal(reference.words(np.array(state, dtype=np.uint32), 0, 8),
+                                      reference.words(np.array(state, dtype=np.uint32), 0, 8, generator=generator))
+
+
+def test_the_generic_stream_equals_the_directml_hot_path():
+    g = generators.PHILOX4X32
+    for start in (0, (1 << 32) - 3, (1 << 64) - 3, (1 << 96) - 3, (1 << 128) - 3):
+        state = [(start >> (32 * i)) & 0xFFFFFFFF for i in range(4)] + [0xA4093822, 0x299F31D0]
+        fast = g.stream(np.array(state, dtype=np.uint32), 1, 9)
+        generic = generators._stream(g, np.array(state, dtype=np.uint32), 1, 9, 10, None)
+        np.testing.assert_array_equal(fast, generic)
+
+
+@pytest.mark.parametrize("lanes, rounds", [(2, 4), (2, 20), (4, 8), (4, 20)])
+def test_the_power_panel_s_threefry_is_the_block_by_block_generator(lanes, rounds):
+    """rngcheck.stats.weak_generators.threefry_source against the panel's own ThreeFry on Python ints."""
+    import generator_panel
+    from rngcheck.stats import weak_generators
+
+    key = 0x1234 | (0xABCDEF01 << 32)
+    key_words = [(key >> (32 * i)) & 0xFFFFFFFF for i in range(lanes)]
+    start = (1 << 32 * lanes) - 3  # across the counter's wrap
+    counters = [[((start + b) % (1 << 32 * lanes) >> (32 * i)) & 0xFFFFFFFF for i in range(lanes)] for b in range(9)]
+    want = generator_panel.blocks("threefry", counters, key_words, rounds, 32).reshape(-1)
+    source = weak_generators.threefry_source(lanes, key, rounds, counter_start=start)
+    np.testing.assert_array_equal(source.read(want.size), want)
+    np.testing.assert_array_equal(source.at(5).read(11), want[5:16])

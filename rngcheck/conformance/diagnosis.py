@@ -14,12 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 from typing import Any, NoReturn
 
 import numpy as np
 import numpy.typing as npt
 
 from .. import counter, layout, philox, reference
+from ..generators import FAMILY_LABELS, PHILOX4X32, Generator
 
 DIAGNOSIS_LIMIT = 1 << 18  # extents up to this many words are diagnosed whole; larger ones by a prefix
 PREFIX = 4096
@@ -52,6 +54,20 @@ def _lane_order(n, **kw):
     return words
 
 
+def _stream(generator: Generator, state, block_count: int, *, first: int = 0, rounds: int | None = None):
+    """Blocks first .. first + block_count - 1 of the generator's operator stream, (blocks, words per block)."""
+    return generator.stream(state, first, block_count, rounds)
+
+
+def _lanes_in_reverse(blocks: np.ndarray, generator: Generator) -> np.ndarray:
+    """Each block's W-bit lanes in reverse order (a W = 64 lane's two 32-bit words stay in order)."""
+    return blocks.reshape(len(blocks), generator.lanes, generator.word_bits // 32)[:, ::-1].reshape(len(blocks), -1)
+
+
+def _blocks_for(generator: Generator, n: int) -> int:
+    return -(-n // generator.words_per_block)
+
+
 def _counter_words_reversed(n):
     def words(state):
         reversed_state = np.concatenate([np.asarray(state)[3::-1], np.asarray(state)[4:]])
@@ -79,11 +95,6 @@ def _counter_words_msb_first(n):
         flipped = np.concatenate([s[3::-1], s[4:]])
         return _blocks(flipped, counter.blocks_for(n)).reshape(-1)[:n]
     return words
-
-
-def _engine_convention(n):
-    """Random123's r123::Engine: c.incr() before the first block, then v[3], v[2], v[1], v[0]."""
-    return lambda state: _blocks(state, counter.blocks_for(n), first=1)[:, ::-1].reshape(-1)[:n]
 
 
 def _key_word_0_is_index(work_items=None, step=1):
@@ -164,25 +175,41 @@ def _pyopencl_state(multiplier):
     return advance
 
 
-def _lanes_reversed(n):
-    return lambda state: _blocks(state, counter.blocks_for(n))[:, ::-1].reshape(-1)[:n]
+def _lanes_reversed(generator: Generator):
+    return lambda n: lambda state: _lanes_in_reverse(_stream(generator, state, _blocks_for(generator, n)),
+                                                     generator).reshape(-1)[:n]
 
 
-def _lane_major(n):
-    def words(state):
-        m = counter.blocks_for(n)
-        blocks = _blocks(state, m)
-        i = np.arange(n)
-        return blocks[i % m, i // m]
-    return words
+def _lane_major(generator: Generator):
+    def predict(n):
+        def words(state):
+            m = _blocks_for(generator, n)
+            blocks = _stream(generator, state, m)
+            i = np.arange(n)
+            return blocks[i % m, i // m]
+        return words
+    return predict
 
 
-def _block_per_element(n):
-    def words(state):
-        c = counter.block_counters(state, 0, n)
-        blocks = philox.philox4x32(*c, *counter.key_of(state))
-        return blocks[np.arange(n), np.arange(n) % 4]
-    return words
+def _block_per_element(generator: Generator):
+    def predict(n):
+        def words(state):
+            blocks = _stream(generator, state, n)
+            return blocks[np.arange(n), np.arange(n) % generator.words_per_block]
+        return words
+    return predict
+
+
+def _engine_convention(generator: Generator):
+    """Random123's r123::Engine: c.incr() before the first block, then the lanes last first."""
+    return lambda n: lambda state: _lanes_in_reverse(_stream(generator, state, _blocks_for(generator, n), first=1),
+                                                     generator).reshape(-1)[:n]
+
+
+def _from_advanced_state(generator: Generator):
+    """Words generated from the advanced counter: the stream from block ceil(n / B) on."""
+    return lambda n: lambda state: reference.words(state, _blocks_for(generator, n) * generator.words_per_block, n,
+                                                   generator=generator)
 
 
 def _counter_64(n):
@@ -200,59 +227,99 @@ def _key_as_counter_high(n):
     return words
 
 
-def _from_advanced_state(n):
-    return lambda state: reference.words(counter.advance(state, n), 0, n)
-
-
 def _constant(value):
     return lambda n: (lambda state: np.full(n, value, dtype=np.uint32))
 
 
-# Element-level variants: a wrong word for element i, written where the spec says. Built once.
-def _build_word_variants() -> tuple[Variant, ...]:
-    variants = [
-        Variant("counter-words-reversed", "counter words in reverse order (word 3 taken as least significant), fed to "
-                "Philox in state order (oneDPL's set_counter order is counter-words-msb-first)",
-                _counter_words_reversed),
-        Variant("counter-words-msb-first", "counter words taken most significant first (Philox sees s3, s2, s1, s0 "
-                "and counts in s3): set_counter({s0,s1,s2,s3}) of oneDPL/std::philox_engine, which wants {s3,s2,s1,s0}",
-                _counter_words_msb_first),
-        Variant("key-words-swapped", "key words swapped (word 5 used as k0)",
-                lambda n: lambda s: _blocks(s, counter.blocks_for(n), key=counter.key_of(s)[::-1]).reshape(-1)[:n]),
-        Variant("key-high-ignored", "only the low key word used (k1 taken as 0)",
-                lambda n: lambda s: _blocks(s, counter.blocks_for(n), key=(counter.key_of(s)[0], 0)).reshape(-1)[:n]),
-        Variant("lanes-reversed", "the four lanes of each block in reverse order", _lanes_reversed),
+# Element-level variants: a wrong word for element i, written where the spec says. Built once per
+# generator (word_variants): the generic ones for any generator of rngcheck.generators, and those
+# that model mistakes with DirectML's six state words (counter words 0-3, key words 4-5) for a
+# generator whose state has that layout.
+LANE_COUNT_WORDS = {2: "two", 4: "four"}
+
+
+def rounds_id(rounds: int) -> str:
+    """The id of a wrong round count (R rounds instead of the generator's), for every generator."""
+    return f"rounds-{rounds}"
+
+
+def _dml_layout(generator: Generator) -> bool:
+    """Whether the generator's operator state is DirectML's: 4 counter words then 2 key words, 4 words a block."""
+    return generator.state_words == counter.STATE_WORDS and generator.words_per_block == 4 and \
+        generator.counter_bits == counter.COUNTER_BITS
+
+
+def _build_word_variants(generator: Generator) -> tuple[Variant, ...]:
+    dml = _dml_layout(generator)
+    per = generator.words_per_block
+    lanes = LANE_COUNT_WORDS.get(generator.lanes, str(generator.lanes))
+    variants = []
+    if dml:
+        variants += [
+            Variant("counter-words-reversed", "counter words in reverse order (word 3 taken as least significant), "
+                    "fed to Philox in state order (oneDPL's set_counter order is counter-words-msb-first)",
+                    _counter_words_reversed),
+            Variant("counter-words-msb-first", "counter words taken most significant first (Philox sees s3, s2, s1, "
+                    "s0 and counts in s3): set_counter({s0,s1,s2,s3}) of oneDPL/std::philox_engine, which wants "
+                    "{s3,s2,s1,s0}", _counter_words_msb_first),
+            Variant("key-words-swapped", "key words swapped (word 5 used as k0)",
+                    lambda n: lambda s: _blocks(s, counter.blocks_for(n), key=counter.key_of(s)[::-1]).reshape(-1)[:n]),
+            Variant("key-high-ignored", "only the low key word used (k1 taken as 0)",
+                    lambda n: lambda s: _blocks(s, counter.blocks_for(n),
+                                                key=(counter.key_of(s)[0], 0)).reshape(-1)[:n]),
+        ]
+    variants += [
+        Variant("lanes-reversed", f"the {lanes} lanes of each block in reverse order", _lanes_reversed(generator)),
         Variant("lane-major", "lanes handed out lane-major (element i from block i mod m) instead of block-major",
-                _lane_major),
-        Variant("block-per-element", "counter advanced per element (counter + i) instead of per 4 elements",
-                _block_per_element),
-        Variant("carry-32-bit", "counter + block index carried only within word 0 (32-bit add)",
-                lambda n: _lane_order(n, counter_bits=32)),
-        Variant("carry-64-bit", "counter + block index carried only within words 0-1 (64-bit add)",
-                lambda n: _lane_order(n, counter_bits=64)),
-        Variant("counter-64-bit", "counter words 2 and 3 ignored (a 64-bit counter)", _counter_64),
-        Variant("generated-after-advance", "words generated from the advanced (output) counter",
-                _from_advanced_state),
-        Variant("key-as-counter-high", "counter words 2-3 replaced by the key (XLA's 2-word Philox state)",
-                _key_as_counter_high),
-        Variant("engine-convention", "Random123's r123::Engine: first block at counter + 1 and lanes handed out "
-                "3, 2, 1, 0", _engine_convention),
-        Variant("counter-plus-one", "first block at counter + 1 instead of counter (r123::Engine's increment "
-                "before use; with lanes 3, 2, 1, 0 too see engine-convention)",
-                lambda n: lambda s: _blocks(s, counter.blocks_for(n), first=1).reshape(-1)[:n]),
-        Variant("key-word-0-is-index", "key word 0 replaced by the block index: block b is Philox(counter, (b, k1)) "
-                "(pyopencl's PhiloxGenerator, a work item per block)", _key_word_0_is_index()),
-        Variant("counter-carries-into-key", "counter + block index carries out of word 3 into the key (words 4-5) "
-                "instead of wrapping mod 2^128", _carries_into_key),
+                _lane_major(generator)),
+        Variant("block-per-element", f"counter advanced per element (counter + i) instead of per {per} elements",
+                _block_per_element(generator)),
     ]
-    for rounds in (7, 6, 8, 9, 11, 12, 1, 0):
-        variants.append(Variant(f"rounds-{rounds}", f"Philox4x32-{rounds}: {rounds} rounds instead of 10",
-                                (lambda r: lambda n: _lane_order(n, rounds=r))(rounds)))
+    if dml:
+        variants += [
+            Variant("carry-32-bit", "counter + block index carried only within word 0 (32-bit add)",
+                    lambda n: _lane_order(n, counter_bits=32)),
+            Variant("carry-64-bit", "counter + block index carried only within words 0-1 (64-bit add)",
+                    lambda n: _lane_order(n, counter_bits=64)),
+            Variant("counter-64-bit", "counter words 2 and 3 ignored (a 64-bit counter)", _counter_64),
+        ]
+    variants.append(Variant("generated-after-advance", "words generated from the advanced (output) counter",
+                            _from_advanced_state(generator)))
+    if dml:
+        variants.append(Variant("key-as-counter-high", "counter words 2-3 replaced by the key (XLA's 2-word Philox "
+                                "state)", _key_as_counter_high))
+    last_first = ", ".join(str(lane) for lane in reversed(range(generator.lanes)))
+    variants += [
+        Variant("engine-convention", "Random123's r123::Engine: first block at counter + 1 and lanes handed out "
+                f"{last_first}", _engine_convention(generator)),
+        Variant("counter-plus-one", "first block at counter + 1 instead of counter (r123::Engine's increment "
+                f"before use; with lanes {last_first} too see engine-convention)",
+                lambda n: lambda s: _stream(generator, s, _blocks_for(generator, n), first=1).reshape(-1)[:n]),
+    ]
+    if dml:
+        variants += [
+            Variant("key-word-0-is-index", "key word 0 replaced by the block index: block b is Philox(counter, "
+                    "(b, k1)) (pyopencl's PhiloxGenerator, a work item per block)", _key_word_0_is_index()),
+            Variant("counter-carries-into-key", "counter + block index carries out of word 3 into the key (words "
+                    "4-5) instead of wrapping mod 2^128", _carries_into_key),
+        ]
+    name = f"{FAMILY_LABELS[generator.family]}{generator.lanes}x{generator.word_bits}"
+    for rounds in generator.wrong_rounds:
+        variants.append(Variant(rounds_id(rounds), f"{name}-{rounds}: {rounds} rounds instead of "
+                                f"{generator.default_rounds}",
+                                (lambda r: lambda n: lambda s: reference.words(s, 0, n, rounds=r,
+                                                                               generator=generator))(rounds)))
     variants.append(Variant("zeros", "all output elements are zero", _constant(0)))
     return tuple(variants)
 
 
-WORD_VARIANTS = _build_word_variants()
+@cache
+def word_variants(generator: Generator = PHILOX4X32) -> tuple[Variant, ...]:
+    """The element-level variants for an operator built on ``generator`` (Philox4x32-10: DirectML's)."""
+    return _build_word_variants(generator)
+
+
+WORD_VARIANTS = word_variants(PHILOX4X32)
 
 
 def _subsequence_variant(subsequences: int, unit: int, count: int) -> Variant:
@@ -429,17 +496,18 @@ def diagnose_state(state, element_count: int, actual) -> dict:
     return _verdict(matches, "unknown-state", "the returned state matches no known bug class")
 
 
-def _partial_block_unwritten(state, sizes, strides, extent, unwritten, offsets, actual, right) -> bool:
-    """Every element right but the last n mod 4 (the partial block), which keep ``unwritten``.
+def _partial_block_unwritten(state, sizes, strides, extent, unwritten, offsets, actual, right,
+                             generator: Generator = PHILOX4X32) -> bool:
+    """Every element right but the last n mod B (the partial block, B words a block), which keep ``unwritten``.
 
     Judged on the first PREFIX elements and the tail (wherever the tail lies): only the tail unwritten.
     """
     n = layout.element_count(sizes)
-    tail = n % 4
+    tail = n % generator.words_per_block
     if not tail:
         return False
     tail_offsets = layout.physical_offsets(sizes, strides, n - tail, tail)
-    if np.all(reference.words(state, n - tail, tail) == unwritten):
+    if np.all(reference.words(state, n - tail, tail, generator=generator) == unwritten):
         return False  # indistinguishable from the spec on this case
     written = min(actual.size, n - tail)
     model = np.array(extent, copy=True)
@@ -448,11 +516,14 @@ def _partial_block_unwritten(state, sizes, strides, extent, unwritten, offsets, 
     return np.array_equal(model[offsets], actual) and np.array_equal(model[tail_offsets], extent[tail_offsets])
 
 
-def diagnose_output(state, sizes, strides, extent: np.ndarray, unwritten: int) -> dict:
+def diagnose_output(state, sizes, strides, extent: np.ndarray, unwritten: int, *,
+                    generator: Generator = PHILOX4X32) -> dict:
     """The variants whose prediction equals ``extent`` (the tensor's part of the buffer after the call).
 
     Element variants are compared on the first PREFIX elements (at their offsets); layout
-    variants on the whole extent when it is at most DIAGNOSIS_LIMIT words.
+    variants on the whole extent when it is at most DIAGNOSIS_LIMIT words. ``generator`` is the
+    one the operator is built on (DirectML's Philox4x32-10 by default; its state is the
+    generator's counter words then key words).
     """
     n = layout.element_count(sizes)
     count = min(n, PREFIX)
@@ -463,12 +534,13 @@ def diagnose_output(state, sizes, strides, extent: np.ndarray, unwritten: int) -
         # With fewer than 4 elements the partial block is the whole output.
         return {"id": NOT_WRITTEN.id, "summary": NOT_WRITTEN.summary,
                 "alternatives": [PARTIAL_BLOCK.id] if n < 4 else []}
-    state = counter.state_array(state)
-    right = reference.words(state, 0, count)
+    state = counter.state_array(state) if _dml_layout(generator) else np.asarray(state, dtype=np.uint32).reshape(-1)
+    right = reference.words(state, 0, count, generator=generator)
     matches = []
-    if _partial_block_unwritten(state, sizes, strides, extent, unwritten, offsets, actual, right):
+    if _partial_block_unwritten(state, sizes, strides, extent, unwritten, offsets, actual, right, generator):
         matches.append(PARTIAL_BLOCK)
-    for variant in (*WORD_VARIANTS, *_case_variants(state, actual, right)):
+    fitted = _case_variants(state, actual, right) if _dml_layout(generator) else []
+    for variant in (*word_variants(generator), *fitted):
         predicted = variant.predict(count)(state)
         if aliased:
             # Last writer wins at shared offsets, as the reference writes.
@@ -479,7 +551,7 @@ def diagnose_output(state, sizes, strides, extent: np.ndarray, unwritten: int) -
             matches.append(variant)
     if extent.size <= DIAGNOSIS_LIMIT and not aliased:
         offsets_all = layout.physical_offsets(sizes, strides)
-        right_words = reference.words(state, 0, n)
+        right_words = reference.words(state, 0, n, generator=generator)
         for variant in LAYOUT_VARIANTS:
             placed = variant.predict(sizes, strides)
             if np.array_equal(placed, offsets_all):

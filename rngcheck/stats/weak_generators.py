@@ -449,3 +449,32 @@ GOOD = {
     "pcg64": lambda: numpy_bitgen("pcg64", 12345),
     "sfc64": lambda: numpy_bitgen("sfc64", 12345),
 }
+
+
+# Reduced-round ThreeFry (issue #28): ThreeFry-2x32 and ThreeFry-4x32 with R rounds (20 is the
+# standard: JAX's ThreeFry-2x32-20), laid out as an operator on that generator lays them out
+# (rngcheck.reference.words with the generator: element i is word i mod N of block floor(i / N)).
+# The panel keeps round counts that fail rngcheck's smoke tier (measured with key 0x1234: 2x32
+# fails the standard tier from 64 KiB at 4-6 rounds, 256 KiB at 8, 2 MiB at 9, and not up to
+# 128 MiB at 10-13; 4x32 from 64 KiB at 4-6, 4 MiB at 8, not up to 128 MiB at 9-12).
+
+
+def threefry_source(lanes: int, key: int, rounds: int = 20, counter_start: int = 0) -> FunctionSource:
+    """The stream of ThreeFry-{lanes}x32-``rounds`` under ``key`` (an int, key word 0 least
+    significant) from counter ``counter_start``."""
+    from .. import generators, reference
+
+    generator = generators.get(f"threefry{lanes}x32")
+    words = generator.counter_bits // 32
+    state = np.array([(counter_start >> (32 * i)) & 0xFFFFFFFF for i in range(words)] +
+                     [(key >> (32 * i)) & 0xFFFFFFFF for i in range(generator.key_bits // 32)], dtype=np.uint32)
+
+    def function(first, count):
+        return reference.words(state, first, count, rounds=rounds, generator=generator)
+
+    return FunctionSource(function, {"generator": f"ThreeFry{lanes}x32-{rounds} (rngcheck.reference)",
+                                     "key": hex(key), "counter": hex(counter_start)})
+
+
+WEAK.update({f"threefry{lanes}x32-{rounds}": functools.partial(threefry_source, lanes, 0x1234, rounds)
+             for lanes in (2, 4) for rounds in (4, 6, 8)})
