@@ -1,92 +1,70 @@
-"""The generator panel: deliberately broken generator backends the generator cases must catch and
-name (tests/test_generator_backends.py).
-
-It shares no code with rngcheck's spec modules: ThreeFry-2x32 is written again here, plainly, from
-the Threefish description (Salmon et al., SC11, section 3.1; the rotation constants and the parity
-constant of Skein's Threefish), with knobs that introduce one bug each. Default: correct.
+"""Broken generator *backends* for the generator cases (tests/test_generator_backends.py): each computes
+its blocks with tests/generator_panel.py's block functions (ThreeFry and Philox written again there,
+sharing no code with rngcheck) with one bug knob, behind the backend contract's ``generator_blocks``,
+so that the suite's verdict and diagnosis are what is tested, in-process and through the worker.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+import generator_panel
 from rngcheck.backends import Backend
 
-MASK32 = 0xFFFFFFFF
-ROTATIONS_2X32 = (13, 15, 26, 6, 17, 29, 16, 24)
-PARITY_32 = 0x1BD11BDA
 
+class PanelBackend(Backend):
+    """Every generator of one family at any round count, from the panel's block function with
+    ``knobs(w, n)`` (default: none, correct)."""
 
-def threefry2x32(counter, key, rounds=20, *, rotations=ROTATIONS_2X32, parity=PARITY_32, injection_every=4):
-    """One block of ThreeFry-2x32 with ``rounds`` rounds; ``injection_every`` 0: never a key injection."""
-    schedule = (key[0], key[1], key[0] ^ key[1] ^ parity)
-    x0, x1 = (counter[0] + schedule[0]) & MASK32, (counter[1] + schedule[1]) & MASK32
-    injections = 0
-    for r in range(rounds):
-        x0 = (x0 + x1) & MASK32
-        shift = rotations[r % len(rotations)]
-        x1 = ((x1 << shift) | (x1 >> (32 - shift))) & MASK32
-        x1 ^= x0
-        if injection_every and (r + 1) % injection_every == 0:
-            injections += 1
-            x0 = (x0 + schedule[injections % 3]) & MASK32
-            x1 = (x1 + schedule[(injections + 1) % 3] + injections) & MASK32
-    return x0, x1
+    family = "threefry"
+    knobs = staticmethod(lambda w, n: {})
 
-
-class KnobbedThreeFry(Backend):
-    """threefry2x32 at any round count, with one knob per bug class (default: correct)."""
-
-    generators = ("threefry2x32",)
-
-    def __init__(self, name=None, **knobs):
-        self.name = name or type(self).__name__
-        self.knobs = knobs
+    def __init__(self):
+        self.name = type(self).__name__
+        self.generators = tuple(f"{self.family}{n}x{w}" for n in (2, 4) for w in (32, 64))
 
     def describe(self):
         return {"version": f"generator panel {self.name}"}
 
     def generator_blocks(self, generator, rounds, counters, key):
-        self.generator_request(generator, counters)
-        return np.array([threefry2x32(row, key, int(rounds), **self.knobs) for row in counters.tolist()],
-                        dtype=np.uint32).reshape(counters.shape)
+        lanes, bits = self.generator_request(generator, counters)
+        return generator_panel.blocks(self.family, counters, key, int(rounds), bits, **self.knobs(bits, lanes))
 
 
-class WrongRotation(KnobbedThreeFry):
-    """The second rotation constant 16 instead of 15."""
-
-    def __init__(self):
-        super().__init__(rotations=(13, 16, 26, 6, 17, 29, 16, 24))
+class RightThreeFry(PanelBackend):
+    """The panel's ThreeFry without a knob: it must pass every line."""
 
 
-class NoKeyInjection(KnobbedThreeFry):
-    """The key injected before the first round only."""
-
-    def __init__(self):
-        super().__init__(injection_every=0)
+class RightPhilox(PanelBackend):
+    family = "philox"
 
 
-class WrongParity(KnobbedThreeFry):
-    """Skein's 64-bit parity constant's high half instead of the 32-bit one."""
+def broken(name: str) -> type[PanelBackend]:
+    """The backend of the panel entry ``name`` (generator_panel.PANEL)."""
+    for entry_name, family, knobs, _ in generator_panel.PANEL + generator_panel.PANEL_4_LANES:
+        if entry_name == name:
+            return type(name, (PanelBackend,), {"family": family, "knobs": staticmethod(knobs)})
+    raise KeyError(name)
 
-    def __init__(self):
-        super().__init__(parity=0x1BD11BDA ^ 0xA9FC1A22)
+
+def expected_id(name: str) -> str:
+    return next(i for n, _, _, i in generator_panel.PANEL + generator_panel.PANEL_4_LANES if n == name)
 
 
-class WrongShape(KnobbedThreeFry):
+# For a file spec (``tests/generator_backend_panel.py:RotationsPlusOne``): the worker loads it by name.
+RotationsPlusOne = broken("RotationsPlusOne")
+
+
+class WrongShape(RightThreeFry):
     """Right words, returned flat (a broken contract, not a wrong generator)."""
 
     def generator_blocks(self, generator, rounds, counters, key):
         return super().generator_blocks(generator, rounds, counters, key).reshape(-1)
 
 
-class WritesCounters(KnobbedThreeFry):
+class WritesCounters(RightThreeFry):
     """Right words, computed in place in the counters it was given."""
 
     def generator_blocks(self, generator, rounds, counters, key):
         counters[:] = super().generator_blocks(generator, rounds, counters, key)
-        return counters.copy()
-
-
-# (backend class, what breaks): each must fail a generator case it claims, never pass one.
-PANEL = [(WrongRotation, "rotation"), (NoKeyInjection, "key injection"), (WrongParity, "parity")]
+        return np.array(counters)

@@ -18,6 +18,7 @@ from .. import generators
 from ..errors import BackendProcessFailed, BackendStopped, NotApplicable, Rejected
 from ..results.statuses import FAILED, PASSED
 from .diagnosis import named
+from .generator_diagnosis import matching_variants
 from .outcome import BackendRaised, CaseFailed, Outcome
 
 
@@ -67,10 +68,10 @@ def check_generator(backend, case, strict: bool) -> Outcome:
 
 
 def diagnose(generator, rounds: int, counters: np.ndarray, key: tuple[int, ...], got: np.ndarray) -> dict:
-    """The diagnosis of a wrong block: the generator variant that predicts it, else unknown."""
-    try:
-        from .generator_diagnosis import diagnose_blocks
-    except ImportError:  # until the generator diagnosis lands (issue #28, the generators part)
+    """The diagnosis of a wrong block (rngcheck.conformance.generator_diagnosis): the first bug class
+    whose blocks equal ``got``, naming the others that predict the same; else unknown."""
+    matches = matching_variants(generator, rounds, counters, key, got)
+    if not matches:
         return named("unknown")
-    found = diagnose_blocks(generator, rounds, counters, key, got)
-    return named("unknown") if found is None else found
+    ids = list(dict.fromkeys(v.id for v in matches))
+    return {"id": ids[0], "summary": matches[0].summary, "alternatives": ids[1:]}
