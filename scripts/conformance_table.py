@@ -51,10 +51,10 @@ NUMBERS_BEGIN, NUMBERS_END = "<!-- numbers-table:begin -->", "<!-- numbers-table
 GENERATORS_BEGIN, GENERATORS_END = "<!-- generator-table:begin -->", "<!-- generator-table:end -->"
 
 
-def run_backend(spec: str, results: Path, cases: list[str] | None = None) -> dict | None:
+def run_backend(spec: str, results: Path, categories=()) -> dict | None:
     out = results / (spec.replace(":", "_").replace("=", "-").replace("/", "_").replace(" ", "_") + ".json")
     command = [sys.executable, "-m", "rngcheck", "run", "--backend", spec, "--profile", "full",
-               "--json", str(out), "--quiet"] + [word for pattern in cases or [] for word in ("--case", pattern)]
+               "--json", str(out), "--quiet"] + [f"--case={category}" for category in categories]
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode == 2:
         print(f"{spec}: not run: {done.stderr.strip()}", file=sys.stderr)
@@ -150,14 +150,14 @@ def unexpected(document: dict, expected: dict, expected_numbers: dict | None = N
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--backend", action="append")
+    parser.add_argument("--case", action="append", default=[], metavar="PATTERN",
+                        help="only these cases (rngcheck run --case; e.g. generator)")
     parser.add_argument("--results", type=Path, default=ROOT / "results" / "table")
     parser.add_argument("--update-readme", action="store_true")
     parser.add_argument("--check", action="store_true")
     parser.add_argument("--html", type=Path, help="also write the HTML report of every backend's document")
     parser.add_argument("--require", action="append", default=[], help="a backend that must be available")
     parser.add_argument("--require-all", action="store_true", help="every backend of the table must be available")
-    parser.add_argument("--case", action="append", default=[], metavar="PATTERN",
-                        help="only these cases (rngcheck run --case; e.g. generator)")
     args = parser.parse_args(argv)
     args.results.mkdir(parents=True, exist_ok=True)
     documents = []

@@ -207,9 +207,9 @@ def test_a_broken_generator_backend_is_caught_and_named(name):
 
 def test_a_broken_generator_backend_is_caught_through_the_worker():
     """The same verdict and name when the broken backend runs in its worker process (GENB/BLKS)."""
-    from rngcheck.backends.exec_backend import isolated
-
     import os
+
+    from rngcheck.backends.exec_backend import isolated
 
     path = os.pathsep.join(filter(None, [str(PANEL_FILE.parent), os.environ.get("PYTHONPATH")]))
     backend = isolated(f"{PANEL_FILE}:RotationsPlusOne", env={"PYTHONPATH": path})   # it imports generator_panel
@@ -259,3 +259,36 @@ def test_generator_names_read_as_lanes_and_width():
     for bad in ("philox", "philox4x16", "4x32", "philoxx32"):
         with pytest.raises(NotApplicable):
             generator_shape(bad)
+
+
+# ---- the table ---------------------------------------------------------------------------------
+
+def test_the_generator_table_shows_passes_not_applicable_failures_and_no_row_for_none():
+    import importlib.util
+
+    script_path = Path(__file__).resolve().parents[1] / "scripts" / "conformance_table.py"
+    spec = importlib.util.spec_from_file_location("conformance_table", script_path)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+
+    class WordsOnly(panel.RightThreeFry):
+        def __init__(self):
+            super().__init__()
+            self.generators = ()
+
+    class TwentyOnly(panel.RightThreeFry):
+        def generator_blocks(self, generator, rounds, counters, key):
+            if rounds != 20:
+                raise NotApplicable(f"only 20 rounds, not {rounds}")
+            return super().generator_blocks(generator, rounds, counters, key)
+
+    documents = [run([NamedBackend(name, backend)], RunOptions(select=["generator"]))
+                 for name, backend in (("numpy", NumpyBackend()), ("twenty", TwentyOnly()), ("none", WordsOnly()),
+                                       ("plus-one", panel.broken("RotationsPlusOne")()))]
+    lines = script.generator_table(documents).splitlines()
+    assert lines[0].split(" | ")[2:-1] == list(generators.NAMES)
+    rows = {line.split(" | ")[0].strip("| `"): line.split(" | ")[2:] for line in lines[2:]}
+    assert set(rows) == {"numpy", "twenty", "plus-one"}    # a backend that computes no generator has no row
+    assert rows["numpy"] == [f"{ALL_LINES[name]} pass" for name in generators.NAMES] + ["PASS |"]
+    assert rows["twenty"][:4] == ["–"] * 4 and rows["twenty"][4] == "3 pass, 6 n/a"
+    assert rows["plus-one"][4].startswith("9 fail: threefry-rotations-plus-one") and rows["plus-one"][-1] == "FAIL |"
