@@ -233,6 +233,37 @@ def test_a_broken_contract_fails_as_contract(broken):
 
 # ---- the exec protocol -------------------------------------------------------------------------
 
+def test_a_child_that_advertises_no_generators_is_never_sent_a_genb():
+    from rngcheck.backends.exec_backend import isolated
+
+    backend = isolated(f"{Path(__file__).resolve().parent / 'faults.py'}:Correct")
+    sent = []
+    send = backend._send
+    backend._send = lambda data, deadline: (sent.append(bytes(data[:4])), send(data, deadline))[1]
+    try:
+        assert backend.generators == ()
+        with pytest.raises(NotApplicable, match="computes no threefry2x32 blocks"):
+            backend.generator_blocks("threefry2x32", 20, np.zeros((1, 2), dtype=np.uint32), (0, 0))
+        assert sent == []
+    finally:
+        backend.close()
+
+
+def test_a_handshake_with_generators_that_are_not_a_list_is_refused(tmp_path):
+    import sys
+
+    from rngcheck.backends.exec_backend import ExecBackend
+    from rngcheck.errors import BackendUnavailable
+
+    child = tmp_path / "child.py"
+    child.write_text("import json, os, struct, sys\n"
+                     "body = json.dumps({'protocol': 1, 'name': 'x', 'validates': False, 'describe': {}, "
+                     "'generators': 'threefry2x32'}).encode()\n"
+                     "os.write(1, b'HELO' + struct.pack('<I', len(body)) + body)\nsys.stdin.buffer.read()\n")
+    with pytest.raises(BackendUnavailable, match="generators is not a list of names"):
+        ExecBackend([sys.executable, str(child)], timeout=60)
+
+
 @pytest.mark.parametrize("dtype", [np.uint32, np.uint64])
 def test_genb_and_blks_round_trip(dtype):
     counters = np.array([[1, 2, 3, 4], [np.iinfo(dtype).max, 0, 5, 6]], dtype=dtype)
