@@ -6,8 +6,8 @@ as uint32 (W = 32) or uint64 (W = 64) and a key of ``key_words`` integers, and r
 (blocks, N) output blocks in that dtype. Operators (DirectML's, StableHLO's) and diagnoses take
 a Generator instead of assuming Philox4x32-10; what differs between generators lives here.
 
-Random123's ARS-4x32 and AESNI-4x32 are not here: they are AES rounds, which rngcheck does
-not implement (the vectors file lists their known-answer lines as not implemented).
+Random123's ARS-4x32 and AESNI-4x32 are here too (rngcheck.aes: the AES round written from
+FIPS-197 in numpy, without AES-NI; slow, for known answers and diagnosis).
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from . import counter, philox, threefry
+from . import aes, counter, philox, threefry
 from .errors import RngcheckError
 
-FAMILY_LABELS = {"philox": "Philox", "threefry": "ThreeFry"}
+FAMILY_LABELS = {"philox": "Philox", "threefry": "ThreeFry", "ars": "ARS", "aesni": "AESNI"}
 
 
 @dataclass(frozen=True)
@@ -165,9 +165,19 @@ def _threefry(counters: np.ndarray, key: tuple[int, ...], rounds: int) -> np.nda
     return threefry.threefry(counters, key, rounds)
 
 
+def _ars(counters: np.ndarray, key: tuple[int, ...], rounds: int) -> np.ndarray:
+    return aes.ars4x32(counters, key, rounds)
+
+
+def _aes(counters: np.ndarray, key: tuple[int, ...], rounds: int) -> np.ndarray:
+    return aes.aes4x32(counters, key, rounds)
+
+
 # Round counts the diagnosis tries (besides the default): Random123's other tested counts first.
 PHILOX_WRONG_ROUNDS = (7, 6, 8, 9, 11, 12, 1, 0)
 THREEFRY_WRONG_ROUNDS = (13, 20, 32, 72, 12, 16, 8, 4, 1, 0)
+ARS_WRONG_ROUNDS = (10, 5, 6, 8, 9, 1)
+AES_WRONG_ROUNDS = (9, 1)
 
 
 def _generator(name: str, family: str, lanes: int, word_bits: int) -> Generator:
@@ -189,14 +199,15 @@ GENERATORS: tuple[Generator, ...] = (
     _generator("threefry4x32", "threefry", 4, 32),
     _generator("threefry2x64", "threefry", 2, 64),
     _generator("threefry4x64", "threefry", 4, 64),
+    Generator("ars4x32", "ars", 4, 32, 4, aes.ARS_ROUNDS, _ars, _stream,
+              tuple(r for r in ARS_WRONG_ROUNDS if r != aes.ARS_ROUNDS)),
+    Generator("aesni4x32", "aesni", 4, 32, 4, aes.AES_ROUNDS, _aes, _stream, AES_WRONG_ROUNDS),
 )
 NAMES = tuple(g.name for g in GENERATORS)
 PHILOX4X32 = GENERATORS[1]  # DML_RANDOM_GENERATOR_TYPE_PHILOX_4X32_10
-# Random123 kat_vectors lines rngcheck knows but does not implement, with the reason.
-NOT_IMPLEMENTED: dict[str, str] = {
-    "ars4x32": "ARS-4x32 is AES rounds (AES-NI in Random123); rngcheck has no AES implementation",
-    "aesni4x32": "AESNI-4x32 is AES-128 (AES-NI in Random123); rngcheck has no AES implementation",
-}
+# Random123 kat_vectors generators rngcheck knows but does not implement, with the reason (none
+# now: the vectors file's not_implemented list is built from this).
+NOT_IMPLEMENTED: dict[str, str] = {}
 
 
 def get(name: str) -> Generator:

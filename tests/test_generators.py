@@ -15,7 +15,8 @@ KATS = kat_vectors()
 # Random123's kat_vectors: the round counts it tests per generator.
 ROUNDS = {"philox2x32": {7, 10}, "philox4x32": {7, 10}, "philox2x64": {7, 10}, "philox4x64": {7, 10},
           "threefry2x32": {13, 20, 32}, "threefry4x32": {13, 20, 72},
-          "threefry2x64": {13, 20, 32}, "threefry4x64": {13, 20, 72}}
+          "threefry2x64": {13, 20, 32}, "threefry4x64": {13, 20, 72}, "ars4x32": {10}, "aesni4x32": {10}}
+LINES = {"ars4x32": 3, "aesni4x32": 4}  # the others: three lines per round count
 
 
 def as_array(generator, words):
@@ -32,8 +33,8 @@ def test_every_random123_line_is_exact_on_the_reference(vector):
 
 def test_every_generator_has_all_its_random123_lines():
     counts = {name: sorted(v.rounds for v in KATS if v.generator == name) for name in generators.NAMES}
-    assert counts == {name: sorted(list(rounds) * 3) for name, rounds in ROUNDS.items()}
-    assert len({v.id for v in KATS}) == len(KATS) == 60
+    assert counts == {name: sorted(list(rounds) * LINES.get(name, 3)) for name, rounds in ROUNDS.items()}
+    assert len({v.id for v in KATS}) == len(KATS) == 67
 
 
 def test_every_shared_line_is_either_a_vector_or_listed_as_not_implemented():
@@ -89,8 +90,7 @@ def test_an_unknown_generator_is_one_line_naming_the_known_ones():
     with pytest.raises(RngcheckError) as error:
         generators.get("mt19937")
     assert "\n" not in str(error.value) and "'mt19937'" in str(error.value) and "threefry2x32" in str(error.value)
-    with pytest.raises(RngcheckError, match="AES"):
-        generators.get("ars4x32")
+    assert generators.get("ars4x32").key_words == 4 and generators.get("aesni4x32").default_rounds == 10
 
 
 def test_blocks_refuse_the_wrong_shape_dtype_or_key():
@@ -107,8 +107,8 @@ def test_a_kat_file_with_an_unknown_generator_or_a_wide_word_is_refused_in_one_l
     entry = {"generator": "threefry2x32", "rounds": 20, "counter": ["0x0", "0x0"], "key": ["0x0", "0x0"],
              "expected": ["0x0", "0x0"], "line": "", "source": ""}
     assert parse_kat({"vectors": [entry]})[0].key == (0, 0)
-    with pytest.raises(VectorFileError, match="generator 'ars4x32'"):
-        parse_kat({"vectors": [{**entry, "generator": "ars4x32"}]})
+    with pytest.raises(VectorFileError, match="generator 'mt19937'"):
+        parse_kat({"vectors": [{**entry, "generator": "mt19937"}]})
     with pytest.raises(VectorFileError, match="32-bit"):
         parse_kat({"vectors": [{**entry, "key": ["0x0", "0x100000000"]}]})
     with pytest.raises(VectorFileError, match="2 hex words"):
@@ -172,3 +172,16 @@ def test_the_power_panel_s_threefry_is_the_block_by_block_generator(lanes, round
     source = weak_generators.threefry_source(lanes, key, rounds, counter_start=start)
     np.testing.assert_array_equal(source.read(want.size), want)
     np.testing.assert_array_equal(source.at(5).read(11), want[5:16])
+
+
+def test_aes_is_fips_197_appendix_b_and_c1():
+    """FIPS-197's own examples (appendix A.1: the last round key of its key expansion; appendix C.1,
+    also a Random123 line) and the S-box's first entries (figure 7)."""
+    from rngcheck import aes
+
+    assert [int(b) for b in aes.SBOX[:4]] == [0x63, 0x7C, 0x77, 0x7B] and int(aes.SBOX[0x53]) == 0xED
+    key = [int.from_bytes(bytes.fromhex(h), "little") for h in ("2b7e1516", "28aed2a6", "abf71588", "09cf4f3c")]
+    assert bytes(aes.expand_key(key)[10]).hex() == "d014f9a8c9ee2589e13f0cc8b6630ca6"
+    plain = np.frombuffer(bytes.fromhex("00112233445566778899aabbccddeeff"), dtype="<u4").reshape(1, 4)
+    key = [int(w) for w in np.frombuffer(bytes.fromhex("000102030405060708090a0b0c0d0e0f"), dtype="<u4")]
+    assert aes.aes4x32(plain.astype(np.uint32), key).astype("<u4").tobytes().hex() == "69c4e0d86a7b0430d8cdb78070b4c55a"
