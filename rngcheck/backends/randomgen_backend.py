@@ -17,7 +17,10 @@ ThreeFry 20; any other round count is not applicable). One block for a counter C
 c_0 least significant) and key K: a fresh bit generator with ``counter`` = C - 1 mod 2^(N*W) (it
 increments before its first block, as above) and ``key`` = sum(k_i << (W*i)) (randomgen's integer
 key is its words little-endian: ``state['key'][i]`` = k_i), then N calls' worth of ``random_raw``:
-one W-bit word per lane, lane 0 first.
+one W-bit word per lane, lane 0 first. And ``aesni4x32`` (AES-128, 10 rounds) from randomgen's
+``AESCounter(counter=C, key=K)`` (C and K the four 32-bit words little-endian, as above): it emits the
+block of its counter *before* incrementing, so its first two ``random_raw`` words (64-bit, low half
+first) are lanes 0-1 and 2-3 of block C.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from ..description import FEATURE_LEVEL_4_0
 from ..errors import BackendUnavailable, NotApplicable
 from . import Backend, placement
 
-ROUNDS = {"philox": 10, "threefry": 20}   # randomgen fixes them (its C code: PHILOX_ROUNDS, THREEFRY_ROUNDS)
+ROUNDS = {"philox": 10, "threefry": 20, "aesni": 10}   # randomgen fixes them (AES-128: 10 rounds)
 
 
 class RandomgenBackend(Backend):
@@ -39,7 +42,8 @@ class RandomgenBackend(Backend):
 
     name = "randomgen"
     validates = False
-    generators = tuple(f"{family}{n}x{w}" for family in ROUNDS for n in (2, 4) for w in (32, 64))
+    generators = tuple(f"{family}{n}x{w}" for family in ("philox", "threefry") for n in (2, 4) for w in (32, 64)) \
+        + ("aesni4x32",)
 
     def __init__(self):
         try:
@@ -84,12 +88,16 @@ class RandomgenBackend(Backend):
         family = generator[:-len(f"{lanes}x{bits}")]
         if int(rounds) != ROUNDS[family]:
             raise NotApplicable(f"randomgen's {family} has {ROUNDS[family]} rounds, not {rounds}")
-        bit_generator = getattr(self._randomgen, {"philox": "Philox", "threefry": "ThreeFry"}[family])
         modulus = 1 << (lanes * bits)
         key_value = sum(int(k) << (bits * i) for i, k in enumerate(key))
         out = np.empty_like(np.asarray(counters))
         for row, words in enumerate(np.asarray(counters)):
             value = sum(int(w) << (bits * i) for i, w in enumerate(words))
+            if family == "aesni":   # no increment before the first block; 64-bit words, low half first
+                drawn = self._randomgen.AESCounter(counter=value, key=key_value).random_raw(2)
+                out[row] = np.asarray(drawn, dtype="<u8").view("<u4").astype(out.dtype)
+                continue
+            bit_generator = getattr(self._randomgen, {"philox": "Philox", "threefry": "ThreeFry"}[family])
             drawn = bit_generator(counter=(value - 1) % modulus, key=key_value, number=lanes, width=bits)
             out[row] = drawn.random_raw(lanes).astype(out.dtype)
         return out
