@@ -426,6 +426,36 @@ def _repro_numbers(args, state) -> int:
     return EXIT_PASS if document["summary"]["verdict"] == verdicts.PASS else EXIT_FAIL
 
 
+def _repro_rng_bit_generator(args) -> int:
+    """``rngcheck repro --algorithm ...``: one StableHLO rng_bit_generator call (rngcheck.stablehlo) on a
+    backend: the verdict, the first differing elements and the divergence named."""
+    from .conformance.runner import RunOptions, run
+    from .conformance.stablehlo_cases import case as operator_case
+    from .reports import terminal
+
+    state = _words(args.state, None, "--state")
+    if any(not 0 <= w < 1 << 64 for w in state):
+        raise RngcheckError("--state: the rng_bit_generator state is u64 words")
+    shape = tuple(_words(args.sizes or "", None, "--sizes"))
+    case = operator_case("repro", "repro", "rngcheck repro", args.algorithm, state, shape, args.dtype)
+    backends = _load_backends([args.backend], timeout=args.timeout)
+    outcomes: list = []
+    try:
+        document = run(backends, RunOptions(profile="repro", command=sys.argv[1:], cases=[case]),
+                       observe=lambda named, case, outcome: outcomes.append(outcome))
+    finally:
+        _close(backends)
+    document["reproduce"] = shlex.join(["rngcheck"] + sys.argv[1:])
+    for outcome in outcomes:
+        for row in outcome.mismatches or []:
+            print(f"  element {row['index']:>6}  expected {row['expected']}  got {row['actual']}")
+    print(terminal.summary(document))
+    if args.json:
+        from .results.document import write
+        write(document, args.json)
+    return EXIT_PASS if document["summary"]["verdict"] == verdicts.PASS else EXIT_FAIL
+
+
 def cmd_repro(args) -> int:
     """Run one description on a backend and print the verdict: the reproduction of a failure."""
     from .conformance import repro
@@ -433,6 +463,8 @@ def cmd_repro(args) -> int:
     from .conformance.runner import RunOptions, run
     from .reports import terminal
 
+    if args.algorithm:
+        return _repro_rng_bit_generator(args)
     level = repro.feature_level(args.feature_level)
     strides = tuple(_words(args.strides, None, "--strides")) if args.strides else None
     state = repro.state(tuple(_words(args.state, 6, "--state")), args.state)
@@ -559,6 +591,10 @@ def build_parser() -> argparse.ArgumentParser:
     numbers_group.add_argument("--low")
     numbers_group.add_argument("--high")
     numbers_group.add_argument("--seed-pair", metavar="A,B", help="a stateless seed (the state is then ignored)")
+    operator_group = repro.add_argument_group("StableHLO rng_bit_generator (rngcheck.stablehlo): one call "
+                                              "instead of words; --state is its u64 words, --sizes its shape "
+                                              "(empty for a scalar), --dtype its element type")
+    operator_group.add_argument("--algorithm", choices=("DEFAULT", "THREE_FRY", "PHILOX"))
     repro.set_defaults(handler=cmd_repro)
 
     from .reports import command as report_command

@@ -62,8 +62,9 @@ def run_backend(spec: str, results: Path, categories=()) -> dict | None:
     return json.loads(out.read_text())
 
 
-def cell(rows, category: str) -> str:
-    """One backend's cell for one category, from its rows of the results table."""
+def cell(rows, category: str, divergences=frozenset()) -> str:
+    """One backend's cell for one category, from its rows of the results table. A failure whose
+    diagnosis is made of ``divergences`` (an operator's implementation-defined variants) is a divergence."""
     mine = rows[rows["category"] == category]
     if not len(mine):
         return "–"
@@ -74,8 +75,13 @@ def cell(rows, category: str) -> str:
         passed = int((mine["status"] == "passed").sum())
         return f"{absent} n/a" if absent and not passed else f"{passed} pass{tail}"
     names = Counter(d or s for d, s in zip(broken["diagnosis"], broken["status"]))
-    return (f"{len(broken)} fail: " + ", ".join(f"{name}" + (f" ×{n}" if n > 1 else "") for name, n in names.items())
-            + tail)
+    diverging = {name for name in names if divergences and set(str(name).split("+")) <= set(divergences)}
+    parts = []
+    for label, chosen in (("fail", [n for n in names if n not in diverging]), ("diverge", sorted(diverging))):
+        if chosen:
+            parts.append(f"{sum(names[n] for n in chosen)} {label}: "
+                         + ", ".join(f"{name}" + (f" ×{names[name]}" if names[name] > 1 else "") for name in chosen))
+    return "; ".join(parts) + tail
 
 
 def generator_of(document: dict) -> str:
@@ -83,7 +89,7 @@ def generator_of(document: dict) -> str:
     return document["backends"][0].get("describe", {}).get("generator") or "Philox4x32-10"
 
 
-def table(documents: list[dict], categories=CATEGORIES) -> str:
+def table(documents: list[dict], categories=CATEGORIES, divergences=frozenset()) -> str:
     """The markdown table, computed from the results table (rngcheck.results.tables) of the documents:
     the words categories, or (``categories=NUMBER_CATEGORIES``) the numbers layer's, where a backend
     that draws no numbers at all has no row, and a generator column says which generator it reads."""
@@ -103,7 +109,7 @@ def table(documents: list[dict], categories=CATEGORIES) -> str:
         row = [f"`{first['spec']}`", first["version"], first["device"]]
         if numbers_table:
             row.append(generators.get(first["spec"], "Philox4x32-10"))
-        row += [cell(rows, category) for category in categories]
+        row += [cell(rows, category, divergences) for category in categories]
         row.append("FAIL" if (rows["required"] & rows["status"].isin(BROKEN)).any() else "PASS")
         lines.append("| " + " | ".join(str(c).replace("|", "/") for c in row) + " |")
     return "\n".join(lines)
@@ -158,7 +164,12 @@ def main(argv=None) -> int:
     parser.add_argument("--html", type=Path, help="also write the HTML report of every backend's document")
     parser.add_argument("--require", action="append", default=[], help="a backend that must be available")
     parser.add_argument("--require-all", action="store_true", help="every backend of the table must be available")
+    parser.add_argument("--operator", help="the table of another operator (rngcheck.conformance.operators), "
+                                           "e.g. stablehlo: its categories, its backends, "
+                                           "docs/expected-differences-NAME.json")
     args = parser.parse_args(argv)
+    if args.operator:
+        return operator_main(args)
     args.results.mkdir(parents=True, exist_ok=True)
     documents = []
     for spec in args.backend or DEFAULT:
@@ -191,6 +202,53 @@ def main(argv=None) -> int:
         print(f"wrote {args.html}", file=sys.stderr)
     if args.check:
         problems = [p for d in documents for p in unexpected(d, expected, expected_numbers)]
+        for p in problems:
+            print("UNEXPECTED " + p, file=sys.stderr)
+        return 1 if problems else 0
+    return 0
+
+
+# ---------------------------------------------------------------------------------- another operator
+# ``--operator NAME``: the same table for another operator, its columns the operator's categories
+# (rngcheck.conformance.operators), its rows OPERATOR_BACKENDS[NAME] (every one installed by setup.sh),
+# checked against docs/expected-differences-NAME.json, written between <!-- NAME-table:begin/end -->.
+OPERATOR_BACKENDS = {"stablehlo": ["numpy", "xla", "iree"]}
+
+
+def operator_main(args) -> int:
+    from rngcheck.conformance.operators import registry
+
+    operator = registry().get(args.operator)
+    if operator is None or args.operator not in OPERATOR_BACKENDS:
+        print(f"conformance_table: no operator table {args.operator!r} (known: {', '.join(OPERATOR_BACKENDS)})",
+              file=sys.stderr)
+        return 2
+    results = args.results / args.operator
+    results.mkdir(parents=True, exist_ok=True)
+    documents = []
+    for spec in args.backend or OPERATOR_BACKENDS[args.operator]:
+        document = run_backend(spec, results, operator.categories)
+        if document is None:
+            if args.require_all or spec in args.require:
+                print(f"{spec} is required here but could not run", file=sys.stderr)
+                return 1
+            continue
+        documents.append(document)
+    text = table(documents, operator.categories, frozenset(operator.divergences))
+    print(f"{operator.title}\n\n{text}")
+    expected = json.loads((ROOT / "docs" / f"expected-differences-{args.operator}.json").read_text())["backends"]
+    if args.update_readme:
+        readme = ROOT / "README.md"
+        content = readme.read_text()
+        begin, finish = f"<!-- {args.operator}-table:begin -->", f"<!-- {args.operator}-table:end -->"
+        start, end = content.index(begin) + len(begin), content.index(finish)
+        readme.write_text(content[:start] + "\n" + text + "\n" + content[end:])
+    if args.html:
+        from rngcheck.reports import html
+        html.write(documents, args.html)
+        print(f"wrote {args.html}", file=sys.stderr)
+    if args.check:
+        problems = [p for d in documents for p in unexpected(d, expected)]
         for p in problems:
             print("UNEXPECTED " + p, file=sys.stderr)
         return 1 if problems else 0

@@ -52,6 +52,21 @@ cannot compute; a backend without the method, or whose ``generators`` lacks the 
 applicable" for that generator's cases (never a pass). The suite owns the known answers and the verdict
 (rngcheck.conformance.generator_kat).
 
+Other operators (optional; rngcheck.conformance.operators): ``operators`` names the ones beside
+DirectML's that the backend runs, and each has its method (OPERATOR_METHODS). StableHLO's:
+
+        operators: tuple[str, ...] = ("stablehlo",)
+        def rng_bit_generator(self, algorithm: str, state: numpy.ndarray, shape: tuple[int, ...],
+                              dtype: str) -> tuple[numpy.ndarray, numpy.ndarray]
+
+``algorithm``: "DEFAULT", "THREE_FRY" or "PHILOX"; ``state``: the initial state, numpy uint64 of 2 or
+3 words; ``shape``: the output's (rank 0 and up, sizes may be 0); ``dtype``: a numpy name (uint8 ..
+uint64, int8 .. int64, float16 .. float64; rngcheck.stablehlo.ELEMENT_TYPES). Return (output state
+as uint64, output of that dtype and shape) and leave ``state`` as it was. Raise Rejected for a
+program the implementation refuses, NotApplicable for one it cannot express; a backend whose
+``operators`` lack "stablehlo" is not applicable for every rng_bit_generator case (never a pass).
+The call crosses the worker/exec isolation as OPER/BITS (docs/exec-protocol.md).
+
 How a backend is named and loaded: rngcheck.backends.registry.
 """
 
@@ -64,6 +79,9 @@ import numpy as np
 from .. import numbers
 from ..description import FEATURE_LEVEL_4_0
 from ..errors import BackendSpecError, NotApplicable
+
+# The contract method of each operator beside DirectML's (whose method is random_generator).
+OPERATOR_METHODS: dict[str, str] = {"stablehlo": "rng_bit_generator"}
 
 
 class Backend:
@@ -132,6 +150,17 @@ class Backend:
             raise NotApplicable(f"{self.name} draws under the {', '.join(self.conventions) or 'no'} convention, "
                                 f"not {parsed.convention!r}")
         return parsed
+
+    if TYPE_CHECKING:   # other operators it runs (OPERATOR_METHODS), besides DirectML's; read-only as conventions
+        @property
+        def operators(self) -> tuple[str, ...]: ...
+    else:
+        operators: tuple[str, ...] = ()
+
+    def rng_bit_generator(self, algorithm: str, state: np.ndarray, shape: tuple[int, ...],
+                          dtype: str) -> tuple[np.ndarray, np.ndarray]:
+        """StableHLO's rng_bit_generator (optional): (new state, output); see the module doc."""
+        raise NotApplicable(f"backend {self.name!r} runs no stablehlo.rng_bit_generator")
 
     def close(self) -> None:
         """Release devices and contexts (optional)."""

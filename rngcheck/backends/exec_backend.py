@@ -213,6 +213,10 @@ class ExecBackend(Backend):
         if not isinstance(generators, list) or not all(isinstance(g, str) for g in generators):
             raise self._refused(BackendUnavailable, f"{self.label}: the handshake's generators is not a list of "
                                                     f"names: {generators!r}"[:300])
+        operators = hello.get("operators", [])
+        if not isinstance(operators, list) or not all(isinstance(o, str) for o in operators):
+            raise self._refused(BackendUnavailable, f"{self.label}: the handshake's operators is not a list of "
+                                                    f"names: {operators!r}"[:300])
         return hello
 
     def _refused(self, error_class, message: str) -> Exception:
@@ -487,6 +491,33 @@ class ExecBackend(Backend):
         self._answered(tag, answer, "GENB", P.BLOCKS)
         try:
             return P.decode_blocks(answer)
+        except P.ProtocolError as error:
+            raise self._ended(BackendProtocolError, f"{self.label}: {error}") from None
+
+    # -- other operators (optional: OPER / BITS) ------------------------------------------------
+    @property
+    def operators(self) -> tuple[str, ...]:
+        """The other operators the child advertised in its HELO (none: it is never sent an OPER)."""
+        return tuple(self.hello.get("operators") or ())
+
+    def rng_bit_generator(self, algorithm: str, state, shape, dtype: str):
+        """StableHLO's rng_bit_generator in the child (rngcheck.backends.contract)."""
+        return self._operate("stablehlo", {"algorithm": algorithm, "shape": [int(s) for s in shape],
+                                           "dtype": str(dtype)}, state, int(np.prod(shape, dtype=np.int64)))
+
+    def _operate(self, operator: str, arguments: dict, state, count: int):
+        if operator not in self.operators:
+            raise NotApplicable(f"{self.label} runs no {operator} operator (its handshake advertises "
+                                f"{list(self.operators) or 'none'})")
+        payload = P.encode_operate(operator, arguments, state)
+        return self._guarded(lambda deadline: self._operate_until(deadline, payload, count))
+
+    def _operate_until(self, deadline, payload: bytes, count: int):
+        self._send(P.frame(P.OPERATE, payload), deadline)
+        tag, answer = self._receive(deadline, lambda tag: P.bits_limit(count) if tag == P.BITS else ANSWER_LIMIT)
+        self._answered(tag, answer, "OPER", P.BITS)
+        try:
+            return P.decode_bits(answer)
         except P.ProtocolError as error:
             raise self._ended(BackendProtocolError, f"{self.label}: {error}") from None
 

@@ -22,7 +22,8 @@ PROTOCOL_VERSION = 1
 HELLO, CALL, DONE, REJECT, FAIL, QUIT = b"HELO", b"CALL", b"DONE", b"RJCT", b"FAIL", b"QUIT"
 DRAW, NUMBERS = b"DRAW", b"NUMS"  # the numbers layer (optional: a child advertises conventions in its HELO)
 GENERATE, BLOCKS = b"GENB", b"BLKS"  # the generators (optional: a child advertises generators in its HELO)
-TAGS = {HELLO, CALL, DONE, REJECT, FAIL, QUIT, DRAW, NUMBERS, GENERATE, BLOCKS}
+OPERATE, BITS = b"OPER", b"BITS"  # another operator (optional: a child advertises operators in its HELO)
+TAGS = {HELLO, CALL, DONE, REJECT, FAIL, QUIT, DRAW, NUMBERS, GENERATE, BLOCKS, OPERATE, BITS}
 HEADER = struct.Struct("<4sI")
 MAX_PAYLOAD = (1 << 32) - 1
 
@@ -56,7 +57,7 @@ def dtype_code(array: np.ndarray, what: str) -> int:
 
 
 def hello_payload(name: str, validates: bool, describe: dict, error: str | None = None,
-                  unavailable: bool = False, conventions=(), generators=()) -> bytes:
+                  unavailable: bool = False, conventions=(), generators=(), operators=()) -> bytes:
     """A HELO payload: the backend's name, whether it validates, its describe() and, when it draws
     numbers, its ``conventions``; when it computes generator blocks, its ``generators``; or, for a
     child that cannot serve, its one-line ``error``
@@ -66,6 +67,8 @@ def hello_payload(name: str, validates: bool, describe: dict, error: str | None 
         body["conventions"] = [str(c) for c in conventions]
     if generators:
         body["generators"] = [str(g) for g in generators]
+    if operators:
+        body["operators"] = [str(o) for o in operators]
     if error:
         body = {"protocol": PROTOCOL_VERSION, "error": error}
         if unavailable:
@@ -358,3 +361,79 @@ def decode_blocks(payload: bytes) -> np.ndarray:
         raise ProtocolError(f"BLKS of {blocks} x {lanes} {bits}-bit words carries {left} bytes")
     words = np.frombuffer(r.take(left), dtype=f"<u{bits // 8}")
     return words.astype(f"=u{bits // 8}").reshape(blocks, lanes)
+
+
+# ---------------------------------------------------------------------------------- other operators
+# OPER carries one call of another operator's contract method (rngcheck.conformance.operators; today
+# StableHLO's rng_bit_generator): the operator's name and its arguments as JSON (u32 length, UTF-8),
+# then a u64 state (u32 word count, then the words). BITS answers it: the new state the same way,
+# then the output (a NUMS-style dtype name, u64 count, little-endian elements).
+OPERATOR_DTYPES = {"uint8": 1, "uint16": 2, "uint32": 4, "uint64": 8, "int8": 1, "int16": 2, "int32": 4,
+                   "int64": 8, "float16": 2, "float32": 4, "float64": 8}
+STATE_LIMIT = 64   # u64 words of an operator's state
+
+
+def _u64_words(state) -> bytes:
+    words = np.ascontiguousarray(np.asarray(state, dtype=np.uint64).reshape(-1)).astype("<u8")
+    if words.size > STATE_LIMIT:
+        raise ValueError(f"a state of {words.size} u64 words is over the protocol's {STATE_LIMIT}")
+    return struct.pack("<I", words.size) + words.tobytes()
+
+
+def _read_u64_words(r: Reader) -> np.ndarray:
+    count = r.u32()
+    if count > STATE_LIMIT:
+        raise ProtocolError(f"a state of {count} u64 words")
+    return np.frombuffer(r.take(8 * count), dtype="<u8").astype(np.uint64)
+
+
+def encode_operate(operator: str, arguments: dict, state) -> bytes:
+    text = json.dumps({"operator": operator, "arguments": arguments}, sort_keys=True).encode()
+    return struct.pack("<I", len(text)) + text + _u64_words(state)
+
+
+def decode_operate(payload: bytes) -> tuple[str, dict, np.ndarray]:
+    r = Reader(payload)
+    try:
+        body = json.loads(bytes(r.take(r.u32())))
+    except ValueError:
+        raise ProtocolError("the OPER request is not JSON") from None
+    if not isinstance(body, dict) or not isinstance(body.get("arguments"), dict):
+        raise ProtocolError("the OPER request is not {operator, arguments}")
+    state = _read_u64_words(r)
+    if r.at != len(r.data):
+        raise ProtocolError(f"OPER has {len(r.data) - r.at} bytes too many")
+    return str(body.get("operator")), body["arguments"], state
+
+
+def encode_bits(state, output) -> bytes:
+    array = np.ascontiguousarray(np.asarray(output).reshape(-1))
+    name = array.dtype.name
+    if name not in OPERATOR_DTYPES or array.dtype.itemsize != OPERATOR_DTYPES[name]:
+        raise ValueError(f"the output is {array.dtype}: BITS carries {', '.join(OPERATOR_DTYPES)}")
+    little = array.astype(array.dtype.newbyteorder("<"), copy=False)
+    return (_u64_words(state) + struct.pack("<I", len(name)) + name.encode() + struct.pack("<Q", array.size)
+            + little.tobytes())
+
+
+def bits_limit(count: int) -> int:
+    return 4 + 8 * STATE_LIMIT + 4 + DTYPE_NAME_LIMIT + 8 + 8 * max(0, int(count))
+
+
+def decode_bits(payload: bytes) -> tuple[np.ndarray, np.ndarray]:
+    """(new state uint64, output elements 1-D) of a BITS payload (the runner's side)."""
+    r = Reader(payload)
+    state = _read_u64_words(r)
+    length = r.u32()
+    if length > DTYPE_NAME_LIMIT:
+        raise ProtocolError(f"BITS names a dtype of {length} bytes")
+    name = bytes(r.take(length)).decode(errors="replace")
+    width = OPERATOR_DTYPES.get(name)
+    if width is None:
+        raise ProtocolError(f"BITS with unknown dtype {name!r}")
+    count = r.u64()
+    left = len(r.data) - r.at
+    if left != count * width:
+        raise ProtocolError(f"BITS of {count} {name} carries {left} bytes, not {count * width}")
+    array = np.frombuffer(r.take(left), dtype=np.dtype(name).newbyteorder("<"))
+    return state, array.astype(array.dtype.newbyteorder("="))

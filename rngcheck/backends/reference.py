@@ -36,6 +36,13 @@ class NumpyBackend(Backend):
         numbers.convention_of("tensorflow")  # loads the registry
         return tuple(sorted(numbers.CONVENTIONS))
 
+    operators = ("stablehlo",)
+
+    def rng_bit_generator(self, algorithm, state, shape, dtype):
+        from .. import stablehlo
+
+        return stablehlo.rng_bit_generator(algorithm, state, shape, dtype)
+
     def random_numbers(self, request: dict, state):
         from .. import numbers
 

@@ -38,6 +38,7 @@ DATA_SAFE_OPTIONS: dict[str, frozenset[str]] = {
     "random123": frozenset({"mode"}),
     "curand": frozenset({"max_blocks"}),
     "directml": frozenset({"adapter"}),
+    "xla": frozenset({"platform"}), "iree": frozenset(),
 }
 
 

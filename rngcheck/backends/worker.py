@@ -47,6 +47,9 @@ def serve(backend, channel: Channel) -> int:
         if tag == P.GENERATE:
             generate(backend, channel, payload)
             continue
+        if tag == P.OPERATE:
+            operate(backend, channel, payload)
+            continue
         if tag != P.CALL:
             print(f"worker: unexpected message {tag!r}", file=sys.stderr)
             return 3
@@ -122,6 +125,41 @@ def answer(channel: Channel, tag: bytes, compute) -> None:
         channel.send(tag, payload)
 
 
+def operate(backend, channel: Channel, payload: bytes) -> None:
+    """Answer one OPER: BITS with the operator's new state and output, or RJCT / FAIL as for a CALL."""
+    from ..errors import NotApplicable, Rejected
+
+    try:
+        operator, arguments, state = P.decode_operate(payload)
+    except Exception as error:
+        channel.send(P.FAIL, json.dumps({"error": f"worker cannot decode the OPER: {one_line(error)}"}).encode())
+        return
+    method = getattr(backend, operator_method(operator), None)
+    if operator not in tuple(getattr(backend, "operators", ()) or ()) or not callable(method):
+        channel.send(P.FAIL, json.dumps({"error": f"the backend runs no {operator} operator",
+                                         "not_applicable": True}).encode())
+        return
+    try:
+        new_state, output = method(state=state, **arguments)
+        answer = P.encode_bits(new_state, output)
+    except Rejected as error:
+        channel.send(P.REJECT, json.dumps({"message": str(error), "rule": getattr(error, "rule", None)}).encode())
+    except NotApplicable as error:
+        channel.send(P.FAIL, json.dumps({"error": str(error), "not_applicable": True}).encode())
+    except Exception as error:
+        traceback.print_exc(file=sys.stderr)
+        channel.send(P.FAIL, json.dumps({"error": one_line(error)}).encode())
+    else:
+        channel.send(P.BITS, answer)
+
+
+def operator_method(operator: str) -> str:
+    """The contract method of an operator (rngcheck.backends.contract.OPERATOR_METHODS)."""
+    from .contract import OPERATOR_METHODS
+
+    return OPERATOR_METHODS.get(operator, "")
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     # Keep the protocol on a private copy of stdout; the backend's prints go to stderr.
@@ -144,7 +182,8 @@ def main(argv=None) -> int:
         hello = P.hello_payload(str(getattr(backend, "name", argv[0])), bool(getattr(backend, "validates", False)),
                                 {str(k): str(v) for k, v in dict(backend.describe() or {}).items()},
                                 conventions=tuple(getattr(backend, "conventions", ()) or ()),
-                                generators=tuple(getattr(backend, "generators", ()) or ()))
+                                generators=tuple(getattr(backend, "generators", ()) or ()),
+                                operators=tuple(getattr(backend, "operators", ()) or ()))
     except BackendUnavailable as error:
         channel.send(P.HELLO, P.hello_payload("", False, {}, error=str(error), unavailable=True))
         return 2

@@ -72,6 +72,7 @@ class Case:
     request: Request | None = None                    # NUMBERS: what is drawn (rngcheck.numbers)
     expected_values: tuple | None = None              # NUMBERS: printed numbers (None where not printed)
     known_answer: KatVector | None = None             # GENERATOR: the generator, rounds, counter, key, answer
+    algorithm: str = ""                               # another operator's algorithm (rngcheck.conformance.operators)
 
     @property
     def element_count(self) -> int:
@@ -476,10 +477,17 @@ def generator_cases() -> list[Case]:
             for v in kat_vectors()]
 
 
+def directml_cases() -> list[Case]:
+    """DirectML's DML_RANDOM_GENERATOR: its families and the numbers layer on its words."""
+    return (kat_cases() + vector_cases() + mapping_cases() + counter_cases() + key_cases() + layout_cases()
+            + state_cases() + validation_cases() + property_cases() + scale_cases() + numbers_cases())
+
+
 def all_cases() -> list[Case]:
-    cases = (kat_cases() + vector_cases() + mapping_cases() + counter_cases() + key_cases() + layout_cases()
-             + state_cases() + validation_cases() + property_cases() + scale_cases() + numbers_cases()
-             + generator_cases())
+    """Every operator's cases (rngcheck.conformance.operators: DirectML's first)."""
+    from . import operators
+
+    cases = [case for operator in operators.registry().values() for case in operator.cases()]
     ids = [c.id for c in cases]
     duplicates = {i for i in ids if ids.count(i) > 1}
     assert not duplicates, f"duplicate case ids: {duplicates}"

@@ -32,7 +32,6 @@ from ..vectors import sha256_of_words
 from . import anatomy
 from . import cases as C
 from .diagnosis import diagnose_output, diagnose_state, named
-from .generator_kat import check_generator
 from .numbers import check_numbers
 from .outcome import BackendRaised, CaseFailed, Outcome
 
@@ -638,7 +637,6 @@ DESCRIPTION_PROCEDURES = (C.EXECUTE, C.REPEAT, C.CHAIN, C.REJECT, C.ALIAS)
 PROCEDURES = {
     C.EXECUTE: check_execute, C.REPEAT: check_repeat, C.CHAIN: check_chain,
     C.REJECT: check_reject, C.ALIAS: check_alias, C.NUMBERS: check_numbers,
-    C.GENERATOR: check_generator,
 }
 
 
@@ -653,11 +651,20 @@ def run_case(backend, case: C.Case, *, strict: bool = False, seed: int = 0,
         return _run_case(backend, case, strict, seed)
 
 
+def check_property_procedure(backend, case: C.Case, strict: bool, seed: int = 0) -> Outcome:
+    return check_property(backend, case, strict, seed)
+
+
 def _run_case(backend, case: C.Case, strict: bool, seed: int) -> Outcome:
+    from .operators import of_procedure, runs
+
     try:
+        operator = of_procedure(case.procedure)   # the operator axis: dispatch on data (conformance.operators)
+        if not runs(backend, operator):
+            raise NotApplicable(f"the backend runs no {operator.title}")
         if case.procedure == C.PROPERTY:
             return check_property(backend, case, strict, seed)
-        outcome = PROCEDURES[case.procedure](backend, case, strict)
+        outcome = operator.procedures[case.procedure](backend, case, strict)
     except CaseFailed as failed:
         outcome = failed.outcome
     except Rejected as error:

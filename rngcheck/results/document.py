@@ -97,6 +97,8 @@ def repro_command(backend_spec: str, reproduce: dict[str, Any] | None) -> str | 
                            *options_of(reproduce["request"])])
     words = ["rngcheck", "repro", "--backend", backend_spec, "--state", reproduce["state"],
              "--sizes", reproduce["sizes"]]
+    if reproduce.get("algorithm"):   # another operator's call (rngcheck.conformance.operators)
+        return shlex.join(words + ["--algorithm", reproduce["algorithm"], "--dtype", reproduce["dtype"]])
     if reproduce.get("strides"):
         words += ["--strides", reproduce["strides"]]
     words += ["--feature-level", reproduce["feature_level"]]

@@ -31,6 +31,7 @@ FORMAT_VERSION = 1
 KAT_FILE = "random123_kat.json"
 OPERATOR_FILE = "operator.json"
 FILES = (KAT_FILE, OPERATOR_FILE)
+STABLEHLO_FILE = "stablehlo.json"       # StableHLO rng_bit_generator vectors (rngcheck.stablehlo)
 NUMBERS_FORMAT = "rngcheck-numbers-vectors"
 GUIDE_FILE = "tensorflow_guide.json"
 
@@ -207,6 +208,52 @@ def parse_operator(document: dict, name: str = OPERATOR_FILE) -> list[OperatorVe
             note=str(entry.get("note", "")),
         ))
     return vectors
+
+
+@dataclass(frozen=True)
+class StablehloVector:
+    """One rng_bit_generator call (rngcheck.stablehlo) with its expected output and state."""
+
+    id: str
+    description: str
+    source: str
+    algorithm: str
+    state: tuple[int, ...]
+    shape: tuple[int, ...]
+    dtype: str
+    expected: tuple[int, ...]
+    new_state: tuple[int, ...]
+    sha256: None = None
+
+
+def _u64s(values, where: str) -> tuple[int, ...]:
+    if not isinstance(values, list):
+        raise VectorFileError(f"{where}: not a list")
+    try:
+        words = tuple(int(v, 16) for v in values)
+    except (TypeError, ValueError):
+        raise VectorFileError(f"{where}: not hex strings") from None
+    if any(not 0 <= w < 1 << 64 for w in words):
+        raise VectorFileError(f"{where}: a word out of 64-bit range")
+    return words
+
+
+def parse_stablehlo(document: dict, name: str = STABLEHLO_FILE) -> list[StablehloVector]:
+    vectors = []
+    for vector_id, where, entry in _identified(document, name):
+        vectors.append(StablehloVector(
+            id=vector_id, description=str(_field(entry, "description", where)),
+            source=str(_field(entry, "source", where)), algorithm=str(_field(entry, "algorithm", where)),
+            state=_u64s(_field(entry, "state", where), where + " state"),
+            shape=_ints(_field(entry, "shape", where), where + " shape"), dtype=str(_field(entry, "dtype", where)),
+            expected=_u64s(_field(entry, "expected", where), where + " expected"),
+            new_state=_u64s(_field(entry, "expected_state", where), where + " expected_state")))
+    return vectors
+
+
+def stablehlo_vectors(path=None) -> list[StablehloVector]:
+    path = path or data_path(STABLEHLO_FILE)
+    return parse_stablehlo(read_document(path), Path(path).name)
 
 
 def data_path(name: str) -> Path:

@@ -14,9 +14,11 @@ import json
 import sys
 from pathlib import Path
 
+import numpy as np
+
 from .. import counter, layout, reference
 from ..generators import NOT_IMPLEMENTED, get
-from . import FORMAT, FORMAT_VERSION, KAT_FILE, OPERATOR_FILE, data_path, sha256_of_words
+from . import FORMAT, FORMAT_VERSION, KAT_FILE, OPERATOR_FILE, STABLEHLO_FILE, data_path, sha256_of_words
 
 SOURCE_FILE = "sources/random123_kat_vectors.txt"
 RANDOM123_ALL = "Random123 examples/kat_vectors ({name} lines), via rngcheck/vectors/" + SOURCE_FILE
@@ -174,12 +176,44 @@ def operator_document() -> dict:
             "errata": ERRATA, "vectors": vectors}
 
 
+def stablehlo_document() -> dict:
+    """stablehlo.json: one rng_bit_generator call per algorithm, state size and width, computed by
+    rngcheck.stablehlo (XLA's variant), with small shapes so that every element is listed."""
+    from .. import stablehlo as S
+
+    key, low, high = 0x299F31D0_A4093822, 0x13198A2E_243F6A88, 0x03707344_85A308D3
+    calls = [(S.PHILOX, (key, low, high), (9,), "uint32"), (S.PHILOX, (key, low), (9,), "uint32"),
+             (S.PHILOX, (key, low, high), (5,), "uint64"), (S.PHILOX, (key, low), (2, 3), "uint8"),
+             (S.PHILOX, (key, (1 << 64) - 2, high), (3, 3), "uint32"),
+             (S.PHILOX, (key, (1 << 64) - 2), (3, 3), "uint32"),
+             (S.THREE_FRY, (key, low), (9,), "uint32"), (S.THREE_FRY, (key, low), (3, 4), "uint16"),
+             (S.THREE_FRY, (key, low), (3, 5), "uint32"), (S.THREE_FRY, (key, (1 << 64) - 2), (5,), "uint64"),
+             (S.DEFAULT, (key, low, high), (6,), "uint32")]
+    vectors = []
+    for algorithm, state, shape, dtype in calls:
+        state_array = np.array(state, dtype=np.uint64)
+        new, output = S.rng_bit_generator(algorithm, state_array, shape, dtype)
+        call = S.validate(algorithm, state_array, shape, dtype)
+        bits = output.reshape(-1).view(call.unsigned)
+        name = f"{algorithm.lower().replace('_', '')}-u64x{len(state)}-{dtype}-{'x'.join(map(str, shape))}"
+        if state[1] == (1 << 64) - 2:
+            name += "-wrap64"
+        vectors.append({"id": name, "description": f"{call.text()}", "source": S.SOURCE, "algorithm": algorithm,
+                        "state": [f"0x{w:016x}" for w in state], "shape": list(shape), "dtype": dtype,
+                        "expected": [f"0x{int(w):x}" for w in bits],
+                        "expected_state": [f"0x{int(w):016x}" for w in new]})
+    return {"format": FORMAT, "format_version": FORMAT_VERSION,
+            "description": "StableHLO rng_bit_generator calls with XLA's answers (rngcheck.stablehlo)",
+            "vectors": vectors}
+
+
 def render(document: dict) -> str:
     return json.dumps(document, indent=1) + "\n"
 
 
 def documents() -> dict[str, str]:
-    return {KAT_FILE: render(kat_document()), OPERATOR_FILE: render(operator_document())}
+    return {KAT_FILE: render(kat_document()), OPERATOR_FILE: render(operator_document()),
+            STABLEHLO_FILE: render(stablehlo_document())}
 
 
 def main(argv=None) -> int:
