@@ -54,8 +54,8 @@ def registry() -> dict[str, Operator]:
         # Not an operator but the generators under both: every Random123 known answer, one block each
         # (backend.generator_blocks). Asked of every backend (required): whether a backend computes a
         # generator, and at that round count, is each case's to say (not applicable, never a pass).
-        _REGISTRY["generators"] = Operator(
-            "generators", "Counter-based generators (Random123's known answers)", "rngcheck.generators",
+        _REGISTRY["known-answers"] = Operator(
+            "known-answers", "Counter-based generators (Random123's known answers)", "rngcheck.generators",
             "generator_blocks", {}, C.generator_cases, ("generator",), {C.GENERATOR: generator_kat.check_generator},
             required=True)
     return _REGISTRY
