@@ -14,6 +14,13 @@ words categories) or docs/expected-differences-numbers.json (the numbers categor
 
 The numbers table has a generator column: the backend's describe() "generator" (ONNX Runtime's CPU
 kernels: "not Philox: minstd_rand0"), else Philox4x32-10.
+
+The generator table (the ``generator`` category: every Random123 known answer of every generator,
+rngcheck.conformance.generator_kat): one row per backend that computes any generator, one column per
+generator (rngcheck.generators.NAMES), each cell the known-answer lines passed and those not applicable
+(a round count the library does not offer). --case PATTERN (repeatable) runs only those cases
+(``--case generator`` for the generator table alone: scripts/generator_table.sh); --update-readme
+replaces it between its own markers when README.md has them.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # rngcheck from this checkout
 
+from rngcheck.generators import NAMES as GENERATOR_NAMES  # noqa: E402
 from rngcheck.results.statuses import BROKEN  # noqa: E402
 from rngcheck.results.tables import table as results_table  # noqa: E402
 
@@ -40,6 +48,7 @@ CATEGORIES = ["kat", "vectors", "mapping", "counter", "key", "layout", "state", 
 NUMBER_CATEGORIES = ["uniform", "normal", "truncated-normal", "integers", "bits", "seed", "guide"]
 BEGIN, END = "<!-- conformance-table:begin -->", "<!-- conformance-table:end -->"
 NUMBERS_BEGIN, NUMBERS_END = "<!-- numbers-table:begin -->", "<!-- numbers-table:end -->"
+GENERATORS_BEGIN, GENERATORS_END = "<!-- generator-table:begin -->", "<!-- generator-table:end -->"
 
 
 def run_backend(spec: str, results: Path, categories=()) -> dict | None:
@@ -106,6 +115,27 @@ def table(documents: list[dict], categories=CATEGORIES, divergences=frozenset())
     return "\n".join(lines)
 
 
+def generator_table(documents: list[dict]) -> str:
+    """The markdown generator table (see the module doc), from the same results table: a backend
+    whose every generator case is "computes no ... blocks" has no row."""
+    data = results_table(documents)
+    header = ["implementation", "version"] + list(GENERATOR_NAMES) + ["verdict"]
+    lines = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
+    for _, rows in data.groupby("run", sort=False):
+        rows = rows[(rows["backend"] == rows["backend"].iloc[0]) & (rows["category"] == "generator")].copy()
+        if not len(rows) or rows["message"].str.contains("computes no .* blocks").all():
+            continue
+        rows["category"] = rows["case"].str.split("/").str[1].str.split("-").str[0]   # generator/<name>-R-...
+        first = rows.iloc[0]
+        row = [f"`{first['spec']}`", first["version"]]
+        for name in GENERATOR_NAMES:   # "–": a generator the backend does not compute at all
+            mine = rows[rows["category"] == name]
+            row.append("–" if mine["message"].str.contains("computes no .* blocks").all() else cell(rows, name))
+        row.append("FAIL" if (rows["required"] & rows["status"].isin(BROKEN)).any() else "PASS")
+        lines.append("| " + " | ".join(str(c).replace("|", "/") for c in row) + " |")
+    return "\n".join(lines)
+
+
 def unexpected(document: dict, expected: dict, expected_numbers: dict | None = None) -> list[str]:
     """Required failures not listed for the backend: a words case against ``expected``, a numbers
     case (NUMBER_CATEGORIES) against ``expected_numbers``."""
@@ -126,6 +156,8 @@ def unexpected(document: dict, expected: dict, expected_numbers: dict | None = N
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--backend", action="append")
+    parser.add_argument("--case", action="append", default=[], metavar="PATTERN",
+                        help="only these cases (rngcheck run --case; e.g. generator)")
     parser.add_argument("--results", type=Path, default=ROOT / "results" / "table")
     parser.add_argument("--update-readme", action="store_true")
     parser.add_argument("--check", action="store_true")
@@ -141,7 +173,7 @@ def main(argv=None) -> int:
     args.results.mkdir(parents=True, exist_ok=True)
     documents = []
     for spec in args.backend or DEFAULT:
-        document = run_backend(spec, args.results)
+        document = run_backend(spec, args.results, args.case)
         if document is None:
             if args.require_all or spec in args.require:
                 print(f"{spec} is required here but could not run", file=sys.stderr)
@@ -150,15 +182,17 @@ def main(argv=None) -> int:
         documents.append(document)
     text = table(documents)
     numbers_text = table(documents, NUMBER_CATEGORIES)
-    print(text)
-    print()
-    print(numbers_text)
+    generators_text = generator_table(documents)
+    print("\n\n".join(t for t in (text, numbers_text, generators_text) if t.count("\n") > 1))  # tables with rows
     expected = json.loads((ROOT / "docs" / "expected-differences.json").read_text())["backends"]
     expected_numbers = json.loads((ROOT / "docs" / "expected-differences-numbers.json").read_text())["backends"]
     if args.update_readme:
         readme = ROOT / "README.md"
         content = readme.read_text()
-        for begin, finish, body in ((BEGIN, END, text), (NUMBERS_BEGIN, NUMBERS_END, numbers_text)):
+        for begin, finish, body in ((BEGIN, END, text), (NUMBERS_BEGIN, NUMBERS_END, numbers_text),
+                                    (GENERATORS_BEGIN, GENERATORS_END, generators_text)):
+            if begin == GENERATORS_BEGIN and begin not in content:
+                continue   # a README without the generator table's markers
             start, end = content.index(begin) + len(begin), content.index(finish)
             content = content[:start] + "\n" + body + "\n" + content[end:]
         readme.write_text(content)

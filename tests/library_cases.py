@@ -100,11 +100,16 @@ def quick_run(spec: str, backend) -> tuple[dict, list[dict]]:
 
 def words_results(document, backend) -> list[dict]:
     """The results of the words cases. The numbers cases (rngcheck.conformance.numbers) of a backend
-    that draws no numbers must all be not applicable; they are left out."""
+    that draws no numbers, and the generator cases (rngcheck.conformance.generator_kat) of one that
+    computes no generator blocks, must all be not applicable; both are left out."""
     numbers = {case["id"] for case in document["cases"] if case["procedure"] == "numbers"}
+    blocks = {case["id"] for case in document["cases"] if case["procedure"] == "generator"}
     if not getattr(backend, "conventions", ()):
         assert numbers and all(r["status"] == SKIPPED and "draws no" in r["message"]
                                for r in document["results"] if r["case"] in numbers)
+    if not getattr(backend, "generators", ()):
+        assert blocks and all(r["status"] == SKIPPED and "computes no" in r["message"]
+                              for r in document["results"] if r["case"] in blocks)
     # Another operator's cases (rngcheck.conformance.operators): not applicable on a backend that does not
     # run it, left out like the numbers cases.
     from rngcheck.conformance.operators import of_procedure, runs
@@ -113,7 +118,7 @@ def words_results(document, backend) -> list[dict]:
               if not of_procedure(case["procedure"]).required}
     assert all(r["status"] == SKIPPED and "runs no" in r["message"] for r in document["results"]
                if r["case"] in others and not runs(backend, others[r["case"]]))
-    return [r for r in document["results"] if r["case"] not in numbers and r["case"] not in others]
+    return [r for r in document["results"] if r["case"] not in numbers | blocks and r["case"] not in others]
 
 
 # ---- the documented models of the generators that differ (docs/library-findings.md) ------------

@@ -12,6 +12,10 @@ A backend only computes. It never sees an expected answer and never decides a ve
         # optional, the numbers layer (rngcheck.numbers):
         conventions: tuple[str, ...] = ()
         def random_numbers(self, request: dict, state) -> numpy.ndarray
+        # optional, the generators (rngcheck.generators; Random123's names: philox4x32, threefry2x32, ...):
+        generators: tuple[str, ...] = ()
+        def generator_blocks(self, generator: str, rounds: int, counters: numpy.ndarray,
+                             key: tuple[int, ...]) -> numpy.ndarray
 
 ``state``: numpy uint32 array of 6 words whose shape is the InputStateTensor's sizes
 ((6,) at feature level 4.0 by default; (1, 1, 1, 6) at 3.0). ``sizes``: tuple of int.
@@ -37,6 +41,16 @@ for, bfloat16 as its bits in uint16 (or float32 values that are bfloat16 values)
 :class:`rngcheck.errors.NotApplicable` for a request it cannot express; a backend without the
 method, or whose ``conventions`` lack the request's, is "not applicable" for every numbers case
 (never a pass).
+
+``generators`` names the counter-based generators the backend can compute one block of, as
+Random123 writes them (``philox4x32``, ``threefry2x64``; NxW: N lanes of W bits); ``generator_blocks``
+answers ``generator`` with ``rounds`` rounds on ``counters``, a numpy array of shape (blocks, N), uint32
+for W = 32 and uint64 for W = 64 (row b is block b's counter, lane 0 = Random123's ``ctr.v[0]``), and
+``key``, the key's W-bit words (``key.v[0]`` first): the same shape and dtype, row b the generator's
+block for row b. It raises :class:`rngcheck.errors.NotApplicable` for a generator or a round count it
+cannot compute; a backend without the method, or whose ``generators`` lacks the name, is "not
+applicable" for that generator's cases (never a pass). The suite owns the known answers and the verdict
+(rngcheck.conformance.generator_kat).
 
 Other operators (optional; rngcheck.conformance.operators): ``operators`` names the ones beside
 DirectML's that the backend runs, and each has its method (OPERATOR_METHODS). StableHLO's:
@@ -98,6 +112,31 @@ class Backend:
         """The numbers layer (optional): ``request['count']`` numbers for ``state``; see the module doc."""
         raise NotApplicable(f"backend {self.name!r} draws no numbers")
 
+    if TYPE_CHECKING:
+        @property
+        def generators(self) -> tuple[str, ...]: ...
+    else:
+        generators: tuple[str, ...] = ()
+
+    def generator_blocks(self, generator: str, rounds: int, counters: np.ndarray,
+                         key: tuple[int, ...]) -> np.ndarray:
+        """The generators (optional): one block per row of ``counters``; see the module doc."""
+        raise NotApplicable(f"backend {self.name!r} computes no generator blocks")
+
+    def generator_request(self, generator: str, counters: np.ndarray) -> tuple[int, int]:
+        """(lanes N, word bits W) of ``generator`` (Random123's ``<family>NxW``), once it is one of this
+        backend's ``generators`` and ``counters`` is a (blocks, N) array of W-bit words; NotApplicable,
+        naming the backend, otherwise. A backend's ``generator_blocks`` starts here."""
+        if generator not in self.generators:
+            raise NotApplicable(f"{self.name} computes {', '.join(self.generators) or 'no generator'}, "
+                                f"not {generator!r}")
+        lanes, bits = generator_shape(generator)
+        counters = np.asarray(counters)
+        if counters.ndim != 2 or counters.shape[1] != lanes or counters.dtype != np.dtype(f"uint{bits}"):
+            raise NotApplicable(f"{generator} counters are (blocks, {lanes}) uint{bits}, "
+                                f"not {counters.dtype}{list(counters.shape)}")
+        return lanes, bits
+
     def numbers_request(self, request: dict[str, Any]) -> numbers.Request:
         """``request`` read and checked (rngcheck.numbers), under one of this backend's
         ``conventions``; NotApplicable, naming the backend, for anything else. A backend's
@@ -139,3 +178,13 @@ class Backend:
             return cls(**kwargs)
         except TypeError as error:
             raise BackendSpecError(f"bad options for backend {cls.name!r}: {error}") from None
+
+
+def generator_shape(generator: str) -> tuple[int, int]:
+    """(N, W) of a generator named as Random123 names them, ``<family>NxW`` (``threefry4x64``: 4, 64);
+    NotApplicable for a name that is not of that form."""
+    family, _, widths = generator.rpartition("x")
+    digits = len(family) - len(family.rstrip("0123456789"))
+    if not digits or widths not in ("32", "64") or not family[:-digits]:
+        raise NotApplicable(f"{generator!r} is not a generator name of the form <family>NxW (philox4x32)")
+    return int(family[-digits:]), int(widths)

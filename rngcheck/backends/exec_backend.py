@@ -7,7 +7,8 @@ backend other than the numpy reference runs this way: a Python backend is hosted
 
 The numbers layer crosses too: a child whose HELO advertises ``conventions`` answers a DRAW (a
 request and a state) with NUMS (the numbers); a request under a convention it did not advertise is
-not applicable and is never sent.
+not applicable and is never sent. So do the generators: a child whose HELO advertises ``generators``
+answers a GENB (a generator, a round count, counters and a key) with BLKS (the blocks).
 
 Each call (CALL or DRAW), and the handshake, has a time limit (``timeout``, seconds). A child that
 dies, hangs, or writes anything but the protocol to stdout ends that call with BackendCrashed, BackendTimeout or
@@ -208,6 +209,10 @@ class ExecBackend(Backend):
         if not isinstance(conventions, list) or not all(isinstance(c, str) for c in conventions):
             raise self._refused(BackendUnavailable, f"{self.label}: the handshake's conventions is not a list of "
                                                     f"names: {conventions!r}"[:300])
+        generators = hello.get("generators", [])
+        if not isinstance(generators, list) or not all(isinstance(g, str) for g in generators):
+            raise self._refused(BackendUnavailable, f"{self.label}: the handshake's generators is not a list of "
+                                                    f"names: {generators!r}"[:300])
         operators = hello.get("operators", [])
         if not isinstance(operators, list) or not all(isinstance(o, str) for o in operators):
             raise self._refused(BackendUnavailable, f"{self.label}: the handshake's operators is not a list of "
@@ -461,6 +466,31 @@ class ExecBackend(Backend):
         self._answered(tag, answer, "DRAW", P.NUMBERS)
         try:
             return P.decode_numbers(answer)
+        except P.ProtocolError as error:
+            raise self._ended(BackendProtocolError, f"{self.label}: {error}") from None
+
+    # -- the generators (optional: GENB / BLKS) -----------------------------------------------
+    @property
+    def generators(self) -> tuple[str, ...]:
+        """The generators the child advertised in its HELO (none: it is never sent a GENB)."""
+        return tuple(self.hello.get("generators") or ())
+
+    def generator_blocks(self, generator: str, rounds: int, counters, key):
+        """The child's blocks; NotApplicable, without a GENB sent, for a generator it did not advertise."""
+        if generator not in self.generators:
+            raise NotApplicable(f"{self.label} computes no {generator} blocks "
+                                f"(its handshake advertises {list(self.generators) or 'none'})")
+        payload = P.encode_generate(generator, rounds, counters, key)
+        shape = np.shape(counters)
+        return self._guarded(lambda deadline: self._generate_until(deadline, payload, shape))
+
+    def _generate_until(self, deadline, payload: bytes, shape):
+        self._send(P.frame(P.GENERATE, payload), deadline)
+        tag, answer = self._receive(deadline, lambda tag: P.blocks_limit(*shape) if tag == P.BLOCKS
+                                    else ANSWER_LIMIT)
+        self._answered(tag, answer, "GENB", P.BLOCKS)
+        try:
+            return P.decode_blocks(answer)
         except P.ProtocolError as error:
             raise self._ended(BackendProtocolError, f"{self.label}: {error}") from None
 

@@ -3,8 +3,9 @@ the child's stdin and stdout. The full description is docs/exec-protocol.md.
 
 Every message is: a 4-byte ASCII tag, a u32 payload length, the payload. All integers are
 little-endian. Child to runner: HELO (once, first), then DONE, RJCT or FAIL per CALL, and NUMS,
-RJCT or FAIL per DRAW. Runner to child: CALL, DRAW (only to a child whose HELO advertised the
-request's convention), and QUIT at the end.
+RJCT or FAIL per DRAW, BLKS or FAIL per GENB. Runner to child: CALL, DRAW (only to a child whose
+HELO advertised the request's convention), GENB (only for a generator its HELO advertised), and QUIT
+at the end.
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ from ..counter import as_state_words
 PROTOCOL_VERSION = 1
 HELLO, CALL, DONE, REJECT, FAIL, QUIT = b"HELO", b"CALL", b"DONE", b"RJCT", b"FAIL", b"QUIT"
 DRAW, NUMBERS = b"DRAW", b"NUMS"  # the numbers layer (optional: a child advertises conventions in its HELO)
+GENERATE, BLOCKS = b"GENB", b"BLKS"  # the generators (optional: a child advertises generators in its HELO)
 OPERATE, BITS = b"OPER", b"BITS"  # another operator (optional: a child advertises operators in its HELO)
-TAGS = {HELLO, CALL, DONE, REJECT, FAIL, QUIT, DRAW, NUMBERS, OPERATE, BITS}
+TAGS = {HELLO, CALL, DONE, REJECT, FAIL, QUIT, DRAW, NUMBERS, GENERATE, BLOCKS, OPERATE, BITS}
 HEADER = struct.Struct("<4sI")
 MAX_PAYLOAD = (1 << 32) - 1
 
@@ -55,13 +57,16 @@ def dtype_code(array: np.ndarray, what: str) -> int:
 
 
 def hello_payload(name: str, validates: bool, describe: dict, error: str | None = None,
-                  unavailable: bool = False, conventions=(), operators=()) -> bytes:
+                  unavailable: bool = False, conventions=(), generators=(), operators=()) -> bytes:
     """A HELO payload: the backend's name, whether it validates, its describe() and, when it draws
-    numbers, its ``conventions``; or, for a child that cannot serve, its one-line ``error``
+    numbers, its ``conventions``; when it computes generator blocks, its ``generators``; or, for a
+    child that cannot serve, its one-line ``error``
     (``unavailable``: it cannot run on this machine, as opposed to a spec that names nothing loadable)."""
     body = {"protocol": PROTOCOL_VERSION, "name": name, "validates": validates, "describe": describe}
     if conventions:
         body["conventions"] = [str(c) for c in conventions]
+    if generators:
+        body["generators"] = [str(g) for g in generators]
     if operators:
         body["operators"] = [str(o) for o in operators]
     if error:
@@ -285,6 +290,77 @@ def decode_numbers(payload: bytes) -> np.ndarray:
     storage = NUMBER_STORAGE[name] if name in NUMBER_STORAGE else np.dtype(name).newbyteorder("<")
     array = np.frombuffer(r.take(left), dtype=storage)
     return array.astype(array.dtype.newbyteorder("="))
+
+
+# ---------------------------------------------------------------------------------- the generators
+# GENB: the request as JSON (u32 length, UTF-8): {"generator", "rounds", "word_bits", "lanes", "blocks",
+# "key": [hex strings]}, then blocks * lanes counter words of word_bits bits, little-endian, block-major.
+# BLKS: u32 word_bits, u32 lanes, u64 blocks, then the blocks' words the same way.
+BLOCKS_HEAD = struct.Struct("<IIQ")
+GENERATE_LIMIT = 1 << 16   # bytes of a GENB request's JSON
+
+
+def _block_words(array, what: str) -> tuple[np.ndarray, int]:
+    array = np.asarray(array)
+    if array.ndim != 2 or array.dtype not in (np.dtype(np.uint32), np.dtype(np.uint64)):
+        raise ValueError(f"the {what} are {array.dtype}{list(array.shape)}: the exec protocol carries "
+                         f"(blocks, lanes) uint32 or uint64")
+    return np.ascontiguousarray(array).astype(array.dtype.newbyteorder("<"), copy=False), array.dtype.itemsize * 8
+
+
+def encode_generate(generator: str, rounds: int, counters, key) -> bytes:
+    """A GENB payload from the generator_blocks arguments."""
+    words, bits = _block_words(counters, "counters")
+    request = {"generator": str(generator), "rounds": int(rounds), "word_bits": bits, "lanes": int(words.shape[1]),
+               "blocks": int(words.shape[0]), "key": [f"0x{int(k):0{bits // 4}x}" for k in key]}
+    text = json.dumps(request, sort_keys=True).encode()
+    return struct.pack("<I", len(text)) + text + words.tobytes()
+
+
+def decode_generate(payload: bytes) -> tuple[str, int, np.ndarray, tuple[int, ...]]:
+    """(generator, rounds, counters, key) from a GENB payload (the child's side)."""
+    r = Reader(payload)
+    length = r.u32()
+    if length > GENERATE_LIMIT:
+        raise ProtocolError(f"GENB request of {length} bytes")
+    try:
+        request = json.loads(bytes(r.take(length)))
+        generator, rounds, bits = str(request["generator"]), int(request["rounds"]), int(request["word_bits"])
+        lanes, blocks = int(request["lanes"]), int(request["blocks"])
+        key = tuple(int(k, 16) for k in request["key"])
+    except (ValueError, KeyError, TypeError, AttributeError):
+        raise ProtocolError("the GENB request is not a JSON object with generator, rounds, word_bits, lanes, "
+                            "blocks and key (hex strings)") from None
+    if bits not in (32, 64) or lanes < 1 or blocks < 0:
+        raise ProtocolError(f"GENB with word_bits {bits}, lanes {lanes}, blocks {blocks}")
+    counters = np.frombuffer(r.take(blocks * lanes * bits // 8), dtype=f"<u{bits // 8}")
+    if r.at != len(r.data):
+        raise ProtocolError(f"GENB has {len(r.data) - r.at} bytes too many")
+    return generator, rounds, counters.astype(f"=u{bits // 8}").reshape(blocks, lanes), key
+
+
+def encode_blocks(blocks) -> bytes:
+    """A BLKS payload: the blocks a backend computed."""
+    words, bits = _block_words(blocks, "blocks")
+    return BLOCKS_HEAD.pack(bits, words.shape[1], words.shape[0]) + words.tobytes()
+
+
+def blocks_limit(blocks: int, lanes: int) -> int:
+    """The largest BLKS payload a GENB of ``blocks`` blocks of ``lanes`` lanes can be answered with."""
+    return BLOCKS_HEAD.size + 8 * max(0, int(blocks)) * max(0, int(lanes))
+
+
+def decode_blocks(payload: bytes) -> np.ndarray:
+    """The blocks of a BLKS payload (the runner's side): (blocks, lanes) uint32 or uint64."""
+    r = Reader(payload)
+    bits, lanes, blocks = BLOCKS_HEAD.unpack(r.take(BLOCKS_HEAD.size))
+    if bits not in (32, 64):
+        raise ProtocolError(f"BLKS with word_bits {bits}")
+    left = len(r.data) - r.at
+    if left != blocks * lanes * bits // 8:
+        raise ProtocolError(f"BLKS of {blocks} x {lanes} {bits}-bit words carries {left} bytes")
+    words = np.frombuffer(r.take(left), dtype=f"<u{bits // 8}")
+    return words.astype(f"=u{bits // 8}").reshape(blocks, lanes)
 
 
 # ---------------------------------------------------------------------------------- other operators

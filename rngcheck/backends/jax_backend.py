@@ -20,6 +20,11 @@ the new counter = counter + ceil(n/4). What differs is the *state* JAX lets you 
 Large tensors are generated in chunks, each started from the state XLA returned for the
 previous chunk (so chunking follows the library's own state semantics). 64-bit JAX is
 not needed: states travel as uint32 words and are bitcast inside the computation.
+
+Generators (``generator_blocks``, either state size): ``threefry2x32`` at 20 rounds, the rounds JAX
+fixes, from JAX's own primitive ``jax.extend.random.threefry2x32_p`` (the hash behind every default
+``jax.random`` key), bound to (k0, k1, x0, x1) with the key broadcast over the blocks: lane j of block
+b is output j's element b. Other round counts are not applicable.
 """
 
 from __future__ import annotations
@@ -88,6 +93,8 @@ class JaxBackend(Backend):
     name = "jax"
     validates = False
     conventions = ("jax",)
+    generators = ("threefry2x32",)
+    THREEFRY_ROUNDS = 20   # jax/_src/prng.py _threefry2x32_lowering: five groups of four rounds
 
     def __init__(self, state_words: str = "2", platform: str = "cpu"):
         state_words = str(state_words)
@@ -160,3 +167,18 @@ class JaxBackend(Backend):
         if self.state_words == "2":  # words 2-3 are not part of XLA's state: as given
             return counter.state_from_words([*words[2:4], *counter_words[2:]], words[:2])
         return counter.state_from_words(words[2:6], words[:2])
+
+    def generator_blocks(self, generator, rounds, counters, key):
+        """threefry2x32-20 blocks from jax.extend.random.threefry2x32_p (see the module doc)."""
+        self.generator_request(generator, counters)
+        if int(rounds) != self.THREEFRY_ROUNDS:
+            raise NotApplicable(f"JAX's threefry2x32 has {self.THREEFRY_ROUNDS} rounds, not {rounds}")
+        if len(key) != 2:
+            raise NotApplicable(f"threefry2x32 takes a key of 2 words, not {len(key)}")
+        from jax.extend.random import threefry2x32_p
+
+        counters = np.asarray(counters, dtype=np.uint32)
+        blocks = counters.shape[0]
+        k0, k1 = (self._put(np.full(blocks, int(k), dtype=np.uint32)) for k in key)
+        y0, y1 = threefry2x32_p.bind(k0, k1, self._put(counters[:, 0]), self._put(counters[:, 1]))
+        return np.stack([np.asarray(y0), np.asarray(y1)], axis=1).astype(np.uint32)

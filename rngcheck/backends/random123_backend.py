@@ -26,6 +26,14 @@ least significant) and key = words 4-5 (``key.v[0]`` = k0 = word 4):
     which happens to be the operator's output state. The backend reports this as it is, so
     the conformance table shows the difference. (A partial last block's unused lanes stay in
     the engine, as ``getcounter().second``; DirectML has no notion of them.)
+
+Generators (``generator_blocks``, the raw mode only: the engine is the operator mapped another way,
+not another generator): every counter-based generator of the headers,
+``philox{2,4}x{32,64}_R(R, ctr, key)`` (R up to 16), ``threefry2x{32,64}_R`` (R up to 32),
+``threefry4x{32,64}_R`` (up to 72), and, when the build has AES-NI (``-maes`` on x86-64) and the CPU
+has it, ``ars4x32_R`` (up to 10) and ``aesni4x32`` (10 rounds, ``aesni4x32keyinit`` of the key):
+one call per counter row, ``ctr.v[i]`` = lane i and ``key.v[i]`` = key word i. A round count the
+header does not take is not applicable.
 """
 
 from __future__ import annotations
@@ -43,13 +51,14 @@ import numpy as np
 
 from .. import counter
 from ..description import FEATURE_LEVEL_4_0
-from ..errors import BackendSpecError, BackendUnavailable
+from ..errors import BackendSpecError, BackendUnavailable, NotApplicable
 from . import Backend, native, placement
 
 SOURCE = Path(__file__).resolve().parent / "random123" / "rngcheck_random123.cpp"
 COMPILER = "g++"
-FLAGS = ["-O2", "-std=c++11", "-shared", "-fPIC"]
-ABI = 1
+FLAGS = ["-O2", "-std=c++11", "-shared", "-fPIC"] + (["-maes", "-msse4.1"] if platform.machine() in ("x86_64", "AMD64")
+                                                     else [])   # ARS and AESNI (the CPU is asked again at run time)
+ABI = 2
 DEBIAN_PACKAGE = "librandom123-dev"
 MODES = {"raw": 0, "engine": 1}
 IMPLEMENTATIONS = {
@@ -122,9 +131,25 @@ def _load(path: Path):
     lib.rngcheck_random123_state.argtypes = [ctypes.c_void_p, u32p]
     lib.rngcheck_random123_close.restype = None
     lib.rngcheck_random123_close.argtypes = [ctypes.c_void_p]
+    lib.rngcheck_random123_generator.restype = ctypes.c_char_p
+    lib.rngcheck_random123_generator.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_int)]
+    lib.rngcheck_random123_blocks.restype = ctypes.c_int
+    lib.rngcheck_random123_blocks.argtypes = [ctypes.c_int, ctypes.c_uint, ctypes.c_void_p, ctypes.c_uint64,
+                                              ctypes.c_void_p, ctypes.c_uint, ctypes.c_void_p]
     if lib.rngcheck_random123_abi() != ABI:
         raise BackendUnavailable(f"{path} is not the Random123 bridge rngcheck expects (ABI {ABI})")
     return lib
+
+
+def _generators(lib) -> dict[str, int]:
+    """Each generator the bridge knows: its index, or -1 where this build or CPU lacks it."""
+    found: dict[str, int] = {}
+    available = ctypes.c_int(0)
+    index = 0
+    while (name := lib.rngcheck_random123_generator(index, ctypes.byref(available))) is not None:
+        found[name.decode()] = index if available.value else -1
+        index += 1
+    return found
 
 
 class Random123Backend(Backend):
@@ -139,6 +164,31 @@ class Random123Backend(Backend):
         self.mode = mode
         self._path = build()
         self._lib = _load(self._path)
+        self._generators = _generators(self._lib)
+
+    @property
+    def generators(self) -> tuple[str, ...]:
+        """The headers' generators this build and CPU compute (see the module doc); none in engine mode."""
+        if self.mode != "raw":
+            return ()
+        return tuple(name for name, index in self._generators.items() if index >= 0)
+
+    def generator_blocks(self, generator, rounds, counters, key):
+        """One block per row of ``counters``, by the header's ``<generator>_R(rounds, ctr, key)``."""
+        lanes, bits = self.generator_request(generator, counters)
+        counters = np.ascontiguousarray(counters)
+        key_words = np.ascontiguousarray(np.asarray(key, dtype=counters.dtype))
+        out = np.empty_like(counters)
+        done = self._lib.rngcheck_random123_blocks(self._generators[generator], int(rounds),
+                                                   counters.ctypes.data, counters.shape[0],
+                                                   key_words.ctypes.data, key_words.size, out.ctypes.data)
+        if done == -3:
+            raise NotApplicable(f"Random123's {generator} takes a key of another length than {key_words.size} words")
+        if done == -1:
+            raise NotApplicable(f"Random123's {generator}_R takes no {rounds} rounds")
+        if done != 0:
+            raise NotApplicable(f"this build of Random123's headers or this CPU has no {generator}")
+        return out
 
     def describe(self) -> dict[str, str]:
         try:

@@ -8,6 +8,7 @@ import numpy as np
 
 from .. import __version__, reference
 from ..description import FEATURE_LEVEL_4_0
+from ..errors import NotApplicable
 from . import Backend
 
 
@@ -46,6 +47,22 @@ class NumpyBackend(Backend):
         from .. import numbers
 
         return numbers.draw(numbers.Request.from_dict(request), state)
+
+    @property
+    def generators(self) -> tuple[str, ...]:
+        """Every generator of rngcheck.generators, at any round count."""
+        from .. import generators
+
+        return generators.NAMES
+
+    def generator_blocks(self, generator, rounds, counters, key):
+        from .. import generators
+
+        self.generator_request(generator, counters)
+        try:
+            return generators.get(generator).blocks(counters, tuple(key), int(rounds))
+        except ValueError as error:
+            raise NotApplicable(f"not a {generator} block the reference computes: {error}") from None
 
     def random_generator(self, state, sizes, strides, buffer, *, output_state=True,
                          feature_level=FEATURE_LEVEL_4_0):

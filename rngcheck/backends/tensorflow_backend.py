@@ -40,6 +40,16 @@ truncated, and normals from those uniforms: not TensorFlow's CPU numbers
 more than MAX_NUMBERS numbers is not applicable (the answer is one array in memory, and one
 exec-protocol message). bfloat16 comes back as its bits (uint16).
 
+Generators (``generator_blocks``): ``philox4x32`` at 10 rounds, one block per counter from the same
+op and mapping as the words (the CPU kernel, or tf2xla's with ``jit_compile=1``), and ``threefry2x32``
+at 20 rounds, TensorFlow's other algorithm (``alg=2``, RNG_ALG_THREEFRY), which runs only on XLA
+devices: the op always XLA-compiled (``jit_compile=True``) on the backend's device. tf2xla forms the
+state u64[2] {key, counter} of XLA's ThreeFry (xla/hlo/builder/lib/prng.cc ThreeFryBitGenerator), whose
+block i is threefry2x32 of (counter + i) split into (low, high) 32-bit words, keyed by the 64-bit key
+split the same way. So block (x0, x1) keyed (k0, k1) is the op with ``key = [k0 | k1 << 32]``,
+``counter = [x0 | x1 << 32]`` and ``shape = [2]``: output element j is lane j (checked on the
+Random123 known answers). Other round counts are not applicable (TensorFlow fixes them).
+
 Keep TensorFlow out of a process that runs OpenCL: the tensorflow-cpu wheel loads its
 libraries with RTLD_GLOBAL, exporting its own LLVM; once it is imported, pocl (the OpenCL
 backend's CPU driver, which uses the system's LLVM) fails to build kernels ("unknown target
@@ -61,6 +71,8 @@ from ..numbers.tensorflow import as_int64
 from . import Backend, placement
 
 PHILOX_ALG = 1  # tensorflow RNG_ALG_PHILOX
+THREEFRY_ALG = 2  # tensorflow RNG_ALG_THREEFRY (XLA devices only)
+GENERATOR_ROUNDS = {"philox4x32": 10, "threefry2x32": 20}
 MAX_NUMBERS = 1 << 22  # numbers per request: one op, one array, one protocol message (32 MiB of int64)
 STATE_MODES = ("library", "spec")
 INSTALL_HINT = "tensorflow is not installed: pip install rngcheck[tensorflow]"
@@ -81,6 +93,8 @@ class _TensorFlow:
         self.kernel = self._stateless_kernel
         self.numbers_kernel = self._numbers_kernel
         self.seeded_kernel = self._seeded_kernel
+        # ThreeFry runs only on XLA devices: always compiled (traced on its first call)
+        self.threefry_kernel = tf.function(self._threefry_kernel, jit_compile=True, autograph=False)
         if jit_compile:  # the tf2xla kernel; shape is a compile-time constant input
             self.kernel = tf.function(self._stateless_kernel, jit_compile=True, autograph=False)
             self.numbers_kernel = tf.function(self._numbers_kernel, jit_compile=True, autograph=False)
@@ -114,6 +128,30 @@ class _TensorFlow:
                               tf.constant([counter.key_value(state)], dtype=tf.uint64),
                               tf.constant(counter.counter_halves(state), dtype=tf.uint64))
         return out.numpy()
+
+    def _threefry_kernel(self, key, counter_words):
+        tf = self.tf
+        return tf.raw_ops.StatelessRandomUniformFullIntV2(
+            shape=tf.constant([2], dtype=tf.int64), key=key, counter=counter_words,
+            alg=tf.constant(THREEFRY_ALG, dtype=tf.int32), dtype=tf.uint32)
+
+    def blocks(self, generator: str, counters: np.ndarray, key) -> np.ndarray:
+        """One block per row of ``counters`` (see the module doc)."""
+        tf = self.tf
+        out = np.empty_like(counters)
+        key_value = sum(int(k) << (32 * i) for i, k in enumerate(key))
+        with tf.device(self.device):
+            for row, words in enumerate(counters):
+                if generator == "threefry2x32":
+                    answer = self.threefry_kernel(tf.constant([key_value], dtype=tf.uint64),
+                                    tf.constant([int(words[0]) | int(words[1]) << 32], dtype=tf.uint64))
+                else:
+                    state = counter.state_from_words([int(w) for w in words], [int(k) for k in key])
+                    answer = self.kernel(tf.constant([4], dtype=tf.int64),
+                                         tf.constant([counter.key_value(state)], dtype=tf.uint64),
+                                         tf.constant(counter.counter_halves(state), dtype=tf.uint64))
+                out[row] = answer.numpy()
+        return out
 
     def _numbers_kernel(self, kind, dtype, shape, key, counter_words, low, high):
         """One stateless V2 op on an explicit key and counter (``low``/``high``: tensors or None)."""
@@ -181,6 +219,7 @@ class TensorFlowBackend(Backend):
     name = "tensorflow"
     validates = False
     conventions = ("tensorflow",)
+    generators = tuple(GENERATOR_ROUNDS)
 
     def __init__(self, device: str = "/CPU:0", state: str = "library", jit_compile: str = "0"):
         if str(jit_compile) not in ("0", "1"):
@@ -219,3 +258,12 @@ class TensorFlowBackend(Backend):
                                 f"{MAX_NUMBERS} per call")
         state = None if parsed.seed is not None else placement.read_state(state)
         return self.engine.numbers(parsed, state)
+
+    def generator_blocks(self, generator, rounds, counters, key):
+        """philox4x32-10 and threefry2x32-20 blocks (see the module doc)."""
+        lanes, _ = self.generator_request(generator, counters)
+        if int(rounds) != GENERATOR_ROUNDS[generator]:
+            raise NotApplicable(f"TensorFlow's {generator} has {GENERATOR_ROUNDS[generator]} rounds, not {rounds}")
+        if len(key) != (2 if generator == "threefry2x32" else lanes // 2):
+            raise NotApplicable(f"{generator} takes another key than {len(key)} words")
+        return self.engine.blocks(generator, np.asarray(counters, dtype=np.uint32), key)

@@ -33,7 +33,7 @@ class Channel:
 
 
 def serve(backend, channel: Channel) -> int:
-    """Answer CALLs and DRAWs with the backend until QUIT or end of input."""
+    """Answer CALLs, DRAWs and GENBs with the backend until QUIT or end of input."""
     from ..errors import NotApplicable, Rejected
 
     while True:
@@ -43,6 +43,9 @@ def serve(backend, channel: Channel) -> int:
         tag, payload = message
         if tag == P.DRAW:
             draw(backend, channel, payload)
+            continue
+        if tag == P.GENERATE:
+            generate(backend, channel, payload)
             continue
         if tag == P.OPERATE:
             operate(backend, channel, payload)
@@ -78,8 +81,6 @@ def serve(backend, channel: Channel) -> int:
 
 def draw(backend, channel: Channel, payload: bytes) -> None:
     """Answer one DRAW: NUMS with the backend's numbers, or RJCT / FAIL as for a CALL."""
-    from ..errors import NotApplicable, Rejected
-
     try:
         request, state = P.decode_draw(payload)
     except Exception as error:
@@ -89,8 +90,30 @@ def draw(backend, channel: Channel, payload: bytes) -> None:
     if not callable(random_numbers):
         channel.send(P.FAIL, json.dumps({"error": "the backend draws no numbers", "not_applicable": True}).encode())
         return
+    answer(channel, P.NUMBERS, lambda: P.encode_numbers(random_numbers(request, state), request.get("dtype")))
+
+
+def generate(backend, channel: Channel, payload: bytes) -> None:
+    """Answer one GENB: BLKS with the backend's generator blocks, or FAIL."""
     try:
-        answer = P.encode_numbers(random_numbers(request, state), request.get("dtype"))
+        generator, rounds, counters, key = P.decode_generate(payload)
+    except Exception as error:
+        channel.send(P.FAIL, json.dumps({"error": f"worker cannot decode the GENB: {one_line(error)}"}).encode())
+        return
+    generator_blocks = getattr(backend, "generator_blocks", None)
+    if not callable(generator_blocks):
+        channel.send(P.FAIL, json.dumps({"error": "the backend computes no generator blocks",
+                                         "not_applicable": True}).encode())
+        return
+    answer(channel, P.BLOCKS, lambda: P.encode_blocks(generator_blocks(generator, rounds, counters, key)))
+
+
+def answer(channel: Channel, tag: bytes, compute) -> None:
+    """Send ``tag`` with ``compute()``'s payload, or the RJCT / FAIL that its exception is."""
+    from ..errors import NotApplicable, Rejected
+
+    try:
+        payload = compute()
     except Rejected as error:
         channel.send(P.REJECT, json.dumps({"message": str(error), "rule": getattr(error, "rule", None)}).encode())
     except NotApplicable as error:
@@ -99,7 +122,7 @@ def draw(backend, channel: Channel, payload: bytes) -> None:
         traceback.print_exc(file=sys.stderr)
         channel.send(P.FAIL, json.dumps({"error": one_line(error)}).encode())
     else:
-        channel.send(P.NUMBERS, answer)
+        channel.send(tag, payload)
 
 
 def operate(backend, channel: Channel, payload: bytes) -> None:
@@ -159,6 +182,7 @@ def main(argv=None) -> int:
         hello = P.hello_payload(str(getattr(backend, "name", argv[0])), bool(getattr(backend, "validates", False)),
                                 {str(k): str(v) for k, v in dict(backend.describe() or {}).items()},
                                 conventions=tuple(getattr(backend, "conventions", ()) or ()),
+                                generators=tuple(getattr(backend, "generators", ()) or ()),
                                 operators=tuple(getattr(backend, "operators", ()) or ()))
     except BackendUnavailable as error:
         channel.send(P.HELLO, P.hello_payload("", False, {}, error=str(error), unavailable=True))

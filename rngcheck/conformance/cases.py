@@ -1,8 +1,9 @@
 """The conformance cases: data, not code. Each has a stable id, a description and its rule.
 
 Families: kat, mapping, counter, key, layout, state, validation, property, scale
-(see README, "What the suite checks"); and the numbers layer's uniform, normal,
-truncated-normal, integers, bits, seed and guide (rngcheck.conformance.numbers). A case's
+(see README, "What the suite checks"); the numbers layer's uniform, normal,
+truncated-normal, integers, bits, seed and guide (rngcheck.conformance.numbers); and generator,
+every Random123 known answer of every generator (rngcheck.conformance.generator_kat). A case's
 expectation is explicit (from a vector file) or, by default, the reference model's answer,
 computed when the case is checked.
 """
@@ -11,12 +12,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .. import counter, layout, numbers
+from .. import counter, generators, layout, numbers
 from ..description import FEATURE_LEVEL_3_0, FEATURE_LEVEL_4_0, RULES
 from ..numbers import BITS, INTEGERS, NORMAL, TRUNCATED_NORMAL, UNIFORM, Request
 from ..numbers import onnxruntime_cpu as numbers_ort
 from ..numbers import tensorflow as numbers_tf
-from ..vectors import guide_vectors, kat_vectors, operator_vectors
+from ..vectors import KatVector, guide_vectors, kat_vectors, operator_vectors
 
 DML_PAGE = "DirectML DML_RANDOM_GENERATOR_OPERATOR_DESC"
 STRIDES_PAGE = "DirectML 'Using strides to express padding and memory layout'"
@@ -39,6 +40,7 @@ REJECT = "reject"        # an invalid description: must be refused when the back
 ALIAS = "alias"          # aliasing strides: what the backend did is reported (implementation-defined)
 PROPERTY = "property"    # hypothesis: random descriptions against the reference, shrunk on failure
 NUMBERS = "numbers"      # a numbers request (rngcheck.numbers) against the reference or printed numbers
+GENERATOR = "generator"  # one generator block (backend.generator_blocks) against a Random123 known answer
 
 
 @dataclass(frozen=True)
@@ -69,6 +71,7 @@ class Case:
     only_if_validating: str = ""                      # REJECT: why it is not run on other backends
     request: Request | None = None                    # NUMBERS: what is drawn (rngcheck.numbers)
     expected_values: tuple | None = None              # NUMBERS: printed numbers (None where not printed)
+    known_answer: KatVector | None = None             # GENERATOR: the generator, rounds, counter, key, answer
     algorithm: str = ""                               # another operator's algorithm (rngcheck.conformance.operators)
 
     @property
@@ -453,6 +456,25 @@ def guide_cases() -> list[Case]:
 
 def numbers_cases() -> list[Case]:
     return convention_cases() + special_cases() + guide_cases()
+
+
+# ---------------------------------------------------------------------------------- generators
+RULE_GENERATOR = "the generator's block for (counter, key) at R rounds is Random123's known answer"
+
+
+def generator_cases() -> list[Case]:
+    """Every Random123 known answer of every generator (rngcheck.vectors), one block each, checked on
+    every backend whose ``generators`` name it: ``generator/<generator>-<rounds>-<ctr0>-<key0>``. The
+    DirectML operator's own kat cases (kat/philox4x32-10-...) are another category and stay as they are."""
+    def words(values, bits):
+        return " ".join(f"{int(w):0{bits // 4}x}" for w in values)
+
+    return [Case(id=f"generator/{v.id}", category="generator",
+                 description=f"Random123 known answer of {v.generator}-{v.rounds}: counter "
+                             f"{words(v.counter, generators.get(v.generator).word_bits)}, key "
+                             f"{words(v.key, generators.get(v.generator).word_bits)}",
+                 rule=RULE_GENERATOR, source=v.source, procedure=GENERATOR, known_answer=v)
+            for v in kat_vectors()]
 
 
 def directml_cases() -> list[Case]:

@@ -629,6 +629,11 @@ def reproduction(case: C.Case) -> dict:
     }
 
 
+# The procedures whose case is a description ``rngcheck repro`` can rerun (reproduction(case)); the
+# others say how to rerun themselves: a numbers case (its request), a property (its shrunk example),
+# a generator case (``rngcheck run --case <id>``).
+DESCRIPTION_PROCEDURES = (C.EXECUTE, C.REPEAT, C.CHAIN, C.REJECT, C.ALIAS)
+
 PROCEDURES = {
     C.EXECUTE: check_execute, C.REPEAT: check_repeat, C.CHAIN: check_chain,
     C.REJECT: check_reject, C.ALIAS: check_alias, C.NUMBERS: check_numbers,
@@ -687,6 +692,6 @@ def _run_case(backend, case: C.Case, strict: bool, seed: int) -> Outcome:
         outcome = Outcome(ERROR, f"internal error in rngcheck (not the backend's fault): {one_line(error)}",
                           diagnosis=named("rngcheck-internal-error"),
                           detail="".join(traceback.format_exception(error)[-8:]))
-    if outcome.status in BROKEN and outcome.reproduce is None and case.procedure not in (C.PROPERTY, C.NUMBERS):
+    if outcome.status in BROKEN and outcome.reproduce is None and case.procedure in DESCRIPTION_PROCEDURES:
         outcome.reproduce = reproduction(case)
     return outcome

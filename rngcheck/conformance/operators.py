@@ -50,6 +50,14 @@ def registry() -> dict[str, Operator]:
             "stablehlo", "StableHLO rng_bit_generator (XLA's variant as the reference)", stablehlo.__name__,
             "rng_bit_generator", stablehlo.RULES, stablehlo_cases.stablehlo_cases, stablehlo_cases.CATEGORIES,
             {stablehlo_cases.RNG_BIT_GENERATOR: stablehlo_check.check}, divergences=stablehlo_diagnosis.DIVERGENCES)
+        from . import generator_kat
+        # Not an operator but the generators under both: every Random123 known answer, one block each
+        # (backend.generator_blocks). Asked of every backend (required): whether a backend computes a
+        # generator, and at that round count, is each case's to say (not applicable, never a pass).
+        _REGISTRY["known-answers"] = Operator(
+            "known-answers", "Counter-based generators (Random123's known answers)", "rngcheck.generators",
+            "generator_blocks", {}, C.generator_cases, ("generator",), {C.GENERATOR: generator_kat.check_generator},
+            required=True)
     return _REGISTRY
 
 

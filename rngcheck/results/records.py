@@ -71,6 +71,11 @@ class CaseRecord:
         request = getattr(case, "request", None)
         if request is not None:
             inputs["request"] = request.to_dict()
+        known = getattr(case, "known_answer", None)   # a generator case: the block asked for
+        if known is not None:
+            inputs["generator"] = {"generator": known.generator, "rounds": known.rounds,
+                                   "counter": [f"0x{int(w):x}" for w in known.counter],
+                                   "key": [f"0x{int(w):x}" for w in known.key]}
         return cls(case.id, case.category, case.description, case.rule, case.source, case.procedure, case.note,
                    inputs)
 
