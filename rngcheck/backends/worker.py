@@ -53,6 +53,7 @@ def serve(backend, channel: Channel) -> int:
             channel.send(P.FAIL, json.dumps({"error": f"worker cannot decode the CALL: {one_line(error)}"}).encode())
             continue
         buffer = call.pop("buffer")
+        shared = call.pop("shared", False)
         state = call["state"]
         try:
             returned = backend.random_generator(call["state"], call["sizes"], call["strides"], buffer,
@@ -70,7 +71,8 @@ def serve(backend, channel: Channel) -> int:
             continue
         # The input state as the backend left it: the runner compares it with what it sent
         # (input-state-modified), as it does for an in-process backend.
-        channel.send(P.DONE, P.encode_done(returned, buffer, state))
+        channel.send(P.DONE, P.encode_done(returned, buffer, state, shared=shared))
+        del buffer  # a shared buffer's mapping ends with its last view
 
 
 def draw(backend, channel: Channel, payload: bytes) -> None:
@@ -121,6 +123,7 @@ def main(argv=None) -> int:
         hello = P.hello_payload(str(getattr(backend, "name", argv[0])), bool(getattr(backend, "validates", False)),
                                 {str(k): str(v) for k, v in dict(backend.describe() or {}).items()},
                                 conventions=tuple(getattr(backend, "conventions", ()) or ()))
+        hello = P.with_shared_buffers(hello)
     except BackendUnavailable as error:
         channel.send(P.HELLO, P.hello_payload("", False, {}, error=str(error), unavailable=True))
         return 2
