@@ -11,7 +11,9 @@ the tree's proportional set size summed over its processes, sampled every 0.2 s 
 counted once: the memory the machine actually gave it), with the time ratio against the first
 backend (the peer: numpy, the reference, by default). The 2^32 - 1 element case (16 GiB) runs
 only with --with-max. Every run is under ``prlimit --as`` (--memory-limit, default 20 GiB of
-address space for the tree's largest process), so a case that grows past it dies, not the machine.
+address space for each process), so a case that grows past it dies, not the machine; with
+--kill-above GIB a run whose processes pass that much memory together (PSS) is killed and shown
+as ``killed``.
 """
 
 from __future__ import annotations
@@ -53,16 +55,20 @@ def pss_bytes(pid: int) -> int:
     return 0
 
 
-def measure(backend: str, case: str, limit_gib: float) -> dict:
+def measure(backend: str, case: str, limit_gib: float, kill_gib: float | None = None) -> dict:
     with tempfile.TemporaryDirectory() as folder:
         document = os.path.join(folder, "result.json")
         command = ["prlimit", f"--as={int(limit_gib * 2**30)}", sys.executable, "-m", "rngcheck", "run",
                    "--backend", backend, "--profile", "huge", "--case", case, "--quiet", "--json", document]
         started = time.perf_counter()
-        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        peak = 0
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                   start_new_session=True)
+        peak, killed = 0, False
         while True:
             peak = max(peak, sum(pss_bytes(p) for p in tree(process.pid)))
+            if kill_gib is not None and peak > kill_gib * 2**30 and not killed:
+                os.killpg(process.pid, 9)   # its own session: the runner and its worker
+                killed = True
             finished, status, usage = os.wait4(process.pid, os.WNOHANG)
             if finished:
                 break
@@ -78,6 +84,8 @@ def measure(backend: str, case: str, limit_gib: float) -> dict:
             row.update(status=result["status"], seconds=result["seconds"], message=result["message"])
         except (OSError, ValueError, KeyError):
             pass
+        if killed:
+            row.update(status="killed", message=f"its processes passed {kill_gib:g} GiB (PSS) and were killed")
         return row
 
 
@@ -87,6 +95,7 @@ def main(argv=None) -> int:
     parser.add_argument("--case", action="append", help="huge case ids (default: every one)")
     parser.add_argument("--with-max", action="store_true", help=f"also {MAX_CASE} (16 GiB)")
     parser.add_argument("--memory-limit", type=float, default=20.0, help="GiB of address space per process")
+    parser.add_argument("--kill-above", type=float, help="kill a run whose processes pass this many GiB (PSS)")
     args = parser.parse_args(argv)
     from rngcheck.conformance import cases
 
@@ -98,7 +107,7 @@ def main(argv=None) -> int:
     failed = False
     for backend in backends:
         for case in ids:
-            row = measure(backend, case, args.memory_limit)
+            row = measure(backend, case, args.memory_limit, args.kill_above)
             seconds = row["seconds"]
             if backend == backends[0] and seconds:
                 peer[case] = seconds
@@ -106,8 +115,8 @@ def main(argv=None) -> int:
             print(f"{backend:<12} {case:<28} {row['status']:<8} {row['wall']:7.1f} "
                   f"{seconds if seconds is not None else float('nan'):7.1f} {ratio:>9} "
                   f"{row['max_rss'] / 2**30:11.2f} {row['peak_pss'] / 2**30:12.2f}", flush=True)
-            if row["status"] not in ("passed", "skipped"):
-                failed = True
+            if row["status"] != "passed":
+                failed |= row["status"] != "skipped"
                 print(f"  {row['message']}", flush=True)
     return 1 if failed else 0
 

@@ -202,3 +202,26 @@ def test_a_buffer_past_the_pipe_limit_to_a_child_without_shared_buffers_is_not_a
             child.random_generator(np.zeros(6, dtype=np.uint32), ((1 << 30) + 1,), None, huge)
     finally:
         child.close()
+
+
+def _worker_maps_a_buffer(backend) -> bool:
+    with open(f"/proc/{backend.process.pid}/maps") as maps:
+        return any("rngcheck-buffer" in line for line in maps)
+
+
+def test_the_worker_lets_go_of_a_shared_buffer_after_every_answer():
+    """A worker that kept the mapping of a refused call's buffer kept its pages alive: 5 GiB per backend
+    that answered 'not applicable' to a huge case, until its next call."""
+    from rngcheck.errors import Rejected
+
+    backend = isolated("numpy")
+    try:
+        state = np.array(C.HUGE_STATE, dtype=np.uint32)
+        buffer = sharedmem.allocate(1 << 20)
+        with pytest.raises(Rejected):
+            backend.random_generator(state, (0, 4), None, buffer)   # a size of 0: refused
+        assert not _worker_maps_a_buffer(backend)
+        backend.random_generator(state, (1 << 20,), None, buffer)
+        assert not _worker_maps_a_buffer(backend)
+    finally:
+        backend.close()
