@@ -152,34 +152,13 @@ def actual_words(case: C.Case, tensor: np.ndarray, first: int, count: int) -> np
     return tensor[layout.physical_offsets(case.sizes, case.strides, first, count)]
 
 
-PARALLEL_ELEMENTS = 1 << 24   # expectations this large are computed by two threads, a few chunks ahead
-AHEAD = 8
-
-
 def expected_chunks(case: C.Case, state: np.ndarray):
-    """(first, words) of the expected logical words, chunk by chunk (bounded memory: at most AHEAD
-    chunks computed ahead, by two threads for a large tensor: numpy's work releases the GIL)."""
+    """(first, words) of the expected logical words, chunk by chunk (bounded memory)."""
     if case.expected_words is not None:
         yield 0, np.array(case.expected_words, dtype=np.uint32)
         return
-    pieces = reference.chunks(case.element_count)
-    if case.element_count < PARALLEL_ELEMENTS:
-        for first, count in pieces:
-            yield first, expected_words(case, state, first, count)
-        return
-    from collections import deque
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(2, thread_name_prefix="rngcheck-expected") as pool:
-        pending: deque = deque()
-        for first, count in pieces:
-            pending.append((first, pool.submit(expected_words, case, state, first, count)))
-            if len(pending) >= AHEAD:
-                ready, words = pending.popleft()
-                yield ready, words.result()
-        while pending:
-            ready, words = pending.popleft()
-            yield ready, words.result()
+    for first, count in reference.chunks(case.element_count):
+        yield first, expected_words(case, state, first, count)
 
 
 def actual_chunks(case: C.Case, tensor: np.ndarray, whole: bool = False):
