@@ -234,7 +234,7 @@ def scan_mismatches(case: C.Case, state, tensor):
     count = 0
     digest = hashlib.sha256()
     for first, expected, actual, wrong in compared_chunks(case, state, tensor):
-        digest.update(memoryview(np.ascontiguousarray(actual, dtype="<u4")).cast("B"))
+        digest.update(np.ascontiguousarray(actual, dtype="<u4").data.cast("B"))
         count += wrong.size
         for i in wrong[:max(0, MISMATCHES_SHOWN - len(rows))]:
             index = first + int(i)
