@@ -530,7 +530,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--backend", action="append", metavar="NAME",
                      help="registered name[:options], module:attr or file.py:attr (repeatable; "
                           "default: numpy, and opencl and directml when available)")
-    run.add_argument("--profile", choices=["quick", "full", "strict"], default="quick")
+    run.add_argument("--profile", choices=["quick", "full", "strict", "huge"], default="quick")
     run.add_argument("--seed", type=int, default=0, help="seed of every random choice (default 0)")
     run.add_argument("--case", action="append", metavar="PATTERN", help="only cases whose id or category matches")
     run.add_argument("--json", metavar="FILE", help="write the result document")

@@ -437,3 +437,53 @@ class HangsOnLargeDraws(KnobbedPhilox):
             import time
             time.sleep(3600)
         return super().random_generator(state, sizes, strides, buffer, **kw)
+
+
+# -- the 2^31 boundary (issue 29): kernels that hold an index or a byte offset in 32 bits ------------
+# These write tensors of 2^30 to 2^32 elements, so they are built on rngcheck's numpy reference
+# (chunk by chunk, in place), not on the panel's plain Philox, which is far too slow there; the bug
+# each one has is the panel's own. ``at`` is the wrap point: the real one by default, smaller ones
+# (stand-ins) where a test proves the diagnosis logic, which does not depend on the size.
+
+class WrapsAt32Bits(Backend):
+    """The right words, but with an element index in int32 (``element-index-int32``: element i computed
+    as element i mod 2^31) or a byte offset in uint32 (``byte-offset-uint32``: element i written at
+    word (4i mod 2^32) / 4, elements in increasing order, so the later ones stay)."""
+
+    validates = False
+    KINDS = {"element-index-int32": 1 << 31, "byte-offset-uint32": 1 << 30}
+
+    def __init__(self, kind, at=None):
+        self.kind, self.at = kind, at or self.KINDS[kind]
+        self.name = f"wraps-{kind}" + ("" if at is None else f"-at-{at}")
+
+    def describe(self):
+        return {"implementation": "tests/panel.py WrapsAt32Bits", "kind": self.kind, "wraps at": str(self.at)}
+
+    def random_generator(self, state, sizes, strides, buffer, *, output_state=True, feature_level=(4, 0)):
+        from rngcheck import counter, layout, reference
+
+        n = math.prod(int(s) for s in sizes)
+        state = counter.state_array(state)
+        for first, count in reference.chunks(n, 1 << 22):
+            index = np.arange(first, first + count, dtype=np.int64)
+            offsets = layout.physical_offsets(sizes, strides, first, count)
+            if self.kind == "element-index-int32":
+                index %= self.at
+            else:
+                offsets %= self.at
+            # The words of elements index (runs of consecutive indices: at most two per chunk here).
+            breaks = np.flatnonzero(np.diff(index) != 1) + 1
+            words = np.concatenate([reference.words(state, int(run[0]), run.size)
+                                    for run in np.split(index, breaks)])
+            buffer[offsets] = words
+        return counter.advance(state, n) if output_state else None
+
+
+# (name, backend factory, diagnosis id, the case of the huge profile that catches it, a phrase it must say)
+WRAPS = [
+    ("element-index-int32", lambda: WrapsAt32Bits("element-index-int32"), "element-index-int32",
+     "scale/huge-2pow31-plus", "from element 2147483648 (2^31) on"),
+    ("byte-offset-uint32", lambda: WrapsAt32Bits("byte-offset-uint32"), "byte-offset-uint32",
+     "scale/huge-bytes-past-4gib", "from element 1073741824 (2^30, byte offset 4 GiB) on"),
+]

@@ -42,6 +42,7 @@ from typing import TypeVar
 
 import numpy as np
 
+from .. import sharedmem
 from ..description import FEATURE_LEVEL_4_0
 from ..errors import (
     BackendCrashed,
@@ -414,10 +415,15 @@ class ExecBackend(Backend):
             raise self._ended(BackendProtocolError, f"{self.label} answered a {what} with {tag!r}")
 
     def _call_until(self, deadline, state, sizes, strides, buffer, output_state, feature_level):
-        self._send(P.frame(P.CALL, P.encode_call(state, sizes, strides, buffer, output_state, feature_level)),
-                   deadline)
+        # A buffer in shared memory (rngcheck.sharedmem) goes to a child that maps it by its name alone.
+        shared = sharedmem.segment_of(np.asarray(buffer)) if self.hello.get("shared_buffer") is True else None
+        if shared is None and P.call_payload_bytes(state, sizes, strides, buffer) > P.MAX_PAYLOAD:
+            raise NotApplicable(f"{self.label}: a buffer of {np.asarray(buffer).nbytes} bytes is over the exec "
+                                f"protocol's 4 GiB message limit, and this child maps no shared buffers")
+        self._send(P.frame(P.CALL, P.encode_call(state, sizes, strides, buffer, output_state, feature_level,
+                                                 shared=shared)), deadline)
         state_words = int(np.asarray(state).size)
-        buffer_words = np.asarray(buffer).view("<u4").size
+        buffer_words = 0 if shared is not None else np.asarray(buffer).view("<u4").size
         tag, payload = self._receive(deadline, lambda tag: P.done_limit(state_words, buffer_words)
                                      if tag == P.DONE else ANSWER_LIMIT)
         self._answered(tag, payload, "CALL", P.DONE)
@@ -426,9 +432,14 @@ class ExecBackend(Backend):
         except P.ProtocolError as error:
             raise self._ended(BackendProtocolError, f"{self.label}: {error}") from None
         target = np.asarray(buffer).view("<u4")
-        if words.size != target.size:
+        if (words is None) != (shared is not None):
+            raise self._ended(BackendProtocolError, f"{self.label}: answered a CALL "
+                              f"{'with' if shared is not None else 'without'} a shared buffer "
+                              f"{'with its words' if shared is not None else 'as if it were shared'}")
+        if words is not None and words.size != target.size:
             raise RemoteError(f"returned a buffer of {words.size} words for one of {target.size}")
-        target[:] = words
+        if words is not None:
+            target[:] = words
         if input_after is not None:
             # What the child holds as the input state after the call: a backend that wrote into it is
             # seen by the caller as if it had run here (the check names it input-state-modified).

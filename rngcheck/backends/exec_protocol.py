@@ -33,6 +33,12 @@ CODE_DTYPES = {code: name for name, code in DTYPE_CODES.items()}
 
 FLAG_OUTPUT_STATE = 1
 FLAG_STRIDES = 2
+# Shared buffers (issue 29): a child whose HELO says "shared_buffer": true may be sent a CALL with this
+# flag. Its buffer part is then u64 word count, u32 path length, the path (UTF-8) of a shared-memory file
+# it maps (rngcheck.sharedmem.attach), u64 byte offset, instead of the words; the child writes the
+# buffer in place and answers a DONE whose buffer count is SHARED_DONE with no words. Nothing else changes.
+FLAG_SHARED_BUFFER = 4
+SHARED_DONE = (1 << 64) - 1
 CALL_FIXED = struct.Struct("<9I")  # major, minor, flags, rank, strides, state rank, out-state rank, 2 dtypes
 STATE_NONE, STATE_WORDS, STATE_INVALID = 0, 1, 2
 
@@ -76,12 +82,31 @@ def hello_payload(name: str, validates: bool, describe: dict, error: str | None 
     return json.dumps(body).encode()
 
 
-def encode_call(state, sizes, strides, buffer, output_state, feature_level) -> bytes:
-    """A CALL payload from the backend-contract arguments."""
+def with_shared_buffers(hello: bytes) -> bytes:
+    """A HELO payload that also says the child maps shared buffers (FLAG_SHARED_BUFFER), where it can."""
+    from ..sharedmem import available
+
+    body = json.loads(hello)
+    if available() and not body.get("error"):
+        body["shared_buffer"] = True
+    return json.dumps(body).encode()
+
+
+def call_payload_bytes(state, sizes, strides, buffer) -> int:
+    """The bytes of a CALL payload that carries the buffer's words (checked against MAX_PAYLOAD)."""
+    rank = len(sizes) + (0 if strides is None else len(strides))
+    return CALL_FIXED.size + 8 * (rank + 2 * np.asarray(state).ndim) + 4 + 4 * np.asarray(state).size \
+        + 8 + 4 * np.asarray(buffer).size
+
+
+def encode_call(state, sizes, strides, buffer, output_state, feature_level, shared=None) -> bytes:
+    """A CALL payload from the backend-contract arguments. ``shared``: (path, byte offset) of the
+    buffer in a shared-memory file (FLAG_SHARED_BUFFER): the words themselves are not sent."""
     state = np.asarray(state)
     buffer = np.asarray(buffer)
     out_sizes = () if not output_state else (state.shape if output_state is True else tuple(output_state))
     flags = (FLAG_OUTPUT_STATE if output_state else 0) | (FLAG_STRIDES if strides is not None else 0)
+    flags |= FLAG_SHARED_BUFFER if shared is not None else 0
     stride_count = 0 if strides is None else len(strides)
     parts = [CALL_FIXED.pack(int(feature_level[0]), int(feature_level[1]), flags, len(sizes), stride_count,
                              state.ndim,
@@ -92,6 +117,10 @@ def encode_call(state, sizes, strides, buffer, output_state, feature_level) -> b
     parts.append(np.asarray(state.shape, dtype="<i8").tobytes())
     parts.append(np.asarray(out_sizes, dtype="<i8").tobytes())
     parts.append(struct.pack("<I", state.size) + np.ascontiguousarray(state).view("<u4").tobytes())
+    if shared is not None:
+        path = str(shared[0]).encode()
+        parts.append(struct.pack("<QI", buffer.size, len(path)) + path + struct.pack("<Q", int(shared[1])))
+        return b"".join(parts)
     parts.append(struct.pack("<Q", buffer.size) + np.ascontiguousarray(buffer).view("<u4").tobytes())
     return b"".join(parts)
 
@@ -131,7 +160,14 @@ def decode_call(payload: bytes) -> dict:
     state_shape = r.i64s(state_rank)
     out_sizes = r.i64s(out_rank)
     state = r.words(r.u32())
-    buffer = r.words(r.u64())
+    if flags & FLAG_SHARED_BUFFER:
+        from ..sharedmem import attach
+
+        count = r.u64()
+        path = bytes(r.take(r.u32())).decode()
+        buffer = attach(path, r.u64(), count)
+    else:
+        buffer = r.words(r.u64())
     state_dtype = CODE_DTYPES.get(state_code, "uint32")
     output_dtype = CODE_DTYPES.get(out_code, "uint32")
     output_state: bool | tuple = False
@@ -143,15 +179,17 @@ def decode_call(payload: bytes) -> dict:
         state = state.view(state_dtype)
     return {"state": state, "sizes": sizes, "strides": strides, "buffer": buffer.view(output_dtype)
             if np.dtype(output_dtype).itemsize == 4 else buffer,
-            "output_state": output_state, "feature_level": (major, minor)}
+            "output_state": output_state, "feature_level": (major, minor),
+            "shared": bool(flags & FLAG_SHARED_BUFFER)}
 
 
 INVALID_TEXT_LIMIT = 4096  # bytes of the text that describes an invalid state
 
 
-def encode_done(returned, buffer, input_state=None) -> bytes:
-    """A DONE payload: the returned state (or why it is not one), the whole buffer and, when given,
-    the input state as the child holds it after the call (the runner sees a backend that wrote into it)."""
+def encode_done(returned, buffer, input_state=None, shared=False) -> bytes:
+    """A DONE payload: the returned state (or why it is not one), the whole buffer (``shared``: only
+    SHARED_DONE, the buffer was written in place) and, when given, the input state as the child holds
+    it after the call (the runner sees a backend that wrote into it)."""
     words = as_state_words(returned)
     if returned is None:
         head = struct.pack("<I", STATE_NONE)
@@ -161,8 +199,11 @@ def encode_done(returned, buffer, input_state=None) -> bytes:
         else:
             text = describe_garbage(returned).encode()[:INVALID_TEXT_LIMIT]
             head = struct.pack("<II", STATE_INVALID, len(text)) + text
-    buffer = np.ascontiguousarray(buffer)
-    done = head + struct.pack("<Q", buffer.size) + buffer.view("<u4").tobytes()
+    if shared:
+        done = head + struct.pack("<Q", SHARED_DONE)
+    else:
+        buffer = np.ascontiguousarray(buffer)
+        done = head + struct.pack("<Q", buffer.size) + buffer.view("<u4").tobytes()
     if input_state is not None:
         after = np.ascontiguousarray(input_state).reshape(-1).view("<u4")
         done += struct.pack("<I", after.size) + after.tobytes()
@@ -198,7 +239,8 @@ def decode_done(payload: bytes):
         returned = InvalidState(bytes(r.take(r.u32())).decode(errors="replace"))
     else:
         raise ProtocolError(f"DONE with state kind {kind}")
-    buffer = r.words(r.u64())
+    count = r.u64()
+    buffer = None if count == SHARED_DONE else r.words(count)   # None: written in place (shared)
     input_after = r.words(r.u32()) if r.at < len(r.data) else None
     if r.at != len(r.data):
         raise ProtocolError(f"DONE has {len(r.data) - r.at} bytes too many")

@@ -33,9 +33,7 @@ class Channel:
 
 
 def serve(backend, channel: Channel) -> int:
-    """Answer CALLs, DRAWs and GENBs with the backend until QUIT or end of input."""
-    from ..errors import NotApplicable, Rejected
-
+    """Answer CALLs, DRAWs, GENBs and OPERs with the backend until QUIT or end of input."""
     while True:
         message = channel.receive()
         if message is None or message[0] == P.QUIT:
@@ -53,30 +51,36 @@ def serve(backend, channel: Channel) -> int:
         if tag != P.CALL:
             print(f"worker: unexpected message {tag!r}", file=sys.stderr)
             return 3
-        try:
-            call = P.decode_call(payload)
-        except Exception as error:
-            channel.send(P.FAIL, json.dumps({"error": f"worker cannot decode the CALL: {one_line(error)}"}).encode())
-            continue
-        buffer = call.pop("buffer")
-        state = call["state"]
-        try:
-            returned = backend.random_generator(call["state"], call["sizes"], call["strides"], buffer,
-                                                output_state=call["output_state"],
-                                                feature_level=call["feature_level"])
-        except Rejected as error:
-            channel.send(P.REJECT, json.dumps({"message": str(error), "rule": getattr(error, "rule", None)}).encode())
-            continue
-        except NotApplicable as error:
-            channel.send(P.FAIL, json.dumps({"error": str(error), "not_applicable": True}).encode())
-            continue
-        except Exception as error:
-            traceback.print_exc(file=sys.stderr)
-            channel.send(P.FAIL, json.dumps({"error": one_line(error)}).encode())
-            continue
-        # The input state as the backend left it: the runner compares it with what it sent
-        # (input-state-modified), as it does for an in-process backend.
-        channel.send(P.DONE, P.encode_done(returned, buffer, state))
+        # The answer is made in a function of its own: a shared buffer's mapping (rngcheck.sharedmem)
+        # ends with it, before the runner hears the answer, whatever the answer is.
+        channel.send(*answer_call(backend, payload))
+
+
+def answer_call(backend, payload: bytes) -> tuple[bytes, bytes]:
+    """(tag, payload) answering one CALL: DONE, RJCT or FAIL."""
+    from ..errors import NotApplicable, Rejected
+
+    try:
+        call = P.decode_call(payload)
+    except Exception as error:
+        return P.FAIL, json.dumps({"error": f"worker cannot decode the CALL: {one_line(error)}"}).encode()
+    buffer = call.pop("buffer")
+    shared = call.pop("shared", False)
+    state = call["state"]
+    try:
+        returned = backend.random_generator(call["state"], call["sizes"], call["strides"], buffer,
+                                            output_state=call["output_state"],
+                                            feature_level=call["feature_level"])
+    except Rejected as error:
+        return P.REJECT, json.dumps({"message": str(error), "rule": getattr(error, "rule", None)}).encode()
+    except NotApplicable as error:
+        return P.FAIL, json.dumps({"error": str(error), "not_applicable": True}).encode()
+    except Exception as error:
+        traceback.print_exc(file=sys.stderr)
+        return P.FAIL, json.dumps({"error": one_line(error)}).encode()
+    # The input state as the backend left it: the runner compares it with what it sent
+    # (input-state-modified), as it does for an in-process backend.
+    return P.DONE, P.encode_done(returned, buffer, state, shared=shared)
 
 
 def draw(backend, channel: Channel, payload: bytes) -> None:
@@ -184,6 +188,7 @@ def main(argv=None) -> int:
                                 conventions=tuple(getattr(backend, "conventions", ()) or ()),
                                 generators=tuple(getattr(backend, "generators", ()) or ()),
                                 operators=tuple(getattr(backend, "operators", ()) or ()))
+        hello = P.with_shared_buffers(hello)
     except BackendUnavailable as error:
         channel.send(P.HELLO, P.hello_payload("", False, {}, error=str(error), unavailable=True))
         return 2

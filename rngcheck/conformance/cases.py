@@ -31,6 +31,7 @@ RULE_PURE = "the operator is a pure function of the input state: no side effects
 PROFILES = ("quick", "full", "strict")
 ALL = frozenset(PROFILES)
 FULL_ONLY = frozenset({"full", "strict"})
+HUGE = frozenset({"huge"})   # opt-in (issue 29): --profile huge, or --case scale/huge* in any profile
 
 # Procedures: how a case is run and judged (rngcheck.conformance.check).
 EXECUTE = "execute"      # one execution; words, state, guards, input state
@@ -324,6 +325,34 @@ def scale_cases() -> list[Case]:
     ]
 
 
+# ---------------------------------------------------------------------------------- huge (issue 29)
+# Past the 2^31 boundary, where kernels that hold an element index or a byte offset in 32 bits break:
+# the buffer is held once (in shared memory for a worker) and compared chunk by chunk. Each case's
+# counter carries out of words 0, 1 and 2 inside the call in the packed ones (at block 2^27 + 3).
+# Which wrap each one shows: int32 element index (wraps at element 2^31): huge-2pow31-plus,
+# huge-2pow32-minus-1; uint32 byte offset (wraps at element 2^30, 4 GiB): all three packed ones; a
+# 32-bit physical offset (int32 at 2^31): huge-strided-extent, whose offsets pass 2^31 with 32,768 elements.
+HUGE_STATE = _state((1 << 96) - (1 << 27) - 3)
+HUGE_SPECS = [
+    ("huge-2pow31-plus", (3, 5, 143165579), None,
+     "2^31 + 37 elements packed (8 GiB): past a signed 32-bit element index and a 32-bit byte offset"),
+    ("huge-bytes-past-4gib", ((1 << 30) + (1 << 28) + 3,), None,
+     "2^30 + 2^28 + 3 elements packed (5 GiB): past a 32-bit byte offset (4 GiB), below 2^31 elements"),
+    ("huge-strided-extent", (2, 4, 4096), ((1 << 31) + (1 << 20) + 7, 1 << 18, 1),
+     "2 x 4 x 4096 elements whose outer stride puts the second half past offset 2^31 (an 8 GiB extent)"),
+    ("huge-2pow32-minus-1", (3, 5, 17, 257, 65537), None,
+     "2^32 - 1 elements packed (16 GiB), the most a tensor may have"),
+]
+
+
+def huge_cases() -> list[Case]:
+    return [Case(id=f"scale/{name}", category="scale", description=description,
+                 rule=RULE_MAPPING if strides is None else RULE_LAYOUT, source=DML_PAGE if strides is None else
+                 STRIDES_PAGE, state=HUGE_STATE, sizes=sizes, strides=strides, feature_level=FEATURE_LEVEL_4_0,
+                 profiles=HUGE)
+            for name, sizes, strides, description in HUGE_SPECS]
+
+
 # ---------------------------------------------------------------------------------- numbers
 # The numbers layer's cases (checked by rngcheck.conformance.numbers): per convention, kind and
 # dtype on states that cross blocks and carries; stateless seed rules; and every number
@@ -480,7 +509,8 @@ def generator_cases() -> list[Case]:
 def directml_cases() -> list[Case]:
     """DirectML's DML_RANDOM_GENERATOR: its families and the numbers layer on its words."""
     return (kat_cases() + vector_cases() + mapping_cases() + counter_cases() + key_cases() + layout_cases()
-            + state_cases() + validation_cases() + property_cases() + scale_cases() + numbers_cases())
+            + state_cases() + validation_cases() + property_cases() + scale_cases() + numbers_cases()
+            + huge_cases())
 
 
 def all_cases() -> list[Case]:

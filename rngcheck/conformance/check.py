@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .. import counter, layout, reference
+from .. import counter, layout, reference, sharedmem
 from ..description import FEATURE_LEVEL_4_0
 from ..errors import (
     BackendCrashed,
@@ -29,7 +29,7 @@ from ..errors import (
 )
 from ..results.statuses import BROKEN, CRASHED, ERROR, FAILED, INFO, NOT_RUN, PASSED, SKIPPED, TIMEOUT  # noqa: F401
 from ..vectors import sha256_of_words
-from . import anatomy
+from . import anatomy, wraps
 from . import cases as C
 from .diagnosis import diagnose_output, diagnose_state, named
 from .numbers import check_numbers
@@ -40,6 +40,10 @@ GUARD = 0xDEADBEEF      # outside the extent: must never change
 PADDING = 0xFEEDFACE    # inside the extent, no element there: implementation-defined
 UNWRITTEN = 0xBAADF00D  # element positions before the call: "never written" shows
 MISMATCHES_SHOWN = 8
+# A buffer at least this large (words) is held once: no second execution of the case to compare with
+# (a wrong answer is not run again), and every pass over it is chunked (issue 29, the huge profile).
+HUGE_WORDS = 1 << 28
+MEMORY_MARGIN = 1 << 30   # bytes left free besides a shared buffer (chunks, the worker, the rest)
 
 
 
@@ -73,6 +77,20 @@ def state_input(case: C.Case, words) -> np.ndarray:
     return np.resize(values, case.shape_of_state()).astype(case.state_dtype)
 
 
+def new_buffer(words: int) -> np.ndarray:
+    """An uninitialised uint32 buffer: in shared memory when it is large (rngcheck.sharedmem, so that a
+    worker maps it instead of receiving a copy), after checking that this machine has room for it."""
+    if words < sharedmem.SHARED_WORDS:
+        return np.empty(words, dtype=np.uint32)
+    available = sharedmem.memory_available()
+    needed = words * sharedmem.WORD_BYTES
+    if available is not None and needed + MEMORY_MARGIN > available:
+        raise NotApplicable(f"not run on this machine: the buffer needs {needed / 2**30:.1f} GiB and "
+                            f"{available / 2**30:.1f} GiB is available (MemAvailable), {MEMORY_MARGIN >> 30} GiB "
+                            f"kept free")
+    return sharedmem.allocate(words)
+
+
 def prefilled_buffer(case: C.Case) -> tuple[np.ndarray, int]:
     """(full array, extent): guards, then the extent with padding/unwritten patterns, then guards."""
     if case.buffer_elements is not None:
@@ -81,13 +99,16 @@ def prefilled_buffer(case: C.Case) -> tuple[np.ndarray, int]:
         full[GUARD_WORDS:GUARD_WORDS + extent] = UNWRITTEN
         return full, extent
     extent = layout.required_elements(case.sizes, case.strides)
-    full = np.full(GUARD_WORDS + extent + GUARD_WORDS, GUARD, dtype=np.uint32)
+    full = new_buffer(GUARD_WORDS + extent + GUARD_WORDS)
+    full[:GUARD_WORDS] = GUARD
+    full[GUARD_WORDS + extent:] = GUARD
     tensor = full[GUARD_WORDS:GUARD_WORDS + extent]
     if layout.is_packed(case.sizes, case.strides):
         tensor[:] = UNWRITTEN
     else:
         tensor[:] = PADDING
-        tensor[layout.covered_mask(case.sizes, case.strides, extent)] = UNWRITTEN
+        for first, count in reference.chunks(case.element_count, 1 << 22):   # bounded: no mask of the extent
+            tensor[layout.physical_offsets(case.sizes, case.strides, first, count)] = UNWRITTEN
     return full, extent
 
 
@@ -124,7 +145,10 @@ def expected_words(case: C.Case, state, first: int, count: int) -> np.ndarray:
 
 
 def actual_words(case: C.Case, tensor: np.ndarray, first: int, count: int) -> np.ndarray:
-    """The tensor's logical elements first .. first+count-1, read at their physical offsets."""
+    """The tensor's logical elements first .. first+count-1, read at their physical offsets (packed:
+    a view of the buffer, not a copy)."""
+    if layout.is_packed(case.sizes, case.strides):
+        return tensor[first:first + count]
     return tensor[layout.physical_offsets(case.sizes, case.strides, first, count)]
 
 
@@ -194,8 +218,7 @@ def compare_words(case: C.Case, execution: Execution) -> str:
                                     f"sha256 of the output is {digest[:16]}..., expected "
                                     f"{case.expected_sha256[:16]}...")
         return digest
-    rows, count, actual = scan_mismatches(case, state, tensor)
-    digest = sha256_of_words(actual)
+    rows, count, digest = scan_mismatches(case, state, tensor)
     if count:
         raise _mismatch_outcome(case, state, execution, rows, count, digest,
                                 f"{count} of {case.element_count} elements differ")
@@ -203,18 +226,21 @@ def compare_words(case: C.Case, execution: Execution) -> str:
 
 
 def scan_mismatches(case: C.Case, state, tensor):
-    """(first mismatch rows, mismatch count, actual chunks) of the tensor against the expectation."""
+    """(first mismatch rows, mismatch count, sha256 of the actual words) of the tensor against the
+    expectation, in one pass of bounded chunks."""
+    import hashlib
+
     rows: list[dict] = []
     count = 0
-    actual_all: list[np.ndarray] = []
+    digest = hashlib.sha256()
     for first, expected, actual, wrong in compared_chunks(case, state, tensor):
-        actual_all.append(actual)
+        digest.update(np.ascontiguousarray(actual, dtype="<u4").data.cast("B"))
         count += wrong.size
         for i in wrong[:max(0, MISMATCHES_SHOWN - len(rows))]:
             index = first + int(i)
             offset = int(layout.physical_offsets(case.sizes, case.strides, index, 1)[0])
             rows.append(mismatch_row(case, state, index, offset, expected[i], actual[i]))
-    return rows, count, actual_all
+    return rows, count, digest.hexdigest()
 
 
 def looks_like(message: str, diagnosis: dict) -> str:
@@ -240,13 +266,15 @@ class WrongWords(CaseFailed):
 
 
 def _mismatch_outcome(case, state, execution, rows, count, digest, message) -> WrongWords:
-    diagnosis = diagnose_output(state, case.sizes, case.strides, execution.tensor, UNWRITTEN)
+    wrapped = wraps.diagnose(state, case.sizes, case.strides, execution.tensor, UNWRITTEN) \
+        if state is not None else None
+    diagnosis = wrapped or diagnose_output(state, case.sizes, case.strides, execution.tensor, UNWRITTEN)
     if rows and state is not None:
         padding = None if layout.is_packed(case.sizes, case.strides) else PADDING
         explained, found = anatomy.explain_words(state, case.sizes, case.strides, execution.tensor,
                                                  rows[0]["index"], UNWRITTEN, padding,
                                                  named=diagnosis["id"] != "unknown")
-        if found is not None:
+        if found is not None and wrapped is None:
             diagnosis = found
         if explained is not None:
             diagnosis["anatomy"] = explained
@@ -293,11 +321,21 @@ def check_returned_state(case: C.Case, execution: Execution) -> list | None:
 
 def padding_observation(case: C.Case, execution: Execution, strict: bool) -> str | None:
     tensor = execution.tensor
-    gaps = ~layout.covered_mask(case.sizes, case.strides, tensor.size)
-    gap_count = int(gaps.sum())
+    if layout.is_packed(case.sizes, case.strides) or layout.aliases(case.sizes, case.strides):
+        gap_count = 0 if layout.is_packed(case.sizes, case.strides) else -1
+    else:
+        gap_count = tensor.size - case.element_count   # distinct offsets: every other word is a gap
+    if gap_count < 0:
+        gaps = ~layout.covered_mask(case.sizes, case.strides, tensor.size)
+        gap_count = int(gaps.sum())
+        changed = int((tensor[gaps] != PADDING).sum()) if gap_count else 0
+    elif gap_count:
+        # Bounded: words that are not PADDING over the extent, less those at element offsets.
+        changed = sum(int(np.count_nonzero(tensor[at:at + (1 << 22)] != PADDING))
+                      for at in range(0, tensor.size, 1 << 22))
+        changed -= sum(int(np.count_nonzero(words != PADDING)) for _, words in actual_chunks(case, tensor))
     if not gap_count:
         return None
-    changed = int((tensor[gaps] != PADDING).sum())
     if not changed:
         return f"padding preserved ({gap_count} padding words untouched)"
     text = f"padding not preserved: {changed} of {gap_count} padding words overwritten"
@@ -332,6 +370,8 @@ def _judge_execution(backend, case: C.Case, execution: Execution, strict: bool) 
     try:
         digest = compare_words(case, execution)
     except WrongWords as failed:
+        if execution.full.size >= HUGE_WORDS:
+            raise  # held once: not run again to compare (two buffers this size would not fit)
         # Wrong words: first ask whether the same input even gives the same output twice.
         again = execute(backend, case)
         if not np.array_equal(again.tensor, execution.tensor):

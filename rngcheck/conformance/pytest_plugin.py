@@ -22,7 +22,7 @@ def pytest_addoption(parser):
     group = parser.getgroup("rngcheck", "rngcheck conformance suite")
     group.addoption("--rngcheck-backend", action="append", default=[], metavar="NAME",
                     help="backend to test (registered name, module:attr or file.py:attr); repeatable")
-    group.addoption("--rngcheck-profile", default="quick", choices=["quick", "full", "strict"],
+    group.addoption("--rngcheck-profile", default="quick", choices=["quick", "full", "strict", "huge"],
                     help="conformance profile (default quick)")
     group.addoption("--rngcheck-seed", type=int, default=0, help="seed of the suite's random choices")
     group.addoption("--rngcheck-timeout", type=seconds_argument, default=120.0, metavar="SECONDS",

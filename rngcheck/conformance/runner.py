@@ -35,6 +35,10 @@ def select_cases(options: RunOptions) -> list[C.Case]:
     if options.select:
         chosen = [c for c in chosen
                   if any(fnmatch.fnmatchcase(c.id, p) or c.category == p for p in options.select)]
+        if options.cases is None:
+            # A huge case (issue 29) joins any profile when a pattern that says "huge" names it.
+            chosen += [c for c in C.cases_for("huge") if c not in chosen and any(
+                "huge" in p and fnmatch.fnmatchcase(c.id, p) for p in options.select)]
     return chosen
 
 
@@ -117,6 +121,7 @@ def run(backends: list[NamedBackend], options: RunOptions, *, journal=None, prev
                 document["results"].append(result)
                 if observe:
                     observe(named, case, outcome)
+                outcome.execution = None  # the case's buffer goes now, not when the next case is done
                 if journal:
                     journal.write({"result": result})
     except KeyboardInterrupt:

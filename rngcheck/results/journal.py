@@ -168,7 +168,7 @@ def read(path: str | Path) -> tuple[dict[str, Any], dict[str, Any]]:
     return document, run if isinstance(run, dict) else {}
 
 
-PROFILES = ("quick", "full", "strict")
+PROFILES = ("quick", "full", "strict", "huge")
 STATS_TIERS = ("smoke", "standard", "deep")
 
 

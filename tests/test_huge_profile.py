@@ -1,0 +1,34 @@
+"""The huge profile itself catches and names the two wrap classes (issue 29), at their real sizes.
+
+Each test writes and checks a tensor of 5 to 8 GiB (about a minute each on 2 cores), so it runs
+where RNGCHECK_HUGE=1 says the machine is given to it: .ci/run's huge line sets it for this file
+(the test command's run of the whole suite skips it).
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from panel import WRAPS
+from rngcheck.conformance.runner import NamedBackend, RunOptions, run
+
+ENABLED = os.environ.get("RNGCHECK_HUGE") == "1"
+
+
+@pytest.fixture(autouse=True)
+def _huge_machine():
+    if not ENABLED:
+        pytest.skip("the huge profile writes 5-8 GiB tensors: set RNGCHECK_HUGE=1 on a machine given to it")
+
+
+@pytest.mark.parametrize("name, make, expected, case, phrase", WRAPS, ids=[w[0] for w in WRAPS])
+def test_the_huge_profile_catches_and_names_the_wrap(name, make, expected, case, phrase):
+    document = run([NamedBackend(name, make())], RunOptions(profile="huge", select=[case]))
+    [result] = document["results"]
+    assert result["status"] == "failed", result["message"]
+    assert result["diagnosis"]["id"] == expected, result["message"]
+    assert phrase in result["diagnosis"]["summary"], result["diagnosis"]["summary"]
+    assert result["mismatch_count"] > 0 and result["reproduce"]
+    assert document["summary"]["verdict"] == "fail"
