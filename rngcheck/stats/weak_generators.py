@@ -449,3 +449,203 @@ GOOD = {
     "pcg64": lambda: numpy_bitgen("pcg64", 12345),
     "sfc64": lambda: numpy_bitgen("sfc64", 12345),
 }
+
+
+# --- issue #33: generators of PractRand's results table (PractRand 0.96, doc/Tests_results.txt,
+# "PractRand standard" column) that fail within 256 MiB, each ported from its published
+# definition. PractRand's byte stream of a generator with 16- or 64-bit outputs is its outputs
+# little-endian, one after the other; as 32-bit words that is two 16-bit outputs per word (the
+# earlier one low) or one 64-bit output as two words (low first), which is what these give.
+
+def _lcg16_source(modulus_bits: int, seed: int) -> FunctionSource:
+    """PractRand's lcg(16, Y): x' = 1103515245 x + 12345 mod 2^Y (the multiplier and increment
+    of the example rand() in the C standard, ISO/IEC 9899 7.22.2), output bits Y-16..Y-1 of
+    each state after the step. Two outputs per 32-bit word, the earlier one in the low half."""
+    shift = np.uint64(modulus_bits - 16)
+    base = _affine_source(f"lcg(16,{modulus_bits}): C standard rand() LCG mod 2^{modulus_bits}, bits "
+                          f"{modulus_bits - 16}..{modulus_bits - 1}", 1103515245, 12345, modulus_bits, seed,
+                          lambda x: ((x >> shift) & np.uint64(0xFFFF)).astype(np.uint32))
+
+    def function(first, count):
+        halves = base.function(2 * first + 1, 2 * count)  # x_0 = seed; outputs are x_1, x_2, ...
+        return halves[0::2] | (halves[1::2] << np.uint32(16))
+
+    return FunctionSource(function, dict(base.description, outputs="16-bit, two per word (earlier low)"))
+
+
+def lcg16_32(seed: int = 1) -> FunctionSource:
+    return _lcg16_source(32, seed)
+
+
+def lcg16_40(seed: int = 1) -> FunctionSource:
+    return _lcg16_source(40, seed)
+
+
+def lcg16_48(seed: int = 1) -> FunctionSource:
+    return _lcg16_source(48, seed)
+
+
+def lcg16_56(seed: int = 1) -> FunctionSource:
+    return _lcg16_source(56, seed)
+
+
+def _linear_source(step, bits: int, seed: int, vector_step, unpack, output, meta: dict,
+                   words_per_output: int = 1) -> FunctionSource:
+    """A GF(2)-linear generator of a ``bits``-bit state read at any offset. ``step`` maps the
+    state (one Python integer) to the next; ``unpack`` turns a list of such integers into a
+    tuple of numpy arrays (one per state word) which ``vector_step`` steps all at once;
+    ``output(n, arrays)`` gives the outputs after step n (n: numpy array of step numbers,
+    1-based), as uint32 (one word per output) or uint64 (two words, low first)."""
+    matrix = _GF2Matrix.of(step, bits)
+
+    def function(first, count):
+        begin, end = first // words_per_output, -(-(first + count) // words_per_output)
+        k, length = _pieces(end - begin, 64)
+        jump = matrix.power(length)
+        state = matrix.power(begin)(seed)
+        starts = []
+        for _ in range(k):
+            starts.append(state)
+            state = jump(state)
+        arrays = unpack(starts)
+        out = np.empty((length, k), dtype=np.uint32 if words_per_output == 1 else np.uint64)
+        steps = begin + np.arange(k, dtype=np.uint64) * np.uint64(length)
+        for j in range(length):
+            arrays = vector_step(*arrays)
+            out[j] = output(steps + np.uint64(j + 1), arrays)
+        words = np.ascontiguousarray(out.T).reshape(-1)[:end - begin]
+        if words_per_output == 2:
+            words = words.view(np.uint32)
+        offset = first - words_per_output * begin
+        return words[offset:offset + count].copy()
+
+    return FunctionSource(function, meta)
+
+
+XORSHIFT64 = (13, 7, 17)  # Marsaglia 2003, "Xorshift RNGs", J. Stat. Softw. 8(14), p. 4
+
+
+def _xorshift64_step(x: int) -> int:
+    a, b, c = XORSHIFT64
+    x ^= (x << a) & M64
+    x ^= x >> b
+    return x ^ ((x << c) & M64)
+
+
+def _xorshift64_vector(x):
+    a, b, c = (np.uint64(v) for v in XORSHIFT64)
+    x = x ^ (x << a)
+    x = x ^ (x >> b)
+    return (x ^ (x << c),)
+
+
+def _unpack64(starts):
+    return (np.array(starts, dtype=np.uint64),)
+
+
+def xorshift64(seed: int = 88172645463325252) -> FunctionSource:
+    """Marsaglia's xorshift64 (13, 7, 17) (2003, p. 4; PractRand's xorshift64): each 64-bit
+    output (the state after the step) as two words, low first."""
+    return _linear_source(_xorshift64_step, 64, seed, _xorshift64_vector, _unpack64, lambda n, s: s[0],
+                          {"generator": "xorshift64 (13,7,17)", "seed": seed}, words_per_output=2)
+
+
+WEYL = 362437  # Marsaglia's Weyl increment (2003, p. 5, xorwow)
+XORSHIFT128 = (16, 53, 47)  # PractRand's xorshift64of128 (src/RNGs/other/simple.cpp): xls(16), xrs(53), xls(47)
+
+
+def _xorshift64of128_step(state: int) -> int:
+    """PractRand's xorshift64of128 on the 128-bit value high:low (state: low in the low half),
+    a left shift-xor by 16, a right one by 53, a left one by 47 of the whole 128 bits."""
+    a, b, c = XORSHIFT128
+    mask = (1 << 128) - 1
+    state ^= (state << a) & mask
+    state ^= state >> b
+    return state ^ ((state << c) & mask)
+
+
+def _shift128(low, high, k, left):
+    k64 = np.uint64(k)
+    if left:
+        return low << k64, (high << k64) | (low >> np.uint64(64 - k))
+    return (low >> k64) | (high << np.uint64(64 - k)), high >> k64
+
+
+def _xorshift64of128_vector(low, high):
+    a, b, c = XORSHIFT128
+    for k, left in ((a, True), (b, False), (c, True)):
+        sl, sh = _shift128(low, high, k, left)
+        low, high = low ^ sl, high ^ sh
+    return low, high
+
+
+def xorshift32of128(seed: int = 0x9E3779B97F4A7C15F39CC0605CEDC834) -> FunctionSource:
+    """PractRand's xorshift32of128: the low 32 bits of each output (the low 64 bits of the state
+    after the step) of its 128-bit xorshift (shifts 16 left, 53 right, 47 left; src/RNGs/other/
+    simple.cpp and simple.h, PractRand 0.96)."""
+    return _linear_source(_xorshift64of128_step, 128, seed, _xorshift64of128_vector,
+                          lambda s: (np.array([x & M64 for x in s], dtype=np.uint64),
+                                     np.array([x >> 64 for x in s], dtype=np.uint64)),
+                          lambda n, s: (s[0] & np.uint64(0xFFFFFFFF)).astype(np.uint32),
+                          {"generator": "xorshift32of128 (PractRand; 128-bit xorshift 16,53,47, low 32 bits)",
+                           "seed": hex(seed)})
+
+
+def xorwow32of96(seed: int = 88172645463325252, weyl: int = 6615241) -> FunctionSource:
+    """PractRand's xorwow32of96: a += 362437; output a + (low 32 bits of xorshift64 (13, 7, 17)'s
+    next output) mod 2^32 (src/RNGs/other/simple.cpp, PractRand 0.96; Marsaglia's xorwow
+    construction, 2003 p. 5, on a 64-bit xorshift)."""
+    def output(n, s):
+        return ((s[0] & np.uint64(0xFFFFFFFF)) + (np.uint64(weyl) + n * np.uint64(WEYL))).astype(np.uint32)
+
+    return _linear_source(_xorshift64_step, 64, seed, _xorshift64_vector, _unpack64, output,
+                          {"generator": "xorwow32of96 (PractRand)", "seed": seed, "weyl": weyl})
+
+
+M32 = 0xFFFFFFFF
+XORWOW_SEED = (123456789, 362436069, 521288629, 88675123, 5783321)  # Marsaglia 2003, p. 5
+XORWOW_D = 6615241
+
+
+def _xorwow_step(state: int) -> int:
+    """Marsaglia's xorwow state x, y, z, w, v (x in the lowest 32 bits): t = x ^ (x >> 2);
+    x = y; y = z; z = w; w = v; v = (v ^ (v << 4)) ^ (t ^ (t << 1))."""
+    x, y, z, w, v = ((state >> (32 * i)) & M32 for i in range(5))
+    t = x ^ (x >> 2)
+    v_new = (v ^ ((v << 4) & M32)) ^ (t ^ ((t << 1) & M32))
+    return y | (z << 32) | (w << 64) | (v << 96) | (v_new << 128)
+
+
+def _xorwow_vector(x, y, z, w, v):
+    t = x ^ (x >> np.uint32(2))
+    return y, z, w, v, (v ^ (v << np.uint32(4))) ^ (t ^ (t << np.uint32(1)))
+
+
+def xorwow(seed: tuple = XORWOW_SEED, d: int = XORWOW_D) -> FunctionSource:
+    """Marsaglia's xorwow (2003, "Xorshift RNGs", p. 5; PractRand's xorwow32x6 is the same
+    generator): the 160-bit xorshift above, d += 362437, output v + d mod 2^32."""
+    start = sum(word << (32 * i) for i, word in enumerate(seed))
+
+    def unpack(states):
+        return tuple(np.array([(s >> (32 * i)) & M32 for s in states], dtype=np.uint32) for i in range(5))
+
+    def output(n, s):
+        return s[4] + ((np.uint64(d) + n * np.uint64(WEYL)) & np.uint64(M32)).astype(np.uint32)
+
+    return _linear_source(_xorwow_step, 160, start, _xorwow_vector, unpack, output,
+                          {"generator": "xorwow (Marsaglia 2003)", "seed": list(seed), "d": d})
+
+
+# name -> (factory, PractRand's figure in bytes); lcg16ofY is the table's lcg(16,Y), xorwow its xorwow32x6
+PRACTRAND_TABLE_SOURCE = "PractRand 0.96 doc/Tests_results.txt"
+PRACTRAND_TABLE = {
+    "xorshift64": (xorshift64, 64 << 10),
+    "xorshift32of128": (xorshift32of128, 512 << 10),
+    "xorwow32of96": (xorwow32of96, 2 << 20),
+    "xorwow": (xorwow, 16 << 20),  # the table's xorwow32x6
+    "lcg16of32": (lcg16_32, 512 << 10),
+    "lcg16of40": (lcg16_40, 32 << 20),
+    "lcg16of48": (lcg16_48, 32 << 20),
+    "lcg16of56": (lcg16_56, 128 << 20),
+}
+# --- end of issue #33's PractRand-table block
