@@ -99,3 +99,75 @@ def test_every_table_generator_names_practrands_figure():
     for name, (factory, figure) in panel.PRACTRAND_TABLE.items():
         assert 0 < figure <= 256 << 20, name  # the table's generators that fail within 256 MiB
         assert factory().describe()["generator"]
+
+
+def rotl(x, k, bits):
+    mask = (1 << bits) - 1
+    return ((x << k) | (x >> (bits - k))) & mask
+
+
+def pack16(outputs):
+    pairs = np.array(outputs, dtype=np.uint32).reshape(-1, 2)
+    return pairs[:, 0] | (pairs[:, 1] << np.uint32(16))
+
+
+def test_practrands_small_nonlinear_generators_are_their_code():
+    # PractRand 0.96 src/RNGs/other/simple.cpp, line by line, with the panel's default seeds
+    n = 4000
+    a, b, out = 0x12345678, 0x9ABCDEF0, []
+    for _ in range(n):  # sapparot
+        t = rotl((a + 0x9E3779B9) & M32, 7, 32)
+        a = rotl(b ^ (~t & M32) ^ ((t << 3) & M32), 7, 32)
+        b = t
+        out.append(a ^ b)
+    check_random_access(panel.sapparot(), np.array(out, dtype=np.uint32))
+
+    a, b, c, out = 0x12345678, 0x9ABCDEF0, 0x0F1E2D3C, []
+    for _ in range(n):  # sap32of96
+        t = rotl((a + 0x9E3779B9 + c) & M32, 7, 32)
+        a = rotl(b ^ (~t & M32) ^ ((t << 3) & M32), 7, 32)
+        b = t
+        c = ((c + a) & M32) ^ b
+        out.append(b)
+    check_random_access(panel.sap32of96(), np.array(out, dtype=np.uint32))
+
+    a, b, c, out = 0x1234, 0x5678, 0x9ABC, []
+    for _ in range(2 * n):  # sap16of48
+        t = rotl((a + 0x79B9 + c) & 0xFFFF, 5, 16)
+        a = rotl(b ^ (~t & 0xFFFF) ^ ((t << 3) & 0xFFFF), 5, 16)
+        b = t
+        c = ((c + a) & 0xFFFF) ^ b
+        out.append(b)
+    check_random_access(panel.sap16of48(), pack16(out))
+
+    a, b, c, out = 0x1234, 0x5678, 0x9ABC, []
+    for _ in range(2 * n):  # xsalta16x3
+        tmp = (a + c + rotl(b, 5, 16)) & 0xFFFF
+        old = a
+        a = b ^ (b >> 3)
+        b = c ^ ((c << 7) & 0xFFFF)
+        c = c ^ (c >> 8) ^ old
+        out.append(tmp)
+    check_random_access(panel.xsalta16x3(), pack16(out))
+
+    a, b, c, out = 0x1234, 0x5678, 0x9ABC, []
+    for _ in range(2 * n):  # simpleB
+        tmp = rotl(a, 3, 16) ^ (~b & 0xFFFF)
+        a = (b + c) & 0xFFFF
+        b = c
+        c = (tmp + rotl(c, 5, 16)) & 0xFFFF
+        out.append(tmp)
+    check_random_access(panel.simple_b(), pack16(out))
+
+    state, out = 0x12345678, []
+    for _ in range(n):  # mo_Lesr32
+        state = ((state << 7) - state) & M32
+        state = rotl(state, 23, 32)
+        out.append(state)
+    check_random_access(panel.mo_lesr32(), np.array(out, dtype=np.uint32))
+
+    state, out = 0x123456789ABCDEF1, []
+    for _ in range(n):  # mo_Rers32of64
+        state = (rotl(state, 8, 64) - rotl(state, 29, 64)) & M64
+        out.append(state & M32)
+    check_random_access(panel.mo_rers32of64(), np.array(out, dtype=np.uint32))

@@ -636,6 +636,142 @@ def xorwow(seed: tuple = XORWOW_SEED, d: int = XORWOW_D) -> FunctionSource:
                           {"generator": "xorwow (Marsaglia 2003)", "seed": list(seed), "d": d})
 
 
+# PractRand's own small nonlinear generators (src/RNGs/other/simple.cpp, PractRand 0.96): no jump
+# ahead, so they run sequentially in Python (about 1 M outputs per second) and the words made
+# are kept for the latest generator asked (the power panel asks the same stream at doubling
+# lengths). PractRand seeds them with its own seeder; here the state is given.
+
+_SEQUENTIAL_CACHE: dict = {}
+
+
+def _sequential_source(name: str, make_steps, width: int, meta: dict) -> FunctionSource:
+    """``make_steps()`` yields outputs of ``width`` bits (16 or 32) one at a time; words are
+    two 16-bit outputs (the earlier low) or one 32-bit output."""
+    per_word = 32 // width
+
+    def words_up_to(end):
+        cached = _SEQUENTIAL_CACHE.get(name)
+        if cached is None:
+            _SEQUENTIAL_CACHE.clear()  # one generator's stream at a time
+            cached = _SEQUENTIAL_CACHE[name] = [make_steps(), np.empty(0, dtype=np.uint32)]
+        steps, words = cached
+        if words.size < end:
+            need = max(end, 2 * words.size) - words.size
+            dtype = np.uint16 if width == 16 else np.uint32
+            fresh = np.fromiter((next(steps) for _ in range(need * per_word)), dtype=dtype, count=need * per_word)
+            cached[1] = words = np.concatenate([words, fresh.view(np.uint32)])  # little-endian: earlier low
+        return words
+
+    def function(first, count):
+        return words_up_to(first + count)[first:first + count].copy()
+
+    return FunctionSource(function, meta)
+
+
+def _rotl32(x: int, k: int) -> int:
+    return ((x << k) | (x >> (32 - k))) & M32
+
+
+def _rotl16(x: int, k: int) -> int:
+    return ((x << k) | (x >> (16 - k))) & 0xFFFF
+
+
+def sapparot(a: int = 0x12345678, b: int = 0x9ABCDEF0) -> FunctionSource:
+    """PractRand's sapparot: t = rotl(a + 0x9e3779b9, 7); a = rotl(b ^ ~t ^ (t << 3), 7);
+    b = t; output a ^ b."""
+    def steps():
+        x, y = a, b
+        while True:
+            t = _rotl32((x + 0x9E3779B9) & M32, 7)
+            x = _rotl32(y ^ (~t & M32) ^ ((t << 3) & M32), 7)
+            y = t
+            yield x ^ y
+
+    return _sequential_source(f"sapparot{a}{b}", steps, 32, {"generator": "sapparot (PractRand)", "seed": [a, b]})
+
+
+def sap32of96(a: int = 0x12345678, b: int = 0x9ABCDEF0, c: int = 0x0F1E2D3C) -> FunctionSource:
+    """PractRand's sap32of96: t = rotl(a + 0x9e3779b9 + c, 7); a = rotl(b ^ ~t ^ (t << 3), 7);
+    b = t; c = (c + a) ^ b; output b."""
+    def steps():
+        x, y, z = a, b, c
+        while True:
+            t = _rotl32((x + 0x9E3779B9 + z) & M32, 7)
+            x = _rotl32(y ^ (~t & M32) ^ ((t << 3) & M32), 7)
+            y = t
+            z = ((z + x) & M32) ^ y
+            yield y
+
+    return _sequential_source(f"sap32of96{a}{b}{c}", steps, 32,
+                              {"generator": "sap32of96 (PractRand)", "seed": [a, b, c]})
+
+
+def sap16of48(a: int = 0x1234, b: int = 0x5678, c: int = 0x9ABC) -> FunctionSource:
+    """PractRand's sap16of48: 16-bit sap32of96 with 0x79b9 and rotations by 5."""
+    def steps():
+        x, y, z = a, b, c
+        while True:
+            t = _rotl16((x + 0x79B9 + z) & 0xFFFF, 5)
+            x = _rotl16(y ^ (~t & 0xFFFF) ^ ((t << 3) & 0xFFFF), 5)
+            y = t
+            z = ((z + x) & 0xFFFF) ^ y
+            yield y
+
+    return _sequential_source(f"sap16of48{a}{b}{c}", steps, 16,
+                              {"generator": "sap16of48 (PractRand)", "seed": [a, b, c]})
+
+
+def xsalta16x3(a: int = 0x1234, b: int = 0x5678, c: int = 0x9ABC) -> FunctionSource:
+    """PractRand's xsalta16x3: output a + c + rotl(b, 5); then a, b, c = b ^ (b >> 3),
+    c ^ (c << 7), c ^ (c >> 8) ^ a (16-bit words)."""
+    def steps():
+        x, y, z = a, b, c
+        while True:
+            out = (x + z + _rotl16(y, 5)) & 0xFFFF
+            x, y, z = y ^ (y >> 3), z ^ ((z << 7) & 0xFFFF), z ^ (z >> 8) ^ x
+            yield out
+
+    return _sequential_source(f"xsalta16x3{a}{b}{c}", steps, 16,
+                              {"generator": "xsalta16x3 (PractRand)", "seed": [a, b, c]})
+
+
+def mo_lesr32(state: int = 0x12345678) -> FunctionSource:
+    """PractRand's mo_Lesr32: state = rotl((state << 7) - state, 23); output state."""
+    def steps():
+        x = state
+        while True:
+            x = _rotl32(((x << 7) - x) & M32, 23)
+            yield x
+
+    return _sequential_source(f"mo_Lesr32{state}", steps, 32, {"generator": "mo_Lesr32 (PractRand)", "seed": state})
+
+
+def mo_rers32of64(state: int = 0x123456789ABCDEF1) -> FunctionSource:
+    """PractRand's mo_Rers32of64: state = rotl64(state, 8) - rotl64(state, 29) mod 2^64; output
+    its low 32 bits."""
+    def steps():
+        x = state
+        while True:
+            x = (_rotl64(x, 8) - _rotl64(x, 29)) & M64
+            yield x & M32
+
+    return _sequential_source(f"mo_Rers32of64{state}", steps, 32,
+                              {"generator": "mo_Rers32of64 (PractRand)", "seed": state})
+
+
+def simple_b(a: int = 0x1234, b: int = 0x5678, c: int = 0x9ABC) -> FunctionSource:
+    """PractRand's simpleB: t = rotl16(a, 3) ^ ~b; a = b + c; b = c; c = t + rotl16(c, 5);
+    output t."""
+    def steps():
+        x, y, z = a, b, c
+        while True:
+            t = _rotl16(x, 3) ^ (~y & 0xFFFF)
+            x, y, z = (y + z) & 0xFFFF, z, (t + _rotl16(z, 5)) & 0xFFFF
+            yield t
+
+    return _sequential_source(f"simpleB{a}{b}{c}", steps, 16, {"generator": "simpleB (PractRand)", "seed": [a, b, c]})
+
+
 # name -> (factory, PractRand's figure in bytes); lcg16ofY is the table's lcg(16,Y), xorwow its xorwow32x6
 PRACTRAND_TABLE_SOURCE = "PractRand 0.96 doc/Tests_results.txt"
 PRACTRAND_TABLE = {
@@ -647,5 +783,12 @@ PRACTRAND_TABLE = {
     "lcg16of40": (lcg16_40, 32 << 20),
     "lcg16of48": (lcg16_48, 32 << 20),
     "lcg16of56": (lcg16_56, 128 << 20),
+    "mo_Lesr32": (mo_lesr32, 64 << 10),
+    "sap16of48": (sap16of48, 512 << 10),
+    "xsalta16x3": (xsalta16x3, 1 << 20),
+    "sap32of96": (sap32of96, 2 << 20),
+    "mo_Rers32of64": (mo_rers32of64, 8 << 20),
+    "sapparot": (sapparot, 16 << 20),
+    "simpleB": (simple_b, 128 << 20),
 }
 # --- end of issue #33's PractRand-table block
