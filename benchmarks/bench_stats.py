@@ -4,7 +4,8 @@
                                                                    # MB/s and wall time per tier, from a file
     python benchmarks/bench_stats.py speed --against DIR            # and another checkout's battery, same run
     python benchmarks/bench_stats.py stdin [--tier standard]          # the same bytes from a file and from a pipe
-    python benchmarks/bench_stats.py power   [--max-bytes 256M]     # bytes each weak generator needs to FAIL
+    python benchmarks/bench_stats.py power   [--max-bytes 256M] [--generators a,b] [--power-tiers smoke,standard]
+                                          [--json FILE]           # bytes each weak generator needs to FAIL, per tier
     python benchmarks/bench_stats.py false-alarms [--seeds 100] [--tier standard]
     python benchmarks/bench_stats.py all [--against DIR]            # all three, then the README's panel table
 
@@ -13,7 +14,10 @@ generator is not what is measured; inter-stream tests need a generator and are n
 included there. ``--against DIR`` times the battery of another checkout (say the previous
 release: ``git worktree add /tmp/before v0.1``) on the same file in the same run, each
 tier alternately, so the ratio is not a comparison across days or loads. Power doubles the
-stream length from 64 KiB until the first FAIL, main stream only. False alarms: good
+stream length from 64 KiB until the first FAIL, main stream only, once per tier (that tier's
+tests, with the budgets of each length), up to the tier's size (deep: --max-bytes); it covers
+the weak panel, PractRand's table generators (weak_generators.PRACTRAND_TABLE) and the
+boundary and good controls, and prints the README's table and its claim. False alarms: good
 generators in turn (Philox4x32-10, PCG64, SFC64, MT19937), one seed each, standard tier.
 """
 
