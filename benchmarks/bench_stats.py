@@ -4,7 +4,8 @@
                                                                    # MB/s and wall time per tier, from a file
     python benchmarks/bench_stats.py speed --against DIR            # and another checkout's battery, same run
     python benchmarks/bench_stats.py stdin [--tier standard]          # the same bytes from a file and from a pipe
-    python benchmarks/bench_stats.py power   [--max-bytes 256M]     # bytes each weak generator needs to FAIL
+    python benchmarks/bench_stats.py power   [--max-bytes 256M] [--generators a,b] [--power-tiers smoke,standard]
+                                          [--json FILE]           # bytes each weak generator needs to FAIL, per tier
     python benchmarks/bench_stats.py false-alarms [--seeds 100] [--tier standard]
     python benchmarks/bench_stats.py all [--against DIR]            # all three, then the README's panel table
 
@@ -13,7 +14,10 @@ generator is not what is measured; inter-stream tests need a generator and are n
 included there. ``--against DIR`` times the battery of another checkout (say the previous
 release: ``git worktree add /tmp/before v0.1``) on the same file in the same run, each
 tier alternately, so the ratio is not a comparison across days or loads. Power doubles the
-stream length from 64 KiB until the first FAIL, main stream only. False alarms: good
+stream length from 64 KiB until the first FAIL, main stream only, once per tier (that tier's
+tests, with the budgets of each length), up to the tier's size (deep: --max-bytes); it covers
+the weak panel, PractRand's table generators (weak_generators.PRACTRAND_TABLE) and the
+boundary and good controls, and prints the README's table and its claim. False alarms: good
 generators in turn (Philox4x32-10, PCG64, SFC64, MT19937), one seed each, standard tier.
 """
 
@@ -140,11 +144,13 @@ def stdin_speed(nbytes: int, tier: str = "standard", repeats: int = 2) -> dict:
     return best
 
 
-def first_fail(factory, max_bytes: int, start: int = 1 << 16, interstream: bool = True):
+def first_fail(factory, max_bytes: int, start: int = 1 << 16, interstream: bool = True, tier: str = "deep"):
+    """Doubling from ``start``: the first length at which ``tier``'s tests (with that length's
+    budgets) give a FAIL, with the strongest failing result; (None, ...) up to ``max_bytes``."""
     nbytes = start
     while nbytes <= max_bytes:
         began = time.perf_counter()
-        doc = battery.run(factory(), tier="deep", nbytes=nbytes, interstream=interstream)
+        doc = battery.run(factory(), tier=tier, nbytes=nbytes, interstream=interstream)
         wall = time.perf_counter() - began
         if doc["verdict"] == "FAIL":
             failing = [e for e in doc["results"] if e["verdict"] == "FAIL"]
@@ -168,6 +174,10 @@ PRACTRAND = {
     "philox-6": (None, "issue #17: passes (PractRand and Crush agree)"),
     "sfc64": (None, PR_RESULTS + ": sfc64 passes > 4 TB"),
 }
+# issue #33: the generators of PractRand's table ported in weak_generators.PRACTRAND_TABLE
+TABLE_NAMES = {"xorwow": "xorwow32x6", **{f"lcg16of{y}": f"lcg(16,{y})" for y in (32, 40, 48, 56)}}
+PRACTRAND.update({name: (figure, f"{panel.PRACTRAND_TABLE_SOURCE} ({TABLE_NAMES.get(name, name)})")
+                  for name, (_, figure) in panel.PRACTRAND_TABLE.items()})
 
 
 def _size(nbytes):
@@ -179,23 +189,35 @@ def _size(nbytes):
     return f"{nbytes} B"
 
 
-def power(max_bytes: int, names=None) -> dict:
-    print("== power: bytes of the main stream before the first FAIL "
-          f"(doubling from 64 KiB, up to {max_bytes / MiB:.0f} MiB;"
+POWER_TIERS = ("smoke", "standard", "deep")
+
+
+def power(max_bytes: int, names=None, tiers=POWER_TIERS) -> dict:
+    """Per generator and tier: bytes before the tier's first FAIL, doubling from 64 KiB up to
+    the tier's size (smoke 8 MiB; standard 256 MiB) or ``max_bytes`` for deep."""
+    print("== power: bytes of the main stream before the first FAIL, per tier "
+          f"(doubling from 64 KiB up to the tier's size, deep up to {max_bytes / MiB:.0f} MiB;"
           " main stream only; PractRand's figure beside it where one is published or measured)")
     found = {}
-    for name, factory in {**panel.WEAK, **panel.BOUNDARY, **panel.GOOD}.items():
+    table = {name: factory for name, (factory, _) in panel.PRACTRAND_TABLE.items()}
+    for name, factory in {**panel.WEAK, **table, **panel.BOUNDARY, **panel.GOOD}.items():
         if names and name not in names:
             continue
-        nbytes, worst, count, wall = first_fail(factory, max_bytes, interstream=False)
         theirs, where = PRACTRAND.get(name, (None, ""))
-        found[name] = {"bytes": nbytes, "test": worst and worst["test"], "practrand": theirs, "source": where}
-        if nbytes is None:
-            text = f"no FAIL up to {_size(max_bytes)}"
-        else:
-            text = (f"FAIL at {_size(nbytes)} ({count} failing p-values; strongest {worst['test']} "
-                    f"p = {worst['p_display']}) in {wall:.1f} s")
-        print(f"{name:13s} {text}; PractRand: {_size(theirs) if theirs else '-'} ({where or 'no figure'})", flush=True)
+        row = {"practrand": theirs, "source": where, "tiers": {}}
+        texts = []
+        for tier in tiers:
+            limit = min(max_bytes, battery.TIERS[tier]) if tier != "deep" else max_bytes
+            nbytes, worst, count, wall = first_fail(factory, limit, interstream=False, tier=tier)
+            row["tiers"][tier] = {"bytes": nbytes, "limit": limit, "test": worst and worst["test"]}
+            if nbytes is None:
+                texts.append(f"{tier}: no FAIL up to {_size(limit)}")
+            else:
+                texts.append(f"{tier}: FAIL at {_size(nbytes)} ({count} failing; strongest {worst['test']} "
+                             f"p = {worst['p_display']}; {wall:.1f} s)")
+        found[name] = row
+        print(f"{name:15s} " + "; ".join(texts) +
+              f"; PractRand: {_size(theirs) if theirs else '-'} ({where or 'no figure'})", flush=True)
     return found
 
 
@@ -228,13 +250,27 @@ def false_alarms(seeds: int, tier: str) -> dict:
     return {"seeds": seeds, "tier": tier, "fail_rate": rate, "verdicts": dict(verdicts)}
 
 
+def _cell(entry):
+    if entry is None:
+        return "-"
+    return f"{_size(entry['bytes'])} ({entry['test']})" if entry["bytes"] else f"no FAIL to {_size(entry['limit'])}"
+
+
 def table(found: dict, alarms: dict | None, figures: dict | None) -> None:
-    """The README's panel table (markdown) from this run's figures."""
-    print("\n| generator | rngcheck: bytes to first FAIL (test) | PractRand | PractRand's figure from |")
-    print("|---|---|---|---|")
+    """The README's panel table (markdown) from this run's figures, and its claim."""
+    print("\n| generator | PractRand | PractRand's figure from | smoke | standard | deep |")
+    print("|---|---|---|---|---|---|")
     for name, row in found.items():
-        mine = f"{_size(row['bytes'])} ({row['test']})" if row["bytes"] else "no FAIL"
-        print(f"| {name} | {mine} | {_size(row['practrand']) if row['practrand'] else '-'} | {row['source'] or '-'} |")
+        cells = [_cell(row["tiers"].get(tier)) for tier in POWER_TIERS]
+        print(f"| {name} | {_size(row['practrand']) if row['practrand'] else '-'} | {row['source'] or '-'} | "
+              + " | ".join(cells) + " |")
+    within = {name: row for name, row in found.items() if row["practrand"] and row["practrand"] <= 64 * MiB}
+    caught = [n for n, row in within.items() if (row["tiers"].get("standard") or {}).get("bytes")]
+    missed = sorted(set(within) - set(caught))
+    print(f"\n{len(caught)} of {len(within)} generators PractRand fails within 64 MiB fail the standard tier"
+          + (f"; missed: {', '.join(missed)}" if missed else "") + ".")
+    at_or_below = [n for n in caught if row_bytes(within[n], "standard") <= within[n]["practrand"]]
+    print(f"{len(at_or_below)} of them at or below PractRand's figure.")
     if alarms:
         print(f"\nFalse alarms: FAIL rate {alarms['fail_rate']:.3f} over {alarms['seeds']} good streams, "
               f"{alarms['tier']} tier ({alarms['verdicts']}).")
@@ -242,6 +278,10 @@ def table(found: dict, alarms: dict | None, figures: dict | None) -> None:
         std = figures["standard"]
         against = f"; the other checkout {std['against_mb_s']:.1f} MB/s" if std["against_mb_s"] else ""
         print(f"Standard tier: {std['mb_s']:.1f} MB/s{against}.")
+
+
+def row_bytes(row, tier):
+    return (row["tiers"].get(tier) or {}).get("bytes")
 
 
 def main(argv=None) -> int:
@@ -254,6 +294,8 @@ def main(argv=None) -> int:
     parser.add_argument("--tiers", default="smoke,standard,deep", help="speed: comma-separated tiers to time")
     parser.add_argument("--workers", type=int, default=None, help="speed: processes (default: up to 2)")
     parser.add_argument("--max-bytes", default="256M")
+    parser.add_argument("--power-tiers", default=",".join(POWER_TIERS), help="power: tiers to measure")
+    parser.add_argument("--json", help="power/all: write the figures found to this file")
     parser.add_argument("--seeds", type=int, default=100)
     parser.add_argument("--tier", default="standard")
     args = parser.parse_args(argv)
@@ -264,10 +306,14 @@ def main(argv=None) -> int:
     if args.what == "stdin":
         stdin_speed(battery.TIERS[args.tier], args.tier, args.repeats)
     if args.what in ("power", "all"):
-        found = power(parse_bytes(args.max_bytes), args.generators and args.generators.split(","))
+        found = power(parse_bytes(args.max_bytes), args.generators and args.generators.split(","),
+                      tuple(args.power_tiers.split(",")))
+        if args.json:
+            with open(args.json, "w") as handle:
+                json.dump(found, handle, indent=1)
     if args.what in ("false-alarms", "all"):
         alarms = false_alarms(args.seeds, args.tier)
-    if args.what == "all":
+    if args.what in ("all", "power"):
         table(found, alarms, figures)
     return 0
 

@@ -13,7 +13,7 @@ from rngcheck.stats import practrand_kinds as pk
 from rngcheck.stats import weak_generators as panel
 from rngcheck.stats.streams import philox_source
 
-KINDS = [pk.BlockWeights, pk.WeightTuples, pk.FloatFrequency, pk.Gap16, pk.PowerLags]
+KINDS = [pk.BlockWeights, pk.WeightWindows, pk.FloatFrequency, pk.Gap16, pk.PowerLags]
 
 
 def uniform_words(count, seed):
@@ -89,9 +89,12 @@ def test_per_sample_p_values_of_a_good_stream_are_uniform(cls):
             if counts.sum(axis=1).min() * pk._tuple_probabilities(pk._weight_classes(32 << level)[2], 3).min() < 5:
                 continue
             probabilities = pk._tuple_probabilities(pk._weight_classes(32 << level)[2], 3)
-        else:
-            probabilities = pk._tuple_probabilities(pk.BYTE_CLASS_P if key == "bytes" else pk._word_class_p(),
-                                                    6 if key == "bytes" else 4)
+        else:  # WeightWindows: Q_L - Q_(L-1) of overlapping windows
+            class_p = pk.BYTE_CLASS_P if key == "bytes" else pk._word_class_p()
+            length = cls.byte_window if key == "bytes" else cls.word_window
+            q, df = pk.overlapping_q_difference(counts, class_p, length)
+            firsts.extend(stats.chi2.sf(q, df))
+            continue
         firsts.extend(pk._per_sample_p(counts, probabilities))
     assert len(firsts) >= samples
     assert stats.kstest(firsts, "uniform").pvalue > 1e-4
@@ -113,7 +116,7 @@ def test_block_and_weight_tuples_see_words_that_repeat():
     words = uniform_words(1 << 20, 9)
     words[1::4] = words[0::4]  # word 4i+1 copies word 4i: neighbouring weights agree
     assert worst_tail(results_of(pk.BlockWeights, words)) < battery.FAIL_AT
-    assert worst_tail(results_of(pk.WeightTuples, words[:1 << 18])) < battery.FAIL_AT
+    assert worst_tail(results_of(pk.WeightWindows, words[:1 << 18])) < battery.FAIL_AT
 
 
 def test_float_frequency_sees_too_many_leading_zeros():
@@ -203,3 +206,53 @@ def test_mt19937_passes_at_the_standard_length_and_fails_at_the_deep_one():
     deep.update(panel.mt19937().read(deep.sample_words))
     assert {e["statistic"] for e in deep.result() if e["parameters"]["stride"] == 1} == {19937}
     assert worst_tail(deep.result()) < battery.FAIL_AT
+
+
+# ---- the overlapping weight windows (DC6 kind, issue #33) ----------------------------------
+
+def test_overlapping_codes_read_each_row_as_a_cycle():
+    letters = np.array([[0, 1, 2, 0, 1]], dtype=np.int8)
+    codes = pk.overlapping_codes(letters, 3, 3)
+    # windows (0,1,2) (1,2,0) (2,0,1) (0,1,0) (1,0,1): code = l0 + 3 l1 + 9 l2
+    assert list(codes[0]) == [0 + 3 + 18, 1 + 6 + 0, 2 + 0 + 9, 0 + 3 + 0, 1 + 0 + 9]
+
+
+def test_q_difference_of_independent_letters_is_chi_square():
+    # letters of unequal probability, as the byte classes: the p-values of Q_L - Q_(L-1) over
+    # many short cycles are uniform (the law the test's p-values come from)
+    rng = np.random.default_rng(33)
+    p = np.array([0.25, 0.35, 0.4])
+    letters = rng.choice(3, size=(400, 4000), p=p).astype(np.int8)
+    counts = np.array([np.bincount(row, minlength=81) for row in pk.overlapping_codes(letters, 4, 3)])
+    q, df = pk.overlapping_q_difference(counts, p, 4)
+    assert df == 81 - 27
+    pv = stats.chi2.sf(q, df)
+    assert stats.kstest(pv, "uniform").pvalue > 1e-3
+    histogram = np.histogram(pv, bins=10, range=(0, 1))[0]
+    assert histogram.min() >= 20  # 40 expected in each tenth
+
+
+def test_weight_windows_p_value_histogram_on_a_good_stream():
+    acc = pk.WeightWindows()
+    acc.update(philox_source(33).read(48 * pk.WeightWindows.sample_words))
+    ps = []
+    for key, class_p, length in (("bytes", pk.BYTE_CLASS_P, 9), ("words", pk._word_class_p(), 6)):
+        q, df = pk.overlapping_q_difference(acc.records()[key], class_p, length)
+        ps.extend(stats.chi2.sf(q, df))
+    assert len(ps) == 96 and stats.kstest(ps, "uniform").pvalue > 1e-4
+    assert np.histogram(ps, bins=4, range=(0, 1))[0].min() >= 10  # 24 expected in each quarter
+    assert worst_tail(acc.result()) > 1e-6
+
+
+def test_weight_windows_see_a_weight_that_follows_one_five_bytes_back():
+    # one byte in 16 copies the byte five places before it (inside one 9-byte window); 1 MiB
+    words = uniform_words(1 << 18, 34)
+    raw = words.view(np.uint8)
+    raw[5::16] = raw[0::16][:raw[5::16].size]
+    assert worst_tail(results_of(pk.WeightWindows, words)) < battery.FAIL_AT
+    assert worst_tail(results_of(pk.WeightWindows, uniform_words(1 << 18, 34))) > 1e-6
+
+
+def test_weight_windows_see_philox_with_four_rounds():
+    words = panel.WEAK["philox-4"]().read(pk.WeightWindows.sample_words)
+    assert worst_tail(results_of(pk.WeightWindows, words)) < battery.FAIL_AT

@@ -155,7 +155,7 @@ def _main_tests(nbytes):
         lanes.LaneBits,
         nist.OverlappingTemplate, nist.NonOverlappingTemplate, nist.Universal,
         nist.RandomExcursions, nist.LinearComplexity,
-        practrand_kinds.BlockWeights, practrand_kinds.WeightTuples, practrand_kinds.FloatFrequency,
+        practrand_kinds.BlockWeights, practrand_kinds.WeightWindows, practrand_kinds.FloatFrequency,
         practrand_kinds.Gap16, practrand_kinds.PowerLags,
         lambda start=0: linear.LinearComplexity(start, bits=SHORT_LINEAR_BITS, every=True),
         lambda start=0: linear.LinearComplexity(start, bits=bits),

@@ -478,3 +478,345 @@ def threefry_source(lanes: int, key: int, rounds: int = 20, counter_start: int =
 
 WEAK.update({f"threefry{lanes}x32-{rounds}": functools.partial(threefry_source, lanes, 0x1234, rounds)
              for lanes in (2, 4) for rounds in (4, 6, 8)})
+
+# --- issue #33: generators of PractRand's results table (PractRand 0.96, doc/Tests_results.txt,
+# "PractRand standard" column) that fail within 256 MiB, each ported from its published
+# definition. PractRand's byte stream of a generator with 16- or 64-bit outputs is its outputs
+# little-endian, one after the other; as 32-bit words that is two 16-bit outputs per word (the
+# earlier one low) or one 64-bit output as two words (low first), which is what these give.
+
+def _lcg16_source(modulus_bits: int, seed: int) -> FunctionSource:
+    """PractRand's lcg(16, Y): x' = 1103515245 x + 12345 mod 2^Y (the multiplier and increment
+    of the example rand() in the C standard, ISO/IEC 9899 7.22.2), output bits Y-16..Y-1 of
+    each state after the step. Two outputs per 32-bit word, the earlier one in the low half."""
+    shift = np.uint64(modulus_bits - 16)
+    base = _affine_source(f"lcg(16,{modulus_bits}): C standard rand() LCG mod 2^{modulus_bits}, bits "
+                          f"{modulus_bits - 16}..{modulus_bits - 1}", 1103515245, 12345, modulus_bits, seed,
+                          lambda x: ((x >> shift) & np.uint64(0xFFFF)).astype(np.uint32))
+
+    def function(first, count):
+        halves = base.function(2 * first + 1, 2 * count)  # x_0 = seed; outputs are x_1, x_2, ...
+        return halves[0::2] | (halves[1::2] << np.uint32(16))
+
+    return FunctionSource(function, dict(base.description, outputs="16-bit, two per word (earlier low)"))
+
+
+def lcg16_32(seed: int = 1) -> FunctionSource:
+    return _lcg16_source(32, seed)
+
+
+def lcg16_40(seed: int = 1) -> FunctionSource:
+    return _lcg16_source(40, seed)
+
+
+def lcg16_48(seed: int = 1) -> FunctionSource:
+    return _lcg16_source(48, seed)
+
+
+def lcg16_56(seed: int = 1) -> FunctionSource:
+    return _lcg16_source(56, seed)
+
+
+def _linear_source(step, bits: int, seed: int, vector_step, unpack, output, meta: dict,
+                   words_per_output: int = 1) -> FunctionSource:
+    """A GF(2)-linear generator of a ``bits``-bit state read at any offset. ``step`` maps the
+    state (one Python integer) to the next; ``unpack`` turns a list of such integers into a
+    tuple of numpy arrays (one per state word) which ``vector_step`` steps all at once;
+    ``output(n, arrays)`` gives the outputs after step n (n: numpy array of step numbers,
+    1-based), as uint32 (one word per output) or uint64 (two words, low first)."""
+    matrix = _GF2Matrix.of(step, bits)
+
+    def function(first, count):
+        begin, end = first // words_per_output, -(-(first + count) // words_per_output)
+        k, length = _pieces(end - begin, 64)
+        jump = matrix.power(length)
+        state = matrix.power(begin)(seed)
+        starts = []
+        for _ in range(k):
+            starts.append(state)
+            state = jump(state)
+        arrays = unpack(starts)
+        out = np.empty((length, k), dtype=np.uint32 if words_per_output == 1 else np.uint64)
+        steps = begin + np.arange(k, dtype=np.uint64) * np.uint64(length)
+        for j in range(length):
+            arrays = vector_step(*arrays)
+            out[j] = output(steps + np.uint64(j + 1), arrays)
+        words = np.ascontiguousarray(out.T).reshape(-1)[:end - begin]
+        if words_per_output == 2:
+            words = words.view(np.uint32)
+        offset = first - words_per_output * begin
+        return words[offset:offset + count].copy()
+
+    return FunctionSource(function, meta)
+
+
+XORSHIFT64 = (13, 7, 17)  # Marsaglia 2003, "Xorshift RNGs", J. Stat. Softw. 8(14), p. 4
+
+
+def _xorshift64_step(x: int) -> int:
+    a, b, c = XORSHIFT64
+    x ^= (x << a) & M64
+    x ^= x >> b
+    return x ^ ((x << c) & M64)
+
+
+def _xorshift64_vector(x):
+    a, b, c = (np.uint64(v) for v in XORSHIFT64)
+    x = x ^ (x << a)
+    x = x ^ (x >> b)
+    return (x ^ (x << c),)
+
+
+def _unpack64(starts):
+    return (np.array(starts, dtype=np.uint64),)
+
+
+def xorshift64(seed: int = 88172645463325252) -> FunctionSource:
+    """Marsaglia's xorshift64 (13, 7, 17) (2003, p. 4; PractRand's xorshift64): each 64-bit
+    output (the state after the step) as two words, low first."""
+    return _linear_source(_xorshift64_step, 64, seed, _xorshift64_vector, _unpack64, lambda n, s: s[0],
+                          {"generator": "xorshift64 (13,7,17)", "seed": seed}, words_per_output=2)
+
+
+WEYL = 362437  # Marsaglia's Weyl increment (2003, p. 5, xorwow)
+XORSHIFT128 = (16, 53, 47)  # PractRand's xorshift64of128 (src/RNGs/other/simple.cpp): xls(16), xrs(53), xls(47)
+
+
+def _xorshift64of128_step(state: int) -> int:
+    """PractRand's xorshift64of128 on the 128-bit value high:low (state: low in the low half),
+    a left shift-xor by 16, a right one by 53, a left one by 47 of the whole 128 bits."""
+    a, b, c = XORSHIFT128
+    mask = (1 << 128) - 1
+    state ^= (state << a) & mask
+    state ^= state >> b
+    return state ^ ((state << c) & mask)
+
+
+def _shift128(low, high, k, left):
+    k64 = np.uint64(k)
+    if left:
+        return low << k64, (high << k64) | (low >> np.uint64(64 - k))
+    return (low >> k64) | (high << np.uint64(64 - k)), high >> k64
+
+
+def _xorshift64of128_vector(low, high):
+    a, b, c = XORSHIFT128
+    for k, left in ((a, True), (b, False), (c, True)):
+        sl, sh = _shift128(low, high, k, left)
+        low, high = low ^ sl, high ^ sh
+    return low, high
+
+
+def xorshift32of128(seed: int = 0x9E3779B97F4A7C15F39CC0605CEDC834) -> FunctionSource:
+    """PractRand's xorshift32of128: the low 32 bits of each output (the low 64 bits of the state
+    after the step) of its 128-bit xorshift (shifts 16 left, 53 right, 47 left; src/RNGs/other/
+    simple.cpp and simple.h, PractRand 0.96)."""
+    return _linear_source(_xorshift64of128_step, 128, seed, _xorshift64of128_vector,
+                          lambda s: (np.array([x & M64 for x in s], dtype=np.uint64),
+                                     np.array([x >> 64 for x in s], dtype=np.uint64)),
+                          lambda n, s: (s[0] & np.uint64(0xFFFFFFFF)).astype(np.uint32),
+                          {"generator": "xorshift32of128 (PractRand; 128-bit xorshift 16,53,47, low 32 bits)",
+                           "seed": hex(seed)})
+
+
+def xorwow32of96(seed: int = 88172645463325252, weyl: int = 6615241) -> FunctionSource:
+    """PractRand's xorwow32of96: a += 362437; output a + (low 32 bits of xorshift64 (13, 7, 17)'s
+    next output) mod 2^32 (src/RNGs/other/simple.cpp, PractRand 0.96; Marsaglia's xorwow
+    construction, 2003 p. 5, on a 64-bit xorshift)."""
+    def output(n, s):
+        return ((s[0] & np.uint64(0xFFFFFFFF)) + (np.uint64(weyl) + n * np.uint64(WEYL))).astype(np.uint32)
+
+    return _linear_source(_xorshift64_step, 64, seed, _xorshift64_vector, _unpack64, output,
+                          {"generator": "xorwow32of96 (PractRand)", "seed": seed, "weyl": weyl})
+
+
+M32 = 0xFFFFFFFF
+XORWOW_SEED = (123456789, 362436069, 521288629, 88675123, 5783321)  # Marsaglia 2003, p. 5
+XORWOW_D = 6615241
+
+
+def _xorwow_step(state: int) -> int:
+    """Marsaglia's xorwow state x, y, z, w, v (x in the lowest 32 bits): t = x ^ (x >> 2);
+    x = y; y = z; z = w; w = v; v = (v ^ (v << 4)) ^ (t ^ (t << 1))."""
+    x, y, z, w, v = ((state >> (32 * i)) & M32 for i in range(5))
+    t = x ^ (x >> 2)
+    v_new = (v ^ ((v << 4) & M32)) ^ (t ^ ((t << 1) & M32))
+    return y | (z << 32) | (w << 64) | (v << 96) | (v_new << 128)
+
+
+def _xorwow_vector(x, y, z, w, v):
+    t = x ^ (x >> np.uint32(2))
+    return y, z, w, v, (v ^ (v << np.uint32(4))) ^ (t ^ (t << np.uint32(1)))
+
+
+def xorwow(seed: tuple = XORWOW_SEED, d: int = XORWOW_D) -> FunctionSource:
+    """Marsaglia's xorwow (2003, "Xorshift RNGs", p. 5; PractRand's xorwow32x6 is the same
+    generator): the 160-bit xorshift above, d += 362437, output v + d mod 2^32."""
+    start = sum(word << (32 * i) for i, word in enumerate(seed))
+
+    def unpack(states):
+        return tuple(np.array([(s >> (32 * i)) & M32 for s in states], dtype=np.uint32) for i in range(5))
+
+    def output(n, s):
+        return s[4] + ((np.uint64(d) + n * np.uint64(WEYL)) & np.uint64(M32)).astype(np.uint32)
+
+    return _linear_source(_xorwow_step, 160, start, _xorwow_vector, unpack, output,
+                          {"generator": "xorwow (Marsaglia 2003)", "seed": list(seed), "d": d})
+
+
+# PractRand's own small nonlinear generators (src/RNGs/other/simple.cpp, PractRand 0.96): no jump
+# ahead, so they run sequentially in Python (about 1 M outputs per second) and the words made
+# are kept for the latest generator asked (the power panel asks the same stream at doubling
+# lengths). PractRand seeds them with its own seeder; here the state is given.
+
+_SEQUENTIAL_CACHE: dict = {}
+
+
+def _sequential_source(name: str, make_steps, width: int, meta: dict) -> FunctionSource:
+    """``make_steps()`` yields outputs of ``width`` bits (16 or 32) one at a time; words are
+    two 16-bit outputs (the earlier low) or one 32-bit output."""
+    per_word = 32 // width
+
+    def words_up_to(end):
+        cached = _SEQUENTIAL_CACHE.get(name)
+        if cached is None:
+            _SEQUENTIAL_CACHE.clear()  # one generator's stream at a time
+            cached = _SEQUENTIAL_CACHE[name] = [make_steps(), np.empty(0, dtype=np.uint32)]
+        steps, words = cached
+        if words.size < end:
+            need = max(end, 2 * words.size) - words.size
+            dtype = np.uint16 if width == 16 else np.uint32
+            fresh = np.fromiter((next(steps) for _ in range(need * per_word)), dtype=dtype, count=need * per_word)
+            cached[1] = words = np.concatenate([words, fresh.view(np.uint32)])  # little-endian: earlier low
+        return words
+
+    def function(first, count):
+        return words_up_to(first + count)[first:first + count].copy()
+
+    return FunctionSource(function, meta)
+
+
+def _rotl32(x: int, k: int) -> int:
+    return ((x << k) | (x >> (32 - k))) & M32
+
+
+def _rotl16(x: int, k: int) -> int:
+    return ((x << k) | (x >> (16 - k))) & 0xFFFF
+
+
+def sapparot(a: int = 0x12345678, b: int = 0x9ABCDEF0) -> FunctionSource:
+    """PractRand's sapparot: t = rotl(a + 0x9e3779b9, 7); a = rotl(b ^ ~t ^ (t << 3), 7);
+    b = t; output a ^ b."""
+    def steps():
+        x, y = a, b
+        while True:
+            t = _rotl32((x + 0x9E3779B9) & M32, 7)
+            x = _rotl32(y ^ (~t & M32) ^ ((t << 3) & M32), 7)
+            y = t
+            yield x ^ y
+
+    return _sequential_source(f"sapparot{a}{b}", steps, 32, {"generator": "sapparot (PractRand)", "seed": [a, b]})
+
+
+def sap32of96(a: int = 0x12345678, b: int = 0x9ABCDEF0, c: int = 0x0F1E2D3C) -> FunctionSource:
+    """PractRand's sap32of96: t = rotl(a + 0x9e3779b9 + c, 7); a = rotl(b ^ ~t ^ (t << 3), 7);
+    b = t; c = (c + a) ^ b; output b."""
+    def steps():
+        x, y, z = a, b, c
+        while True:
+            t = _rotl32((x + 0x9E3779B9 + z) & M32, 7)
+            x = _rotl32(y ^ (~t & M32) ^ ((t << 3) & M32), 7)
+            y = t
+            z = ((z + x) & M32) ^ y
+            yield y
+
+    return _sequential_source(f"sap32of96{a}{b}{c}", steps, 32,
+                              {"generator": "sap32of96 (PractRand)", "seed": [a, b, c]})
+
+
+def sap16of48(a: int = 0x1234, b: int = 0x5678, c: int = 0x9ABC) -> FunctionSource:
+    """PractRand's sap16of48: 16-bit sap32of96 with 0x79b9 and rotations by 5."""
+    def steps():
+        x, y, z = a, b, c
+        while True:
+            t = _rotl16((x + 0x79B9 + z) & 0xFFFF, 5)
+            x = _rotl16(y ^ (~t & 0xFFFF) ^ ((t << 3) & 0xFFFF), 5)
+            y = t
+            z = ((z + x) & 0xFFFF) ^ y
+            yield y
+
+    return _sequential_source(f"sap16of48{a}{b}{c}", steps, 16,
+                              {"generator": "sap16of48 (PractRand)", "seed": [a, b, c]})
+
+
+def xsalta16x3(a: int = 0x1234, b: int = 0x5678, c: int = 0x9ABC) -> FunctionSource:
+    """PractRand's xsalta16x3: output a + c + rotl(b, 5); then a, b, c = b ^ (b >> 3),
+    c ^ (c << 7), c ^ (c >> 8) ^ a (16-bit words)."""
+    def steps():
+        x, y, z = a, b, c
+        while True:
+            out = (x + z + _rotl16(y, 5)) & 0xFFFF
+            x, y, z = y ^ (y >> 3), z ^ ((z << 7) & 0xFFFF), z ^ (z >> 8) ^ x
+            yield out
+
+    return _sequential_source(f"xsalta16x3{a}{b}{c}", steps, 16,
+                              {"generator": "xsalta16x3 (PractRand)", "seed": [a, b, c]})
+
+
+def mo_lesr32(state: int = 0x12345678) -> FunctionSource:
+    """PractRand's mo_Lesr32: state = rotl((state << 7) - state, 23); output state."""
+    def steps():
+        x = state
+        while True:
+            x = _rotl32(((x << 7) - x) & M32, 23)
+            yield x
+
+    return _sequential_source(f"mo_Lesr32{state}", steps, 32, {"generator": "mo_Lesr32 (PractRand)", "seed": state})
+
+
+def mo_rers32of64(state: int = 0x123456789ABCDEF1) -> FunctionSource:
+    """PractRand's mo_Rers32of64: state = rotl64(state, 8) - rotl64(state, 29) mod 2^64; output
+    its low 32 bits."""
+    def steps():
+        x = state
+        while True:
+            x = (_rotl64(x, 8) - _rotl64(x, 29)) & M64
+            yield x & M32
+
+    return _sequential_source(f"mo_Rers32of64{state}", steps, 32,
+                              {"generator": "mo_Rers32of64 (PractRand)", "seed": state})
+
+
+def simple_b(a: int = 0x1234, b: int = 0x5678, c: int = 0x9ABC) -> FunctionSource:
+    """PractRand's simpleB: t = rotl16(a, 3) ^ ~b; a = b + c; b = c; c = t + rotl16(c, 5);
+    output t."""
+    def steps():
+        x, y, z = a, b, c
+        while True:
+            t = _rotl16(x, 3) ^ (~y & 0xFFFF)
+            x, y, z = (y + z) & 0xFFFF, z, (t + _rotl16(z, 5)) & 0xFFFF
+            yield t
+
+    return _sequential_source(f"simpleB{a}{b}{c}", steps, 16, {"generator": "simpleB (PractRand)", "seed": [a, b, c]})
+
+
+# name -> (factory, PractRand's figure in bytes); lcg16ofY is the table's lcg(16,Y), xorwow its xorwow32x6
+PRACTRAND_TABLE_SOURCE = "PractRand 0.96 doc/Tests_results.txt"
+PRACTRAND_TABLE = {
+    "xorshift64": (xorshift64, 64 << 10),
+    "xorshift32of128": (xorshift32of128, 512 << 10),
+    "xorwow32of96": (xorwow32of96, 2 << 20),
+    "xorwow": (xorwow, 16 << 20),  # the table's xorwow32x6
+    "lcg16of32": (lcg16_32, 512 << 10),
+    "lcg16of40": (lcg16_40, 32 << 20),
+    "lcg16of48": (lcg16_48, 32 << 20),
+    "lcg16of56": (lcg16_56, 128 << 20),
+    "mo_Lesr32": (mo_lesr32, 64 << 10),
+    "sap16of48": (sap16of48, 512 << 10),
+    "xsalta16x3": (xsalta16x3, 1 << 20),
+    "sap32of96": (sap32of96, 2 << 20),
+    "mo_Rers32of64": (mo_rers32of64, 8 << 20),
+    "sapparot": (sapparot, 16 << 20),
+    "simpleB": (simple_b, 128 << 20),
+}
+# --- end of issue #33's PractRand-table block
