@@ -437,7 +437,21 @@ def _repro_rng_bit_generator(args) -> int:
     if any(not 0 <= w < 1 << 64 for w in state):
         raise RngcheckError("--state: the rng_bit_generator state is u64 words")
     shape = tuple(_words(args.sizes or "", None, "--sizes"))
-    case = operator_case("repro", "repro", "rngcheck repro", args.algorithm, state, shape, args.dtype)
+    dtype = args.dtype or "uint32"
+    import numpy as np
+
+    from . import stablehlo
+    from .errors import Rejected
+    try:
+        stablehlo.validate(args.algorithm, np.array(state, dtype=np.uint64), shape, dtype)
+        expected_rule = None
+    except Rejected as error:
+        if error.rule != "state-size":
+            flag = {"element-type": "--dtype", "shape": "--sizes"}.get(error.rule or "", "--algorithm")
+            raise RngcheckError(f"{flag}: {error}") from None
+        expected_rule = error.rule   # a validation case reproduced: the backend must refuse it
+    case = operator_case("repro", "repro", "rngcheck repro", args.algorithm, state, shape, dtype,
+                         expected_rule=expected_rule)
     backends = _load_backends([args.backend], timeout=args.timeout)
     outcomes: list = []
     try:

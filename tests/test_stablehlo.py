@@ -222,3 +222,25 @@ def test_a_run_with_divergences_holds_to_the_result_and_journal_schemas(tmp_path
     schema.validate(document, "rngcheck-result")
     for result in document["results"]:
         schema.validate({"result": result}, "rngcheck-journal")
+
+
+@pytest.mark.parametrize("extra, line", [
+    (["--dtype", "bogus"], "--dtype: output element type 'bogus'"),
+    (["--sizes", "-4"], "--sizes:"),
+])
+def test_repro_refuses_a_bad_element_type_or_shape_in_one_line(capsys, extra, line):
+    from rngcheck import cli
+
+    argv = ["repro", "--backend", "numpy", "--algorithm", "PHILOX", "--state", "0x1,0x2", "--sizes", "4", *extra]
+    assert cli.main(argv) == cli.EXIT_USAGE
+    err = capsys.readouterr().err
+    assert line in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_repro_of_a_state_of_the_wrong_size_reproduces_the_validation_case(capsys):
+    """A u64[1] PHILOX state breaks rule state-size: the repro expects a refusal (as the validation case
+    whose reproduce line it is), so the reference's refusal passes instead of reading as rejects-valid."""
+    from rngcheck import cli
+
+    argv = ["repro", "--backend", "numpy", "--algorithm", "PHILOX", "--state", "0x1", "--sizes", "4"]
+    assert cli.main(argv) == cli.EXIT_PASS, capsys.readouterr().out
