@@ -15,7 +15,7 @@ import struct
 
 import numpy as np
 
-from .. import counter
+from .. import counter, stablehlo
 from ..counter import as_state_words
 
 PROTOCOL_VERSION = 1
@@ -410,8 +410,7 @@ def decode_blocks(payload: bytes) -> np.ndarray:
 # StableHLO's rng_bit_generator): the operator's name and its arguments as JSON (u32 length, UTF-8),
 # then a u64 state (u32 word count, then the words). BITS answers it: the new state the same way,
 # then the output (a NUMS-style dtype name, u64 count, little-endian elements).
-OPERATOR_DTYPES = {"uint8": 1, "uint16": 2, "uint32": 4, "uint64": 8, "int8": 1, "int16": 2, "int32": 4,
-                   "int64": 8, "float16": 2, "float32": 4, "float64": 8}
+OPERATOR_DTYPES = {name: bits // 8 for name, bits in stablehlo.ELEMENT_TYPES.items()}   # bytes, by numpy name
 STATE_LIMIT = 64   # u64 words of an operator's state
 
 
