@@ -38,6 +38,7 @@ sys.path.insert(0, str(ROOT))  # rngcheck from this checkout
 from rngcheck.generators import NAMES as GENERATOR_NAMES  # noqa: E402
 from rngcheck.results.statuses import BROKEN  # noqa: E402
 from rngcheck.results.tables import table as results_table  # noqa: E402
+from rngcheck.results.text import printable  # noqa: E402
 
 DEFAULT = ["numpy", "opencl", "randomgen", "tensorflow", "tensorflow:state=spec", "jax", "jax:state_words=3",
            "mkl", "random123", "random123:mode=engine", "curand", "pyopencl", "pyopencl:mode=generator",
@@ -60,6 +61,21 @@ def run_backend(spec: str, results: Path, categories=()) -> dict | None:
         print(f"{spec}: not run: {done.stderr.strip()}", file=sys.stderr)
         return None
     return json.loads(out.read_text())
+
+
+def run_backends(args, specs, results: Path, categories=()) -> list[dict] | None:
+    """The result documents of the backends that ran; None (after saying so) when one that --require or
+    --require-all names could not run."""
+    documents = []
+    for spec in specs:
+        document = run_backend(spec, results, categories)
+        if document is None:
+            if args.require_all or spec in args.require:
+                print(f"{spec} is required here but could not run", file=sys.stderr)
+                return None
+            continue
+        documents.append(document)
+    return documents
 
 
 def cell(rows, category: str, divergences=frozenset()) -> str:
@@ -111,8 +127,14 @@ def table(documents: list[dict], categories=CATEGORIES, divergences=frozenset())
             row.append(generators.get(first["spec"], "Philox4x32-10"))
         row += [cell(rows, category, divergences) for category in categories]
         row.append("FAIL" if (rows["required"] & rows["status"].isin(BROKEN)).any() else "PASS")
-        lines.append("| " + " | ".join(str(c).replace("|", "/") for c in row) + " |")
+        lines.append(table_row(row))
     return "\n".join(lines)
+
+
+def table_row(cells) -> str:
+    """One markdown row: a backend's text (its version, a diagnosis or generator cell) on one line with
+    control characters shown (rngcheck.results.text.printable), and no "|" to split a cell."""
+    return "| " + " | ".join(printable(c).replace("|", "/") for c in cells) + " |"
 
 
 def generator_table(documents: list[dict]) -> str:
@@ -132,7 +154,7 @@ def generator_table(documents: list[dict]) -> str:
             mine = rows[rows["category"] == name]
             row.append("–" if mine["message"].str.contains("computes no .* blocks").all() else cell(rows, name))
         row.append("FAIL" if (rows["required"] & rows["status"].isin(BROKEN)).any() else "PASS")
-        lines.append("| " + " | ".join(str(c).replace("|", "/") for c in row) + " |")
+        lines.append(table_row(row))
     return "\n".join(lines)
 
 
@@ -171,15 +193,9 @@ def main(argv=None) -> int:
     if args.operator:
         return operator_main(args)
     args.results.mkdir(parents=True, exist_ok=True)
-    documents = []
-    for spec in args.backend or DEFAULT:
-        document = run_backend(spec, args.results, args.case)
-        if document is None:
-            if args.require_all or spec in args.require:
-                print(f"{spec} is required here but could not run", file=sys.stderr)
-                return 1
-            continue
-        documents.append(document)
+    documents = run_backends(args, args.backend or DEFAULT, args.results, args.case)
+    if documents is None:
+        return 1
     text = table(documents)
     numbers_text = table(documents, NUMBER_CATEGORIES)
     generators_text = generator_table(documents)
@@ -225,15 +241,9 @@ def operator_main(args) -> int:
         return 2
     results = args.results / args.operator
     results.mkdir(parents=True, exist_ok=True)
-    documents = []
-    for spec in args.backend or OPERATOR_BACKENDS[args.operator]:
-        document = run_backend(spec, results, operator.categories)
-        if document is None:
-            if args.require_all or spec in args.require:
-                print(f"{spec} is required here but could not run", file=sys.stderr)
-                return 1
-            continue
-        documents.append(document)
+    documents = run_backends(args, args.backend or OPERATOR_BACKENDS[args.operator], results, operator.categories)
+    if documents is None:
+        return 1
     text = table(documents, operator.categories, frozenset(operator.divergences))
     print(f"{operator.title}\n\n{text}")
     expected = json.loads((ROOT / "docs" / f"expected-differences-{args.operator}.json").read_text())["backends"]
