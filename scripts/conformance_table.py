@@ -36,9 +36,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # rngcheck from this checkout
 
 from rngcheck.generators import NAMES as GENERATOR_NAMES  # noqa: E402
-from rngcheck.results.statuses import BROKEN  # noqa: E402
+from rngcheck.results.statuses import BROKEN, PASSED, SKIPPED  # noqa: E402
 from rngcheck.results.tables import table as results_table  # noqa: E402
 from rngcheck.results.text import printable  # noqa: E402
+from rngcheck.results.verdicts import run_verdict  # noqa: E402
 
 DEFAULT = ["numpy", "opencl", "randomgen", "tensorflow", "tensorflow:state=spec", "jax", "jax:state_words=3",
            "mkl", "random123", "random123:mode=engine", "curand", "pyopencl", "pyopencl:mode=generator",
@@ -85,10 +86,10 @@ def cell(rows, category: str, divergences=frozenset()) -> str:
     if not len(mine):
         return "–"
     broken = mine[mine["required"] & mine["status"].isin(BROKEN)]
-    absent = int(((mine["status"] == "skipped") & mine["message"].str.startswith("not applicable")).sum())
+    absent = int(((mine["status"] == SKIPPED) & mine["message"].str.startswith("not applicable")).sum())
     tail = f", {absent} n/a" if absent else ""
     if not len(broken):
-        passed = int((mine["status"] == "passed").sum())
+        passed = int((mine["status"] == PASSED).sum())
         return f"{absent} n/a" if absent and not passed else f"{passed} pass{tail}"
     names = Counter(d or s for d, s in zip(broken["diagnosis"], broken["status"]))
     diverging = {name for name in names if divergences and set(str(name).split("+")) <= set(divergences)}
@@ -118,7 +119,7 @@ def table(documents: list[dict], categories=CATEGORIES, divergences=frozenset())
     for _, rows in data.groupby("run", sort=False):
         rows = rows[rows["backend"] == rows["backend"].iloc[0]]   # each document: one backend
         rows = rows[rows["category"].isin(categories)]
-        if not len(rows) or (rows["status"] == "skipped").all() and not (
+        if not len(rows) or (rows["status"] == SKIPPED).all() and not (
                 numbers_table and (~rows["message"].str.contains("the backend draws no")).any()):
             continue   # (a numbers row stays when the backend says why its numbers are not applicable)
         first = rows.iloc[0]
@@ -126,9 +127,15 @@ def table(documents: list[dict], categories=CATEGORIES, divergences=frozenset())
         if numbers_table:
             row.append(generators.get(first["spec"], "Philox4x32-10"))
         row += [cell(rows, category, divergences) for category in categories]
-        row.append("FAIL" if (rows["required"] & rows["status"].isin(BROKEN)).any() else "PASS")
+        row.append(row_verdict(rows))
         lines.append(table_row(row))
     return "\n".join(lines)
+
+
+def row_verdict(rows) -> str:
+    """A backend's verdict column (results.verdicts.run_verdict, upper case): FAIL when a required case
+    is broken."""
+    return run_verdict(failed=int((rows["required"] & rows["status"].isin(BROKEN)).sum()), passed=None).upper()
 
 
 def table_row(cells) -> str:
@@ -153,7 +160,7 @@ def generator_table(documents: list[dict]) -> str:
         for name in GENERATOR_NAMES:   # "–": a generator the backend does not compute at all
             mine = rows[rows["category"] == name]
             row.append("–" if mine["message"].str.contains("computes no .* blocks").all() else cell(rows, name))
-        row.append("FAIL" if (rows["required"] & rows["status"].isin(BROKEN)).any() else "PASS")
+        row.append(row_verdict(rows))
         lines.append(table_row(row))
     return "\n".join(lines)
 
