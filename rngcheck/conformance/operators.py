@@ -4,7 +4,8 @@ An Operator names its spec module, its backend contract method, its description 
 families, its case categories and the procedures that judge its cases. The runner, the check and
 the reports dispatch on this registry (by a case's procedure), never on which operator it is:
 adding an operator is adding an entry here (docs/adding-an-operator.md), and
-tests/test_operators.py checks that no other module names one.
+tests/test_stablehlo.py (test_no_module_of_the_directml_operator_or_the_runner_branches_on_an_operator)
+checks that no other module names one.
 """
 
 from __future__ import annotations
