@@ -58,7 +58,8 @@ def rotl(x: np.ndarray, amount: int, bits: int) -> np.ndarray:
     amount %= bits
     if amount == 0:
         return x
-    return (x << x.dtype.type(amount)) | (x >> x.dtype.type(bits - amount))
+    rotated: np.ndarray = (x << x.dtype.type(amount)) | (x >> x.dtype.type(bits - amount))
+    return rotated
 
 
 def key_schedule(key: Sequence[int], bits: int, parity: int) -> list[int]:
