@@ -155,7 +155,7 @@ def test_quick_profile_expressible_cases_pass_the_rest_are_not_applicable(backen
     """The suite's verdict: PASS; a case is not applicable exactly when its state is not expressible."""
     document = run([NamedBackend("curand", backend)], RunOptions(profile="quick"))
     assert document["summary"]["verdict"] == "pass"
-    by_id = {case.id: case for case in C.cases_for("quick")}
+    by_id = {case.id: case for case in operators.cases_for("quick")}
     passed = skipped = 0
     for result in document["results"]:
         case = by_id[result["case"]]
