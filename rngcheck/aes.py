@@ -78,19 +78,23 @@ def _round(state: np.ndarray, round_key: np.ndarray, *, last: bool = False) -> n
     state = SBOX[state][:, SHIFT_ROWS]
     if not last:
         state = _mix_columns(state)
-    return state ^ round_key
+    keyed: np.ndarray = state ^ round_key
+    return keyed
 
 
 def _as_bytes(words: np.ndarray) -> np.ndarray:
-    return np.ascontiguousarray(words, dtype="<u4").view(np.uint8).reshape(len(words), 16)
+    as_bytes: np.ndarray = np.ascontiguousarray(words, dtype="<u4").view(np.uint8).reshape(len(words), 16)
+    return as_bytes
 
 
 def _as_words(state: np.ndarray) -> np.ndarray:
-    return np.ascontiguousarray(state).view("<u4").reshape(len(state), 4).astype(np.uint32)
+    words: np.ndarray = np.ascontiguousarray(state).view("<u4").reshape(len(state), 4).astype(np.uint32)
+    return words
 
 
 def _key_bytes(key: Sequence[int]) -> np.ndarray:
-    return _as_bytes(np.array([[int(k) & 0xFFFFFFFF for k in key]], dtype=np.uint32))[0]
+    key_bytes: np.ndarray = _as_bytes(np.array([[int(k) & 0xFFFFFFFF for k in key]], dtype=np.uint32))[0]
+    return key_bytes
 
 
 def expand_key(key: Sequence[int], rounds: int = AES_ROUNDS) -> np.ndarray:

@@ -398,8 +398,6 @@ def _repro_numbers(args, state) -> int:
     from . import numbers
     from .conformance.numbers import repro_text
     from .conformance.repro import numbers_case
-    from .conformance.runner import RunOptions, run
-    from .reports import terminal
 
     seed: tuple[int, int] | None = None
     if args.seed_pair:
@@ -407,9 +405,21 @@ def _repro_numbers(args, state) -> int:
         seed = (first, second)
     request = numbers.Request(args.convention, args.kind, args.dtype, _number_argument(args.count, "--count"),
                               _number_argument(args.low, "--low"), _number_argument(args.high, "--high"), seed)
-    case = numbers_case(state, request)
+    def values(outcome) -> None:
+        if outcome.values is not None:
+            print("\n".join(repro_text(request, outcome.values)))
+
+    return _repro_one_case(args, numbers_case(state, request), values)
+
+
+def _repro_one_case(args, case, show) -> int:
+    """Run ``case`` on ``--backend`` (the repro profile), ``show`` each outcome, print the summary and
+    write ``--json``: the exit code of a reproduction of one case."""
+    from .conformance.runner import RunOptions, run
+    from .reports import terminal
+
     backends = _load_backends([args.backend], timeout=args.timeout)
-    outcomes = []
+    outcomes: list = []
     try:
         document = run(backends, RunOptions(profile="repro", command=sys.argv[1:], cases=[case]),
                        observe=lambda named, case, outcome: outcomes.append(outcome))
@@ -417,8 +427,7 @@ def _repro_numbers(args, state) -> int:
         _close(backends)
     document["reproduce"] = shlex.join(["rngcheck"] + sys.argv[1:])
     for outcome in outcomes:
-        if outcome.values is not None:
-            print("\n".join(repro_text(request, outcome.values)))
+        show(outcome)
     print(terminal.summary(document))
     if args.json:
         from .results.document import write
@@ -429,31 +438,32 @@ def _repro_numbers(args, state) -> int:
 def _repro_rng_bit_generator(args) -> int:
     """``rngcheck repro --algorithm ...``: one StableHLO rng_bit_generator call (rngcheck.stablehlo) on a
     backend: the verdict, the first differing elements and the divergence named."""
-    from .conformance.runner import RunOptions, run
     from .conformance.stablehlo_cases import case as operator_case
-    from .reports import terminal
 
     state = _words(args.state, None, "--state")
     if any(not 0 <= w < 1 << 64 for w in state):
         raise RngcheckError("--state: the rng_bit_generator state is u64 words")
     shape = tuple(_words(args.sizes or "", None, "--sizes"))
-    case = operator_case("repro", "repro", "rngcheck repro", args.algorithm, state, shape, args.dtype)
-    backends = _load_backends([args.backend], timeout=args.timeout)
-    outcomes: list = []
+    dtype = args.dtype or "uint32"
+    import numpy as np
+
+    from . import stablehlo
+    from .errors import Rejected
     try:
-        document = run(backends, RunOptions(profile="repro", command=sys.argv[1:], cases=[case]),
-                       observe=lambda named, case, outcome: outcomes.append(outcome))
-    finally:
-        _close(backends)
-    document["reproduce"] = shlex.join(["rngcheck"] + sys.argv[1:])
-    for outcome in outcomes:
+        stablehlo.validate(args.algorithm, np.array(state, dtype=np.uint64), shape, dtype)
+        expected_rule = None
+    except Rejected as error:
+        if error.rule != "state-size":
+            flag = {"element-type": "--dtype", "shape": "--sizes"}.get(error.rule or "", "--algorithm")
+            raise RngcheckError(f"{flag}: {error}") from None
+        expected_rule = error.rule   # a validation case reproduced: the backend must refuse it
+    case = operator_case("repro", "repro", "rngcheck repro", args.algorithm, state, shape, dtype,
+                         expected_rule=expected_rule)
+    def elements(outcome) -> None:
         for row in outcome.mismatches or []:
             print(f"  element {row['index']:>6}  expected {row['expected']}  got {row['actual']}")
-    print(terminal.summary(document))
-    if args.json:
-        from .results.document import write
-        write(document, args.json)
-    return EXIT_PASS if document["summary"]["verdict"] == verdicts.PASS else EXIT_FAIL
+
+    return _repro_one_case(args, case, elements)
 
 
 def cmd_repro(args) -> int:

@@ -110,8 +110,9 @@ class Generator:
 def _philox4x32(counters: np.ndarray, key: tuple[int, ...], rounds: int) -> np.ndarray:
     """The DirectML reference's own Philox4x32 (the hot path), behind the generator interface."""
     k0, k1 = key
-    return philox.philox4x32(counters[:, 0], counters[:, 1], counters[:, 2], counters[:, 3], k0, k1,
-                             rounds=rounds).copy()
+    blocks: np.ndarray = philox.philox4x32(counters[:, 0], counters[:, 1], counters[:, 2], counters[:, 3], k0, k1,
+                                           rounds=rounds).copy()
+    return blocks
 
 
 def _philox4x32_stream(generator: Generator, state: np.ndarray, first_block: int, block_count: int, rounds: int,

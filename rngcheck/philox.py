@@ -113,6 +113,17 @@ def philox4x32(c0: npt.ArrayLike, c1: npt.ArrayLike, c2: npt.ArrayLike, c3: npt.
     return blocks
 
 
+def counter_blocks(counters: npt.ArrayLike, word_bits: int | None
+                   ) -> tuple[np.ndarray, int, type[np.unsignedinteger], int]:
+    """(words, W, the W-bit dtype, N) of a (blocks, N) counters array with N = 2 or 4 lanes (ValueError
+    otherwise): what Philox and ThreeFry both check first."""
+    words = np.asarray(counters)
+    bits = word_bits_of(words, word_bits)
+    if words.ndim != 2 or words.shape[1] not in (2, 4):
+        raise ValueError(f"counters must have shape (blocks, 2) or (blocks, 4), not {words.shape}")
+    return words, bits, WORD_DTYPES[bits], int(words.shape[1])
+
+
 def word_bits_of(counters: np.ndarray, word_bits: int | None) -> int:
     """W of a counters array: given, or read off its dtype (uint32 -> 32, uint64 -> 64)."""
     if word_bits is None:
@@ -160,12 +171,7 @@ def philox(counters: npt.ArrayLike, key: Sequence[int], rounds: int = DEFAULT_RO
     and between rounds the key is bumped by the Weyl constants (k_i += W_i mod 2^W).
     ``multipliers`` and ``weyl`` replace the standard constants (MULTIPLIERS, WEYL).
     """
-    words = np.asarray(counters)
-    bits = word_bits_of(words, word_bits)
-    dtype = WORD_DTYPES[bits]
-    if words.ndim != 2 or words.shape[1] not in (2, 4):
-        raise ValueError(f"counters must have shape (blocks, 2) or (blocks, 4), not {words.shape}")
-    lanes = words.shape[1]
+    words, bits, dtype, lanes = counter_blocks(counters, word_bits)
     if len(key) != lanes // 2:
         raise ValueError(f"Philox{lanes}x{bits} takes {lanes // 2} key word(s), not {len(key)}")
     mask = (1 << bits) - 1

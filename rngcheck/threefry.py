@@ -31,7 +31,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from .philox import WORD_DTYPES, word_bits_of
+from .philox import counter_blocks
 
 # Rotation constants, one row per round mod 8 (threefry.h; SC11 table 3). A 2xW round rotates
 # one word, a 4xW round two.
@@ -58,7 +58,8 @@ def rotl(x: np.ndarray, amount: int, bits: int) -> np.ndarray:
     amount %= bits
     if amount == 0:
         return x
-    return (x << x.dtype.type(amount)) | (x >> x.dtype.type(bits - amount))
+    rotated: np.ndarray = (x << x.dtype.type(amount)) | (x >> x.dtype.type(bits - amount))
+    return rotated
 
 
 def key_schedule(key: Sequence[int], bits: int, parity: int) -> list[int]:
@@ -86,12 +87,7 @@ def threefry(counters: npt.ArrayLike, key: Sequence[int], rounds: int = DEFAULT_
       initial_injection whether the key is added before the first round (default True);
       injection_count   whether the s-th injection adds s to the last lane (default True).
     """
-    words = np.asarray(counters)
-    bits = word_bits_of(words, word_bits)
-    dtype = WORD_DTYPES[bits]
-    if words.ndim != 2 or words.shape[1] not in (2, 4):
-        raise ValueError(f"counters must have shape (blocks, 2) or (blocks, 4), not {words.shape}")
-    lanes = words.shape[1]
+    words, bits, dtype, lanes = counter_blocks(counters, word_bits)
     if len(key) != lanes:
         raise ValueError(f"ThreeFry{lanes}x{bits} takes {lanes} key words, not {len(key)}")
     table = tuple(tuple(row) for row in (rotations if rotations is not None else ROTATIONS[lanes, bits]))

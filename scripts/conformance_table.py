@@ -36,8 +36,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # rngcheck from this checkout
 
 from rngcheck.generators import NAMES as GENERATOR_NAMES  # noqa: E402
-from rngcheck.results.statuses import BROKEN  # noqa: E402
+from rngcheck.results.statuses import BROKEN, PASSED, SKIPPED  # noqa: E402
 from rngcheck.results.tables import table as results_table  # noqa: E402
+from rngcheck.results.text import printable  # noqa: E402
+from rngcheck.results.verdicts import run_verdict  # noqa: E402
 
 DEFAULT = ["numpy", "opencl", "randomgen", "tensorflow", "tensorflow:state=spec", "jax", "jax:state_words=3",
            "mkl", "random123", "random123:mode=engine", "curand", "pyopencl", "pyopencl:mode=generator",
@@ -62,6 +64,21 @@ def run_backend(spec: str, results: Path, categories=()) -> dict | None:
     return json.loads(out.read_text())
 
 
+def run_backends(args, specs, results: Path, categories=()) -> list[dict] | None:
+    """The result documents of the backends that ran; None (after saying so) when one that --require or
+    --require-all names could not run."""
+    documents = []
+    for spec in specs:
+        document = run_backend(spec, results, categories)
+        if document is None:
+            if args.require_all or spec in args.require:
+                print(f"{spec} is required here but could not run", file=sys.stderr)
+                return None
+            continue
+        documents.append(document)
+    return documents
+
+
 def cell(rows, category: str, divergences=frozenset()) -> str:
     """One backend's cell for one category, from its rows of the results table. A failure whose
     diagnosis is made of ``divergences`` (an operator's implementation-defined variants) is a divergence."""
@@ -69,10 +86,10 @@ def cell(rows, category: str, divergences=frozenset()) -> str:
     if not len(mine):
         return "–"
     broken = mine[mine["required"] & mine["status"].isin(BROKEN)]
-    absent = int(((mine["status"] == "skipped") & mine["message"].str.startswith("not applicable")).sum())
+    absent = int(((mine["status"] == SKIPPED) & mine["message"].str.startswith("not applicable")).sum())
     tail = f", {absent} n/a" if absent else ""
     if not len(broken):
-        passed = int((mine["status"] == "passed").sum())
+        passed = int((mine["status"] == PASSED).sum())
         return f"{absent} n/a" if absent and not passed else f"{passed} pass{tail}"
     names = Counter(d or s for d, s in zip(broken["diagnosis"], broken["status"]))
     diverging = {name for name in names if divergences and set(str(name).split("+")) <= set(divergences)}
@@ -102,7 +119,7 @@ def table(documents: list[dict], categories=CATEGORIES, divergences=frozenset())
     for _, rows in data.groupby("run", sort=False):
         rows = rows[rows["backend"] == rows["backend"].iloc[0]]   # each document: one backend
         rows = rows[rows["category"].isin(categories)]
-        if not len(rows) or (rows["status"] == "skipped").all() and not (
+        if not len(rows) or (rows["status"] == SKIPPED).all() and not (
                 numbers_table and (~rows["message"].str.contains("the backend draws no")).any()):
             continue   # (a numbers row stays when the backend says why its numbers are not applicable)
         first = rows.iloc[0]
@@ -110,9 +127,21 @@ def table(documents: list[dict], categories=CATEGORIES, divergences=frozenset())
         if numbers_table:
             row.append(generators.get(first["spec"], "Philox4x32-10"))
         row += [cell(rows, category, divergences) for category in categories]
-        row.append("FAIL" if (rows["required"] & rows["status"].isin(BROKEN)).any() else "PASS")
-        lines.append("| " + " | ".join(str(c).replace("|", "/") for c in row) + " |")
+        row.append(row_verdict(rows))
+        lines.append(table_row(row))
     return "\n".join(lines)
+
+
+def row_verdict(rows) -> str:
+    """A backend's verdict column (results.verdicts.run_verdict, upper case): FAIL when a required case
+    is broken."""
+    return run_verdict(failed=int((rows["required"] & rows["status"].isin(BROKEN)).sum()), passed=None).upper()
+
+
+def table_row(cells) -> str:
+    """One markdown row: a backend's text (its version, a diagnosis or generator cell) on one line with
+    control characters shown (rngcheck.results.text.printable), and no "|" to split a cell."""
+    return "| " + " | ".join(printable(c).replace("|", "/") for c in cells) + " |"
 
 
 def generator_table(documents: list[dict]) -> str:
@@ -131,8 +160,8 @@ def generator_table(documents: list[dict]) -> str:
         for name in GENERATOR_NAMES:   # "–": a generator the backend does not compute at all
             mine = rows[rows["category"] == name]
             row.append("–" if mine["message"].str.contains("computes no .* blocks").all() else cell(rows, name))
-        row.append("FAIL" if (rows["required"] & rows["status"].isin(BROKEN)).any() else "PASS")
-        lines.append("| " + " | ".join(str(c).replace("|", "/") for c in row) + " |")
+        row.append(row_verdict(rows))
+        lines.append(table_row(row))
     return "\n".join(lines)
 
 
@@ -171,15 +200,9 @@ def main(argv=None) -> int:
     if args.operator:
         return operator_main(args)
     args.results.mkdir(parents=True, exist_ok=True)
-    documents = []
-    for spec in args.backend or DEFAULT:
-        document = run_backend(spec, args.results, args.case)
-        if document is None:
-            if args.require_all or spec in args.require:
-                print(f"{spec} is required here but could not run", file=sys.stderr)
-                return 1
-            continue
-        documents.append(document)
+    documents = run_backends(args, args.backend or DEFAULT, args.results, args.case)
+    if documents is None:
+        return 1
     text = table(documents)
     numbers_text = table(documents, NUMBER_CATEGORIES)
     generators_text = generator_table(documents)
@@ -225,15 +248,9 @@ def operator_main(args) -> int:
         return 2
     results = args.results / args.operator
     results.mkdir(parents=True, exist_ok=True)
-    documents = []
-    for spec in args.backend or OPERATOR_BACKENDS[args.operator]:
-        document = run_backend(spec, results, operator.categories)
-        if document is None:
-            if args.require_all or spec in args.require:
-                print(f"{spec} is required here but could not run", file=sys.stderr)
-                return 1
-            continue
-        documents.append(document)
+    documents = run_backends(args, args.backend or OPERATOR_BACKENDS[args.operator], results, operator.categories)
+    if documents is None:
+        return 1
     text = table(documents, operator.categories, frozenset(operator.divergences))
     print(f"{operator.title}\n\n{text}")
     expected = json.loads((ROOT / "docs" / f"expected-differences-{args.operator}.json").read_text())["backends"]

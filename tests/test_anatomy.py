@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from panel import UNMODELLED, HangsOnLargeDraws, KnobbedPhilox, WrongOnCall
-from rngcheck.conformance import anatomy, diagnosis
+from rngcheck.conformance import anatomy, diagnosis, operators
 from rngcheck.conformance import cases as C
 from rngcheck.conformance.check import FAILED, TIMEOUT, run_case
 from rngcheck.conformance.runner import NamedBackend, RunOptions, run
@@ -51,7 +51,7 @@ def case(sizes, strides=None, state=STATE):
 
 
 def property_case():
-    (found,) = [c for c in C.cases_for("quick") if c.procedure == C.PROPERTY]
+    (found,) = [c for c in operators.cases_for("quick") if c.procedure == C.PROPERTY]
     return found
 
 

@@ -332,3 +332,15 @@ def test_the_generator_table_shows_passes_not_applicable_failures_and_no_row_for
     assert rows["numpy"] == [f"{ALL_LINES[name]} pass" for name in generators.NAMES] + ["PASS |"]
     assert rows["twenty"][:4] == ["–"] * 4 and rows["twenty"][4] == "3 pass, 6 n/a"
     assert rows["plus-one"][4].startswith("9 fail: threefry-rotations-plus-one") and rows["plus-one"][-1] == "FAIL |"
+
+
+def test_a_table_row_shows_a_backend_s_control_characters_and_splits_no_cell():
+    """A backend's version or cell text reaches README tables through one row builder: a terminal escape
+    or newline is shown, not obeyed, and a "|" cannot add a column."""
+    import importlib.util
+
+    script_path = Path(__file__).resolve().parents[1] / "scripts" / "conformance_table.py"
+    spec = importlib.util.spec_from_file_location("conformance_table", script_path)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    assert script.table_row(["v1\x1b[31m", "a\nb|c", 3]) == "| v1\\x1b[31m | a\\x0ab/c | 3 |"

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import numpy as np
@@ -550,6 +551,11 @@ def test_bidi_and_zero_width_characters_in_names_are_shown_escaped(tmp_path):
     assert "\u202e" not in printable(evil) and "\\u200b" in printable(evil)
     stats = {"p_display": "0.5\u202e1"}
     assert html.p_text(stats) == "0.5\\u202e1"
+    from rngcheck.reports import junit
+    for r in data["results"]:
+        r["message"] = "refused: <b>\x1b[2J\u202eLIAF"
+    xml = ET.tostring(junit.to_junit(D.finish(data)).getroot(), encoding="unicode")
+    assert "\u202e" not in xml and "\x1b" not in xml and "\\u202e" in xml and "\\x1b" in xml and "<b>" not in xml
 
 
 @pytest.mark.parametrize("record", [{"backend": {"name": 1}}, {"backend": {"name": "a"}},

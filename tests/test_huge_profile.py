@@ -13,6 +13,8 @@ import pytest
 
 from panel import WRAPS
 from rngcheck.conformance.runner import NamedBackend, RunOptions, run
+from rngcheck.results.statuses import FAILED
+from rngcheck.results.verdicts import FAIL
 
 ENABLED = os.environ.get("RNGCHECK_HUGE") == "1" or os.environ.get("CI") == "true"
 
@@ -27,8 +29,8 @@ def _huge_machine():
 def test_the_huge_profile_catches_and_names_the_wrap(name, make, expected, case, phrase):
     document = run([NamedBackend(name, make())], RunOptions(profile="huge", select=[case]))
     [result] = document["results"]
-    assert result["status"] == "failed", result["message"]
+    assert result["status"] == FAILED, result["message"]
     assert result["diagnosis"]["id"] == expected, result["message"]
     assert phrase in result["diagnosis"]["summary"], result["diagnosis"]["summary"]
     assert result["mismatch_count"] > 0 and result["reproduce"]
-    assert document["summary"]["verdict"] == "fail"
+    assert document["summary"]["verdict"] == FAIL

@@ -10,7 +10,7 @@ import pytest
 from rngcheck import counter, numbers, reference
 from rngcheck.backends.reference import NumpyBackend
 from rngcheck.conformance import cases as C
-from rngcheck.conformance import check
+from rngcheck.conformance import check, operators
 from rngcheck.conformance.numbers_diagnosis import IDS
 from rngcheck.errors import VectorFileError
 from rngcheck.numbers import Request, floats, tolerance
@@ -317,7 +317,8 @@ PANEL = ["uniform-high-bits", "uniform-open-closed", "normal-sin-cos-swapped", "
 def test_each_broken_conversion_is_caught_and_named(fault):
     assert fault in IDS
     backend = type(f"Broken_{fault}", (BrokenNumbers,), {"fault": fault})()
-    outcomes = [(case, check.run_case(backend, case)) for case in C.cases_for("quick") if case.procedure == "numbers"]
+    outcomes = [(case, check.run_case(backend, case)) for case in operators.cases_for("quick")
+                if case.procedure == "numbers"]
     failed = [(case, o) for case, o in outcomes if o.status == check.FAILED]
     assert failed, f"{fault} was not caught"
     named = [o for _, o in failed if o.diagnosis["id"] == fault or fault in o.diagnosis.get("alternatives", [])]
@@ -327,7 +328,7 @@ def test_each_broken_conversion_is_caught_and_named(fault):
 
 def test_the_reference_passes_every_numbers_case_and_records_its_histogram():
     backend = NumpyBackend()
-    for case in C.cases_for("quick"):
+    for case in operators.cases_for("quick"):
         if case.procedure != "numbers":
             continue
         outcome = check.run_case(backend, case)
@@ -339,7 +340,7 @@ def test_a_backend_without_numbers_is_not_applicable_never_a_pass():
     class WordsOnly(NumpyBackend):
         conventions = ()
 
-    case = next(c for c in C.cases_for("quick") if c.category == "normal")
+    case = next(c for c in operators.cases_for("quick") if c.category == "normal")
     outcome = check.run_case(WordsOnly(), case)
     assert outcome.status == check.SKIPPED and "not applicable" in outcome.message
 
@@ -349,7 +350,7 @@ def test_numbers_of_the_wrong_dtype_break_the_contract():
         def random_numbers(self, request, state):
             return super().random_numbers(request, state).astype(np.float64)
 
-    case = next(c for c in C.cases_for("quick") if c.id == "normal/tensorflow/float32")
+    case = next(c for c in operators.cases_for("quick") if c.id == "normal/tensorflow/float32")
     outcome = check.run_case(Doubles(), case)
     assert outcome.status == check.FAILED and outcome.diagnosis["id"] == "contract"
 

@@ -15,7 +15,7 @@ import pytest
 from helpers import isolated_backend, require
 from rngcheck import numbers
 from rngcheck.conformance import cases as C
-from rngcheck.conformance import check
+from rngcheck.conformance import check, operators
 from rngcheck.errors import NotApplicable
 from rngcheck.numbers import onnxruntime_cpu as model
 
@@ -50,11 +50,11 @@ def test_the_first_engine_values_are_minstd_rand0s():
     assert model.minstd_rand0(0, 1)[0] == 16807      # a zero seed becomes 1
 
 
-@pytest.mark.parametrize("case_id", [c.id for c in C.cases_for("quick")
+@pytest.mark.parametrize("case_id", [c.id for c in operators.cases_for("quick")
                                      if c.procedure == "numbers" and "/onnxruntime-cpu/" in c.id
                                      and (c.id.endswith("-block0") or "clamp" in c.id)])
 def test_every_case_ort_can_express_passes(ort, case_id):
-    case = next(c for c in C.cases_for("quick") if c.id == case_id)
+    case = next(c for c in operators.cases_for("quick") if c.id == case_id)
     outcome = check.run_case(ort, case)
     assert outcome.status == check.PASSED, outcome.message
 

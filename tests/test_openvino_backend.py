@@ -15,7 +15,7 @@ import pytest
 from helpers import isolated_backend, require
 from rngcheck import counter, numbers
 from rngcheck.conformance import cases as C
-from rngcheck.conformance import check
+from rngcheck.conformance import check, operators
 from rngcheck.errors import NotApplicable
 from rngcheck.numbers import tensorflow as tf
 
@@ -77,7 +77,7 @@ def test_what_openvino_has_no_operator_for_is_not_applicable(openvino):
 
 
 def outcome_of(openvino, case_id):
-    case = next(c for c in C.cases_for("quick") if c.id == case_id)
+    case = next(c for c in operators.cases_for("quick") if c.id == case_id)
     return check.run_case(openvino, case)
 
 

@@ -11,7 +11,6 @@ import pytest
 from helpers import isolated_backend, require
 from rngcheck import stablehlo as S
 from rngcheck.backends import exec_protocol as P
-from rngcheck.conformance import cases as C
 from rngcheck.conformance import check, operators, stablehlo_cases, stablehlo_diagnosis
 from rngcheck.errors import Rejected
 from rngcheck.vectors import STABLEHLO_FILE, data_path, generate, stablehlo_vectors
@@ -94,7 +93,7 @@ def test_the_vectors_file_is_the_generator_s_output():
 
 
 def _run_all(backend, profile="quick"):
-    return {case.id: check.run_case(backend, case) for case in C.cases_for(profile)
+    return {case.id: operators.run_case(backend, case) for case in operators.cases_for(profile)
             if case.procedure == stablehlo_cases.RNG_BIT_GENERATOR}
 
 
@@ -122,11 +121,11 @@ def test_every_case_passes_on_xla():
 def test_iree_s_divergences_are_named():
     require("iree.compiler", load=False)
     backend = isolated_backend("rngcheck.backends.iree_backend:IreeBackend", "iree.runtime")
-    chosen = [c for c in C.cases_for("quick") if c.procedure == stablehlo_cases.RNG_BIT_GENERATOR
+    chosen = [c for c in operators.cases_for("quick") if c.procedure == stablehlo_cases.RNG_BIT_GENERATOR
               and (c.category in ("rbg-carry", "rbg-default") or c.id.endswith("u64x3-u32-7")
                    or c.id.endswith("u64x2-u32-7"))]
     try:
-        outcomes = {case.id: check.run_case(backend, case) for case in chosen}
+        outcomes = {case.id: operators.run_case(backend, case) for case in chosen}
     finally:
         backend.close()
     found = {i: (o.diagnosis or {}).get("id") if o.status != check.PASSED else "passed" for i, o in outcomes.items()}
@@ -160,11 +159,12 @@ class _Model:
 @pytest.mark.parametrize("flags", [("counter-64-no-carry",), ("key-in-counter-high",), ("third-state-word-ignored",),
                                    ("key-in-counter-high", "counter-64-no-carry", "third-state-word-ignored")])
 def test_the_diagnosis_names_each_divergence_and_the_spec_passes(flags):
-    case = next(c for c in C.cases_for("quick") if c.id == "rng-bit-generator/carry/philox-2pow128-u64x3-u32-5x5")
-    outcome = check.run_case(_Model(flags), case)
+    case = next(c for c in operators.cases_for("quick")
+                if c.id == "rng-bit-generator/carry/philox-2pow128-u64x3-u32-5x5")
+    outcome = operators.run_case(_Model(flags), case)
     assert outcome.status == check.FAILED and outcome.diagnosis["divergences"] == list(flags)
     assert outcome.reproduce["algorithm"] == "PHILOX"
-    assert check.run_case(_Model(()), case).status == check.PASSED
+    assert operators.run_case(_Model(()), case).status == check.PASSED
     with pytest.raises(KeyError, match="not registered"):
         stablehlo_diagnosis.divergence(("wrong-id",))
 
@@ -175,8 +175,8 @@ def test_a_backend_without_the_operator_is_not_applicable_and_the_xla_backend_sk
     class WordsOnly(NumpyBackend):
         operators = ()
 
-    case = next(c for c in C.cases_for("quick") if c.procedure == stablehlo_cases.RNG_BIT_GENERATOR)
-    assert check.run_case(WordsOnly(), case).status == check.SKIPPED
+    case = next(c for c in operators.cases_for("quick") if c.procedure == stablehlo_cases.RNG_BIT_GENERATOR)
+    assert operators.run_case(WordsOnly(), case).status == check.SKIPPED
 
 
 def test_oper_and_bits_round_trip():
@@ -204,7 +204,7 @@ def test_no_module_of_the_directml_operator_or_the_runner_branches_on_an_operato
             assert name not in text, f"{path} names {name}"
         assert not re.search(r"operator(\.name)?\s*[=!]=", text), f"{path} compares an operator"
     # every procedure of every case belongs to exactly one operator
-    for case in C.all_cases():
+    for case in operators.all_cases():
         assert sum(case.procedure in o.procedures for o in operators.registry().values()) == 1, case.id
 
 
@@ -213,7 +213,7 @@ def test_a_run_with_divergences_holds_to_the_result_and_journal_schemas(tmp_path
     from rngcheck.conformance.runner import NamedBackend, RunOptions, run
     from rngcheck.results import schema
 
-    chosen = [c for c in C.cases_for("quick") if c.procedure == stablehlo_cases.RNG_BIT_GENERATOR
+    chosen = [c for c in operators.cases_for("quick") if c.procedure == stablehlo_cases.RNG_BIT_GENERATOR
               and c.category in ("rbg-carry", "rbg-validation", "rbg-threefry")]
     document = run([NamedBackend("model", _Model(("key-in-counter-high", "counter-64-no-carry")))],
                    RunOptions(profile="quick", cases=chosen))
@@ -222,3 +222,25 @@ def test_a_run_with_divergences_holds_to_the_result_and_journal_schemas(tmp_path
     schema.validate(document, "rngcheck-result")
     for result in document["results"]:
         schema.validate({"result": result}, "rngcheck-journal")
+
+
+@pytest.mark.parametrize("extra, line", [
+    (["--dtype", "bogus"], "--dtype: output element type 'bogus'"),
+    (["--sizes", "-4"], "--sizes:"),
+])
+def test_repro_refuses_a_bad_element_type_or_shape_in_one_line(capsys, extra, line):
+    from rngcheck import cli
+
+    argv = ["repro", "--backend", "numpy", "--algorithm", "PHILOX", "--state", "0x1,0x2", "--sizes", "4", *extra]
+    assert cli.main(argv) == cli.EXIT_USAGE
+    err = capsys.readouterr().err
+    assert line in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_repro_of_a_state_of_the_wrong_size_reproduces_the_validation_case(capsys):
+    """A u64[1] PHILOX state breaks rule state-size: the repro expects a refusal (as the validation case
+    whose reproduce line it is), so the reference's refusal passes instead of reading as rejects-valid."""
+    from rngcheck import cli
+
+    argv = ["repro", "--backend", "numpy", "--algorithm", "PHILOX", "--state", "0x1", "--sizes", "4"]
+    assert cli.main(argv) == cli.EXIT_PASS, capsys.readouterr().out

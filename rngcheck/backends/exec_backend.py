@@ -468,15 +468,18 @@ class ExecBackend(Backend):
                                 f"(its handshake advertises {list(self.conventions) or 'none'})")
         count = Request.from_dict(request).count
         payload = P.encode_draw(request, state)
-        return self._guarded(lambda deadline: self._draw_until(deadline, payload, count))
+        return self._guarded(lambda deadline: self._exchange(deadline, P.DRAW, payload, P.NUMBERS,
+                                                             P.numbers_limit(count), P.decode_numbers))
 
-    def _draw_until(self, deadline, payload: bytes, count: int):
-        self._send(P.frame(P.DRAW, payload), deadline)
-        tag, answer = self._receive(deadline, lambda tag: P.numbers_limit(count) if tag == P.NUMBERS
-                                    else ANSWER_LIMIT)
-        self._answered(tag, answer, "DRAW", P.NUMBERS)
+    def _exchange(self, deadline, tag: bytes, payload: bytes, answer_tag: bytes, limit: int, decode):
+        """Send one ``tag`` request and read its ``answer_tag`` (at most ``limit`` bytes) through
+        ``decode``; a RJCT or FAIL raises as _answered says, a payload ``decode`` refuses is a protocol
+        break that ends the child."""
+        self._send(P.frame(tag, payload), deadline)
+        got, answer = self._receive(deadline, lambda got: limit if got == answer_tag else ANSWER_LIMIT)
+        self._answered(got, answer, tag.decode(), answer_tag)
         try:
-            return P.decode_numbers(answer)
+            return decode(answer)
         except P.ProtocolError as error:
             raise self._ended(BackendProtocolError, f"{self.label}: {error}") from None
 
@@ -492,18 +495,9 @@ class ExecBackend(Backend):
             raise NotApplicable(f"{self.label} computes no {generator} blocks "
                                 f"(its handshake advertises {list(self.generators) or 'none'})")
         payload = P.encode_generate(generator, rounds, counters, key)
-        shape = np.shape(counters)
-        return self._guarded(lambda deadline: self._generate_until(deadline, payload, shape))
-
-    def _generate_until(self, deadline, payload: bytes, shape):
-        self._send(P.frame(P.GENERATE, payload), deadline)
-        tag, answer = self._receive(deadline, lambda tag: P.blocks_limit(*shape) if tag == P.BLOCKS
-                                    else ANSWER_LIMIT)
-        self._answered(tag, answer, "GENB", P.BLOCKS)
-        try:
-            return P.decode_blocks(answer)
-        except P.ProtocolError as error:
-            raise self._ended(BackendProtocolError, f"{self.label}: {error}") from None
+        limit = P.blocks_limit(*np.shape(counters))
+        return self._guarded(lambda deadline: self._exchange(deadline, P.GENERATE, payload, P.BLOCKS, limit,
+                                                             P.decode_blocks))
 
     # -- other operators (optional: OPER / BITS) ------------------------------------------------
     @property
@@ -521,16 +515,8 @@ class ExecBackend(Backend):
             raise NotApplicable(f"{self.label} runs no {operator} operator (its handshake advertises "
                                 f"{list(self.operators) or 'none'})")
         payload = P.encode_operate(operator, arguments, state)
-        return self._guarded(lambda deadline: self._operate_until(deadline, payload, count))
-
-    def _operate_until(self, deadline, payload: bytes, count: int):
-        self._send(P.frame(P.OPERATE, payload), deadline)
-        tag, answer = self._receive(deadline, lambda tag: P.bits_limit(count) if tag == P.BITS else ANSWER_LIMIT)
-        self._answered(tag, answer, "OPER", P.BITS)
-        try:
-            return P.decode_bits(answer)
-        except P.ProtocolError as error:
-            raise self._ended(BackendProtocolError, f"{self.label}: {error}") from None
+        return self._guarded(lambda deadline: self._exchange(deadline, P.OPERATE, payload, P.BITS,
+                                                             P.bits_limit(count), P.decode_bits))
 
     def close(self) -> None:
         if self.process is not None and self.process.poll() is None:

@@ -15,7 +15,7 @@ import struct
 
 import numpy as np
 
-from .. import counter
+from .. import counter, stablehlo
 from ..counter import as_state_words
 
 PROTOCOL_VERSION = 1
@@ -305,7 +305,7 @@ def encode_numbers(numbers, request_dtype: str | None = None) -> bytes:
     name = number_dtype_name(array, request_dtype)
     little = array.view(f"<u{NUMBER_DTYPES[name]}") if name == "bfloat16" else \
         array.astype(array.dtype.newbyteorder("<"), copy=False)
-    return struct.pack("<I", len(name)) + name.encode() + struct.pack("<Q", array.size) + little.tobytes()
+    return _typed_elements(name, little)
 
 
 def numbers_limit(count: int) -> int:
@@ -317,20 +317,32 @@ def decode_numbers(payload: bytes) -> np.ndarray:
     """The numbers of a NUMS payload (the runner's side): numpy float16/float32/float64, the integer
     dtypes, bfloat16 as its bits in uint16. ProtocolError for an unknown dtype, or a count that
     disagrees with the bytes that follow it."""
-    r = Reader(payload)
+    return _read_elements(Reader(payload), "NUMS", NUMBER_DTYPES, NUMBER_STORAGE)
+
+
+def _typed_elements(name: str, array: np.ndarray) -> bytes:
+    """The elements part of a NUMS or BITS payload: the dtype's name (u32 length, ASCII), the count
+    (u64), then the elements (``array``, already little-endian)."""
+    return struct.pack("<I", len(name)) + name.encode() + struct.pack("<Q", array.size) + array.tobytes()
+
+
+def _read_elements(r: Reader, tag: str, widths: dict[str, int], storage: dict[str, str] | None = None) -> np.ndarray:
+    """The elements part of a ``tag`` payload (the runner's side), of a dtype in ``widths`` (bytes by
+    name; ``storage``: how a dtype numpy lacks is held); ProtocolError for an unknown dtype, or a count
+    that disagrees with the bytes that follow it (they must end the payload)."""
     length = r.u32()
     if length > DTYPE_NAME_LIMIT:
-        raise ProtocolError(f"NUMS names a dtype of {length} bytes")
+        raise ProtocolError(f"{tag} names a dtype of {length} bytes")
     name = bytes(r.take(length)).decode(errors="replace")
-    width = NUMBER_DTYPES.get(name)
+    width = widths.get(name)
     if width is None:
-        raise ProtocolError(f"NUMS with unknown dtype {name!r} (known: {', '.join(NUMBER_DTYPES)})")
+        raise ProtocolError(f"{tag} with unknown dtype {name!r} (known: {', '.join(widths)})")
     count = r.u64()
     left = len(r.data) - r.at
     if left != count * width:
-        raise ProtocolError(f"NUMS of {count} {name} carries {left} bytes, not {count * width}")
-    storage = NUMBER_STORAGE[name] if name in NUMBER_STORAGE else np.dtype(name).newbyteorder("<")
-    array = np.frombuffer(r.take(left), dtype=storage)
+        raise ProtocolError(f"{tag} of {count} {name} carries {left} bytes, not {count * width}")
+    held = (storage or {}).get(name) or np.dtype(name).newbyteorder("<")
+    array = np.frombuffer(r.take(left), dtype=held)
     return array.astype(array.dtype.newbyteorder("="))
 
 
@@ -410,8 +422,7 @@ def decode_blocks(payload: bytes) -> np.ndarray:
 # StableHLO's rng_bit_generator): the operator's name and its arguments as JSON (u32 length, UTF-8),
 # then a u64 state (u32 word count, then the words). BITS answers it: the new state the same way,
 # then the output (a NUMS-style dtype name, u64 count, little-endian elements).
-OPERATOR_DTYPES = {"uint8": 1, "uint16": 2, "uint32": 4, "uint64": 8, "int8": 1, "int16": 2, "int32": 4,
-                   "int64": 8, "float16": 2, "float32": 4, "float64": 8}
+OPERATOR_DTYPES = {name: bits // 8 for name, bits in stablehlo.ELEMENT_TYPES.items()}   # bytes, by numpy name
 STATE_LIMIT = 64   # u64 words of an operator's state
 
 
@@ -454,8 +465,7 @@ def encode_bits(state, output) -> bytes:
     if name not in OPERATOR_DTYPES or array.dtype.itemsize != OPERATOR_DTYPES[name]:
         raise ValueError(f"the output is {array.dtype}: BITS carries {', '.join(OPERATOR_DTYPES)}")
     little = array.astype(array.dtype.newbyteorder("<"), copy=False)
-    return (_u64_words(state) + struct.pack("<I", len(name)) + name.encode() + struct.pack("<Q", array.size)
-            + little.tobytes())
+    return _u64_words(state) + _typed_elements(name, little)
 
 
 def bits_limit(count: int) -> int:
@@ -466,16 +476,4 @@ def decode_bits(payload: bytes) -> tuple[np.ndarray, np.ndarray]:
     """(new state uint64, output elements 1-D) of a BITS payload (the runner's side)."""
     r = Reader(payload)
     state = _read_u64_words(r)
-    length = r.u32()
-    if length > DTYPE_NAME_LIMIT:
-        raise ProtocolError(f"BITS names a dtype of {length} bytes")
-    name = bytes(r.take(length)).decode(errors="replace")
-    width = OPERATOR_DTYPES.get(name)
-    if width is None:
-        raise ProtocolError(f"BITS with unknown dtype {name!r}")
-    count = r.u64()
-    left = len(r.data) - r.at
-    if left != count * width:
-        raise ProtocolError(f"BITS of {count} {name} carries {left} bytes, not {count * width}")
-    array = np.frombuffer(r.take(left), dtype=np.dtype(name).newbyteorder("<"))
-    return state, array.astype(array.dtype.newbyteorder("="))
+    return state, _read_elements(r, "BITS", OPERATOR_DTYPES)

@@ -131,8 +131,6 @@ def answer(channel: Channel, tag: bytes, compute) -> None:
 
 def operate(backend, channel: Channel, payload: bytes) -> None:
     """Answer one OPER: BITS with the operator's new state and output, or RJCT / FAIL as for a CALL."""
-    from ..errors import NotApplicable, Rejected
-
     try:
         operator, arguments, state = P.decode_operate(payload)
     except Exception as error:
@@ -143,18 +141,11 @@ def operate(backend, channel: Channel, payload: bytes) -> None:
         channel.send(P.FAIL, json.dumps({"error": f"the backend runs no {operator} operator",
                                          "not_applicable": True}).encode())
         return
-    try:
+    def bits() -> bytes:
         new_state, output = method(state=state, **arguments)
-        answer = P.encode_bits(new_state, output)
-    except Rejected as error:
-        channel.send(P.REJECT, json.dumps({"message": str(error), "rule": getattr(error, "rule", None)}).encode())
-    except NotApplicable as error:
-        channel.send(P.FAIL, json.dumps({"error": str(error), "not_applicable": True}).encode())
-    except Exception as error:
-        traceback.print_exc(file=sys.stderr)
-        channel.send(P.FAIL, json.dumps({"error": one_line(error)}).encode())
-    else:
-        channel.send(P.BITS, answer)
+        return P.encode_bits(new_state, output)
+
+    answer(channel, P.BITS, bits)
 
 
 def operator_method(operator: str) -> str:

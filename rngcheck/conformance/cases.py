@@ -511,22 +511,3 @@ def directml_cases() -> list[Case]:
     return (kat_cases() + vector_cases() + mapping_cases() + counter_cases() + key_cases() + layout_cases()
             + state_cases() + validation_cases() + property_cases() + scale_cases() + numbers_cases()
             + huge_cases())
-
-
-def all_cases() -> list[Case]:
-    """Every operator's cases (rngcheck.conformance.operators: DirectML's first)."""
-    from . import operators
-
-    cases = [case for operator in operators.registry().values() for case in operator.cases()]
-    ids = [c.id for c in cases]
-    duplicates = {i for i in ids if ids.count(i) > 1}
-    assert not duplicates, f"duplicate case ids: {duplicates}"
-    for case in cases:
-        # Chained executions equal one execution only when every piece but the last fills whole blocks.
-        assert all(layout.element_count(s) % 4 == 0 for s in case.chain[:-1]), case.id
-        assert not case.chain or sum(layout.element_count(s) for s in case.chain) == case.element_count, case.id
-    return cases
-
-
-def cases_for(profile: str) -> list[Case]:
-    return [c for c in all_cases() if profile in c.profiles]

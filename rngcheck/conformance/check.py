@@ -682,29 +682,39 @@ PROCEDURES = {
 
 def run_case(backend, case: C.Case, *, strict: bool = False, seed: int = 0,
              explain: anatomy.Budget | None = None) -> Outcome:
-    """The outcome of ``case`` on ``backend``: never raises for anything the backend does.
+    """The outcome of DirectML's ``case`` (a procedure of PROCEDURES, or PROPERTY) on ``backend``:
+    never raises for anything the backend does. Any operator's case: rngcheck.conformance.operators.run_case.
 
     ``explain``: the anatomy budget of this backend (rngcheck.conformance.anatomy.Budget; the
     runner keeps one per backend); None gives this case one of its own.
     """
-    with anatomy.using(explain):
-        return _run_case(backend, case, strict, seed)
+    def procedure() -> Outcome:
+        if case.procedure == C.PROPERTY:
+            return check_property(backend, case, strict, seed)
+        if case.procedure not in PROCEDURES:
+            raise ValueError(f"{case.id}: procedure {case.procedure!r} is not DirectML's "
+                             f"(rngcheck.conformance.operators.run_case runs any operator's case)")
+        return PROCEDURES[case.procedure](backend, case, strict)
+
+    return judged(case, procedure, explain)
 
 
 def check_property_procedure(backend, case: C.Case, strict: bool, seed: int = 0) -> Outcome:
     return check_property(backend, case, strict, seed)
 
 
-def _run_case(backend, case: C.Case, strict: bool, seed: int) -> Outcome:
-    from .operators import of_procedure, runs
+def judged(case: C.Case, procedure, explain: anatomy.Budget | None = None) -> Outcome:
+    """``procedure()``'s outcome for ``case`` (under the anatomy budget ``explain``), whatever the backend
+    it calls does: a rejection, not applicable, a raise, a crash, a hang, a protocol break, or a bug
+    in rngcheck each become their outcome. Every operator's case is judged here
+    (rngcheck.conformance.operators.run_case dispatches to its procedure)."""
+    with anatomy.using(explain):
+        return _judged(case, procedure)
 
+
+def _judged(case: C.Case, procedure) -> Outcome:
     try:
-        operator = of_procedure(case.procedure)   # the operator axis: dispatch on data (conformance.operators)
-        if not runs(backend, operator):
-            raise NotApplicable(f"the backend runs no {operator.title}")
-        if case.procedure == C.PROPERTY:
-            return check_property(backend, case, strict, seed)
-        outcome = operator.procedures[case.procedure](backend, case, strict)
+        outcome = procedure()
     except CaseFailed as failed:
         outcome = failed.outcome
     except Rejected as error:

@@ -4,7 +4,8 @@ An Operator names its spec module, its backend contract method, its description 
 families, its case categories and the procedures that judge its cases. The runner, the check and
 the reports dispatch on this registry (by a case's procedure), never on which operator it is:
 adding an operator is adding an entry here (docs/adding-an-operator.md), and
-tests/test_operators.py checks that no other module names one.
+tests/test_stablehlo.py (test_no_module_of_the_directml_operator_or_the_runner_branches_on_an_operator)
+checks that no other module names one.
 """
 
 from __future__ import annotations
@@ -12,6 +13,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from .. import layout
+from ..errors import NotApplicable
+from . import anatomy, check
+from .cases import PROPERTY, Case
+from .outcome import Outcome
 
 
 @dataclass(frozen=True)
@@ -36,7 +43,7 @@ def registry() -> dict[str, Operator]:
     if not _REGISTRY:
         from .. import description, stablehlo
         from . import cases as C
-        from . import check, stablehlo_cases, stablehlo_check, stablehlo_diagnosis
+        from . import stablehlo_cases, stablehlo_check, stablehlo_diagnosis
 
         directml_procedures = dict(check.PROCEDURES)
         directml_procedures[C.PROPERTY] = check.check_property_procedure
@@ -79,3 +86,36 @@ def of_category(category: str) -> Operator | None:
 def runs(backend, operator: Operator) -> bool:
     """Whether ``backend`` implements ``operator`` (its ``operators`` list it, or every backend must)."""
     return operator.required or operator.name in tuple(getattr(backend, "operators", ()) or ())
+
+
+def all_cases() -> list[Case]:
+    """Every operator's cases (DirectML's first)."""
+    cases = [case for operator in registry().values() for case in operator.cases()]
+    ids = [c.id for c in cases]
+    duplicates = {i for i in ids if ids.count(i) > 1}
+    assert not duplicates, f"duplicate case ids: {duplicates}"
+    for case in cases:
+        # Chained executions equal one execution only when every piece but the last fills whole blocks.
+        assert all(layout.element_count(s) % 4 == 0 for s in case.chain[:-1]), case.id
+        assert not case.chain or sum(layout.element_count(s) for s in case.chain) == case.element_count, case.id
+    return cases
+
+
+def cases_for(profile: str) -> list[Case]:
+    return [c for c in all_cases() if profile in c.profiles]
+
+
+def run_case(backend, case: Case, *, strict: bool = False, seed: int = 0,
+             explain: anatomy.Budget | None = None) -> Outcome:
+    """The outcome of any operator's ``case`` on ``backend`` (never raises for anything the backend
+    does): its operator's procedure, dispatched on data; not applicable where the backend does not run
+    the operator."""
+    def procedure() -> Outcome:
+        operator = of_procedure(case.procedure)   # the operator axis: dispatch on data
+        if not runs(backend, operator):
+            raise NotApplicable(f"the backend runs no {operator.title}")
+        if case.procedure == PROPERTY:   # the one procedure that takes the run's seed
+            return check.check_property(backend, case, strict, seed)
+        return operator.procedures[case.procedure](backend, case, strict)
+
+    return check.judged(case, procedure, explain)

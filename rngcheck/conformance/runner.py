@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from ..errors import one_line
 from ..progress import Progress
 from ..results import document as D
-from . import anatomy, check
+from . import anatomy, check, operators
 from . import cases as C
 
 
@@ -31,13 +31,13 @@ class RunOptions:
 
 
 def select_cases(options: RunOptions) -> list[C.Case]:
-    chosen = C.cases_for(options.profile) if options.cases is None else list(options.cases)
+    chosen = operators.cases_for(options.profile) if options.cases is None else list(options.cases)
     if options.select:
         chosen = [c for c in chosen
                   if any(fnmatch.fnmatchcase(c.id, p) or c.category == p for p in options.select)]
         if options.cases is None:
             # A huge case (issue 29) joins any profile when a pattern that says "huge" names it.
-            chosen += [c for c in C.cases_for("huge") if c not in chosen and any(
+            chosen += [c for c in operators.cases_for("huge") if c not in chosen and any(
                 "huge" in p and fnmatch.fnmatchcase(c.id, p) for p in options.select)]
     return chosen
 
@@ -114,7 +114,7 @@ def run(backends: list[NamedBackend], options: RunOptions, *, journal=None, prev
                     outcome = check.Outcome(check.NOT_RUN, f"not run: the run's --deadline of {options.deadline:g} s "
                                                            f"passed")
                 else:
-                    outcome = check.run_case(named.backend, case, strict=options.profile == "strict",
+                    outcome = operators.run_case(named.backend, case, strict=options.profile == "strict",
                                              seed=options.seed, explain=explain)
                 result = D.result_entry(entry["name"], case, outcome, is_required(named.backend, case),
                                         time.perf_counter() - start, named.spec)

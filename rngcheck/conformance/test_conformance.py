@@ -10,7 +10,7 @@ report section, "Captured rngcheck call" (``pytest -rP`` shows it).
 
 import pytest
 
-from rngcheck.conformance import check, runner
+from rngcheck.conformance import check, operators, runner
 from rngcheck.results import document as D
 from rngcheck.results.text import failure_lines, printable, properties
 
@@ -18,7 +18,7 @@ from rngcheck.results.text import failure_lines, printable, properties
 def test_case(request, rngcheck_backend, rngcheck_backend_spec, rngcheck_case):
     seed = request.config.getoption("--rngcheck-seed")
     strict = request.config.getoption("--rngcheck-profile") == "strict"
-    outcome = check.run_case(rngcheck_backend, rngcheck_case, strict=strict, seed=seed)
+    outcome = operators.run_case(rngcheck_backend, rngcheck_case, strict=strict, seed=seed)
     required = runner.is_required(rngcheck_backend, rngcheck_case)
     result = D.result_entry(rngcheck_backend_spec, rngcheck_case, outcome, required, 0.0, rngcheck_backend_spec)
     request.node.user_properties.extend(properties(result))

@@ -18,9 +18,11 @@ from ..results.statuses import CRASHED, ERROR, FAILED, NOT_RUN, SKIPPED, TIMEOUT
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
-def clean(text) -> str:
-    """Text that came from a backend, made safe for XML 1.0 (ElementTree escapes the rest)."""
-    return _NOT_XML.sub("\ufffd", str(text))
+def clean(value) -> str:
+    """Text that came from a backend, made safe for XML 1.0 (ElementTree escapes the rest): its controls
+    and invisible format characters shown as escapes (rngcheck.results.text.visible, as on the HTML
+    page), then anything XML cannot hold replaced."""
+    return _NOT_XML.sub("\ufffd", text.visible(str(value)))
 
 
 def to_junit(document: dict) -> ET.ElementTree[ET.Element]:

@@ -161,6 +161,20 @@ def _pieces(count: int, minimum: int) -> tuple[int, int]:
     return k, -(-count // k)
 
 
+def _piece_starts(step, seed: int, begin: int, count: int) -> tuple[int, int, list[int]]:
+    """(pieces, length of each, each piece's starting state): ``count`` steps from step ``begin`` of
+    the GF(2) recurrence ``step`` (a _GF2Matrix) from ``seed``, cut as _pieces cuts them, each start
+    reached by jumping (a power of the matrix)."""
+    k, length = _pieces(count, 64)
+    jump = step.power(length)
+    state = step.power(begin)(seed)
+    starts = []
+    for _ in range(k):
+        starts.append(state)
+        state = jump(state)
+    return k, length, starts
+
+
 def _power(base, k: int, identity):
     """base^k by repeated squaring, for anything multiplied with @ (GF(2) or integer matrices)."""
     result = identity
@@ -220,13 +234,7 @@ def _plus_source(state_step, vector_step, seed: int, meta: dict) -> FunctionSour
 
     def function(first, count):
         begin, end = first // 2, -(-(first + count) // 2)
-        k, length = _pieces(end - begin, 64)
-        jump = step.power(length)
-        state = step.power(begin)(seed)
-        starts = []
-        for _ in range(k):
-            starts.append(state)
-            state = jump(state)
+        k, length, starts = _piece_starts(step, seed, begin, end - begin)
         s0 = np.array([x & M64 for x in starts], dtype=np.uint64)
         s1 = np.array([x >> 64 for x in starts], dtype=np.uint64)
         out = np.empty((length, k), dtype=np.uint64)
@@ -528,13 +536,7 @@ def _linear_source(step, bits: int, seed: int, vector_step, unpack, output, meta
 
     def function(first, count):
         begin, end = first // words_per_output, -(-(first + count) // words_per_output)
-        k, length = _pieces(end - begin, 64)
-        jump = matrix.power(length)
-        state = matrix.power(begin)(seed)
-        starts = []
-        for _ in range(k):
-            starts.append(state)
-            state = jump(state)
+        k, length, starts = _piece_starts(matrix, seed, begin, end - begin)
         arrays = unpack(starts)
         out = np.empty((length, k), dtype=np.uint32 if words_per_output == 1 else np.uint64)
         steps = begin + np.arange(k, dtype=np.uint64) * np.uint64(length)
