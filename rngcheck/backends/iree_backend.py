@@ -11,17 +11,14 @@ This backend implements only the StableHLO operator: DirectML's is not applicabl
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from .. import stablehlo
 from ..description import FEATURE_LEVEL_4_0
 from ..errors import BackendUnavailable, NotApplicable, Rejected, one_line
 from . import Backend
-from .stablehlo_text import module_text, state_of_words, state_words
+from .stablehlo_text import Compiled, state_of_words, state_words
 
-CACHED = 64
 COMPILE_FLAGS = ("--iree-llvmcpu-target-cpu=generic",)   # any x86-64 (and silences the target warning)
 
 
@@ -40,7 +37,7 @@ class IreeBackend(Backend):
             raise BackendUnavailable("IREE is not installed: pip install rngcheck[iree]") from None
         self._compiler, self._runtime = compiler, runtime
         self._config = runtime.Config("local-task")
-        self._functions: dict[tuple, Any] = {}
+        self._functions = Compiled(self._compile)
 
     def describe(self) -> dict[str, str]:
         from importlib.metadata import version
@@ -53,27 +50,21 @@ class IreeBackend(Backend):
                          feature_level=FEATURE_LEVEL_4_0):
         raise NotApplicable("the iree backend runs stablehlo.rng_bit_generator only")
 
-    def _function(self, algorithm: str, words: int, shape: tuple[int, ...], dtype: str):
-        key = (algorithm, words, shape, dtype)
-        if key not in self._functions:
-            if len(self._functions) >= CACHED:
-                self._functions.pop(next(iter(self._functions)))
-            text = module_text(algorithm, words, shape, dtype)
-            try:
-                binary = self._compiler.compile_str(text, target_backends=["llvm-cpu"], input_type="stablehlo",
-                                                    extra_args=list(COMPILE_FLAGS))
-            except Exception as error:
-                raise Rejected(f"IREE refuses it: {one_line(error)[:300]}") from None
-            context = self._runtime.SystemContext(config=self._config)
-            context.add_vm_module(self._runtime.VmModule.copy_buffer(context.instance, binary))
-            self._functions[key] = context.modules.rngcheck_rng_bit_generator["main"]
-        return self._functions[key]
+    def _compile(self, text: str):
+        try:
+            binary = self._compiler.compile_str(text, target_backends=["llvm-cpu"], input_type="stablehlo",
+                                                extra_args=list(COMPILE_FLAGS))
+        except Exception as error:
+            raise Rejected(f"IREE refuses it: {one_line(error)[:300]}") from None
+        context = self._runtime.SystemContext(config=self._config)
+        context.add_vm_module(self._runtime.VmModule.copy_buffer(context.instance, binary))
+        return context.modules.rngcheck_rng_bit_generator["main"]
 
     def rng_bit_generator(self, algorithm: str, state: np.ndarray, shape: tuple[int, ...], dtype: str):
         state = np.asarray(state, dtype=np.uint64).reshape(-1)
         if dtype not in stablehlo.ELEMENT_TYPES:
             raise NotApplicable(f"element type {dtype!r} is not one rngcheck passes to IREE")
-        main = self._function(algorithm, state.size, tuple(shape), dtype)
+        main = self._functions.program(algorithm, state.size, tuple(shape), dtype)
         new_words, bits = main(state_words(state))
         output = np.asarray(bits.to_host() if hasattr(bits, "to_host") else bits).view(np.dtype(dtype))
         return state_of_words(np.asarray(new_words.to_host() if hasattr(new_words, "to_host") else new_words)), \

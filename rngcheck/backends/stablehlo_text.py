@@ -9,6 +9,9 @@ what rng_bit_generator defines). Written for rngcheck from the StableHLO spec's 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
 from .. import stablehlo
@@ -53,3 +56,21 @@ def state_words(state: np.ndarray) -> np.ndarray:
 
 def state_of_words(words) -> np.ndarray:
     return np.ascontiguousarray(np.asarray(words, dtype=np.uint32)).view(np.uint64).copy()
+
+
+class Compiled:
+    """The backend's compiled programs by (algorithm, state words, shape, element type), at most
+    ``limit`` kept (the oldest dropped first); ``compile`` turns a module's text into a program and
+    raises Rejected for one the implementation refuses."""
+
+    def __init__(self, compile: Callable[[str], Any], limit: int = 64) -> None:
+        self._compile, self._limit = compile, limit
+        self._programs: dict[tuple, Any] = {}
+
+    def program(self, algorithm: str, words: int, shape: tuple[int, ...], dtype: str) -> Any:
+        key = (algorithm, words, tuple(shape), dtype)
+        if key not in self._programs:
+            if len(self._programs) >= self._limit:
+                self._programs.pop(next(iter(self._programs)))
+            self._programs[key] = self._compile(module_text(algorithm, words, shape, dtype))
+        return self._programs[key]

@@ -11,17 +11,13 @@ This backend implements only the StableHLO operator: DirectML's is not applicabl
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from .. import stablehlo
 from ..description import FEATURE_LEVEL_4_0
 from ..errors import BackendSpecError, BackendUnavailable, NotApplicable, Rejected, one_line
 from . import Backend
-from .stablehlo_text import module_text, state_of_words, state_words
-
-CACHED = 64  # compiled executables kept (one per algorithm, state size, shape and element type)
+from .stablehlo_text import Compiled, state_of_words, state_words
 
 
 class XlaBackend(Backend):
@@ -47,7 +43,7 @@ class XlaBackend(Backend):
         except Exception as error:   # private jaxlib names moved: say so, do not crash
             raise BackendUnavailable(f"jax {jax.__version__}: XLA's {platform} client is not reachable "
                                      f"({one_line(error)})") from None
-        self._executables: dict[tuple, Any] = {}
+        self._executables = Compiled(self._compile)
 
     def describe(self) -> dict[str, str]:
         import jaxlib
@@ -59,24 +55,18 @@ class XlaBackend(Backend):
                          feature_level=FEATURE_LEVEL_4_0):
         raise NotApplicable("the xla backend runs stablehlo.rng_bit_generator only")
 
-    def _executable(self, algorithm: str, words: int, shape: tuple[int, ...], dtype: str):
-        key = (algorithm, words, shape, dtype)
-        if key not in self._executables:
-            if len(self._executables) >= CACHED:
-                self._executables.pop(next(iter(self._executables)))
-            text = module_text(algorithm, words, shape, dtype)
-            try:
-                self._executables[key] = self._client.compile_and_load(
-                    text, self._client_module.DeviceList((self._device,)), self._client_module.CompileOptions())
-            except Exception as error:
-                raise Rejected(f"XLA refuses it: {one_line(error)[:300]}") from None
-        return self._executables[key]
+    def _compile(self, text: str):
+        try:
+            return self._client.compile_and_load(
+                text, self._client_module.DeviceList((self._device,)), self._client_module.CompileOptions())
+        except Exception as error:
+            raise Rejected(f"XLA refuses it: {one_line(error)[:300]}") from None
 
     def rng_bit_generator(self, algorithm: str, state: np.ndarray, shape: tuple[int, ...], dtype: str):
         state = np.asarray(state, dtype=np.uint64).reshape(-1)
         if dtype not in stablehlo.ELEMENT_TYPES:
             raise NotApplicable(f"element type {dtype!r} is not one rngcheck passes to XLA")
-        executable = self._executable(algorithm, state.size, tuple(shape), dtype)
+        executable = self._executables.program(algorithm, state.size, tuple(shape), dtype)
         given = self._jax.device_put(state_words(state), self._device)
         new_words, bits = executable.execute([given])
         output = np.asarray(bits).view(np.dtype(dtype)).reshape(tuple(shape))
