@@ -19,7 +19,6 @@ from .. import counter, layout, reference, sharedmem
 from ..description import FEATURE_LEVEL_4_0
 from ..errors import (
     BackendCrashed,
-    BackendProcessFailed,
     BackendProtocolError,
     BackendStopped,
     BackendTimeout,
@@ -33,7 +32,7 @@ from . import anatomy, wraps
 from . import cases as C
 from .diagnosis import diagnose_output, diagnose_state, named
 from .numbers import check_numbers
-from .outcome import BackendRaised, CaseFailed, Outcome
+from .outcome import BackendRaised, CaseFailed, Outcome, call_backend
 
 GUARD_WORDS = 64
 GUARD = 0xDEADBEEF      # outside the extent: must never change
@@ -126,13 +125,8 @@ def execute(backend, case: C.Case, state=None, sizes=None) -> Execution:
     state_array = state_input(case, given)
     state_before = state_array.copy()
     start = time.perf_counter()
-    try:
-        returned = backend.random_generator(state_array, tuple(case.sizes), case.strides, buffer,
-                                            output_state=case.output_state, feature_level=case.feature_level)
-    except (Rejected, NotApplicable, KeyboardInterrupt, SystemExit, BackendProcessFailed, BackendStopped):
-        raise
-    except Exception as error:
-        raise BackendRaised(error) from error
+    returned = call_backend(backend, "random_generator", state_array, tuple(case.sizes), case.strides, buffer,
+                            output_state=case.output_state, feature_level=case.feature_level)
     seconds = time.perf_counter() - start
     return Execution(full, extent, returned, state_before, state_array, seconds, counter.as_state_words(given))
 

@@ -15,11 +15,11 @@ from __future__ import annotations
 import numpy as np
 
 from .. import generators
-from ..errors import BackendProcessFailed, BackendStopped, NotApplicable, Rejected
+from ..errors import NotApplicable
 from ..results.statuses import FAILED, PASSED
 from .diagnosis import named
 from .generator_diagnosis import matching_variants
-from .outcome import BackendRaised, CaseFailed, Outcome
+from .outcome import CaseFailed, Outcome, call_backend
 
 
 def _words(values, bits: int) -> str:
@@ -36,12 +36,7 @@ def check_generator(backend, case, strict: bool) -> Outcome:
     generator = generators.get(known.generator)
     counters = np.array([known.counter], dtype=generator.dtype)
     given = counters.copy()
-    try:
-        returned = backend.generator_blocks(generator.name, known.rounds, given, tuple(known.key))
-    except (Rejected, NotApplicable, BackendProcessFailed, BackendStopped):
-        raise
-    except Exception as error:
-        raise BackendRaised(error) from error
+    returned = call_backend(backend, "generator_blocks", generator.name, known.rounds, given, tuple(known.key))
     if not np.array_equal(given, counters):
         raise CaseFailed(Outcome(FAILED, "modified the counters it was given",
                                  diagnosis=named("contract", "generator_blocks must not write into its counters")))

@@ -13,12 +13,12 @@ from __future__ import annotations
 import numpy as np
 
 from .. import counter, numbers
-from ..errors import BackendProcessFailed, BackendStopped, NotApplicable, Rejected
+from ..errors import NotApplicable
 from ..numbers import floats, tolerance
 from ..results.statuses import FAILED, PASSED
 from .diagnosis import named
 from .numbers_diagnosis import diagnose
-from .outcome import BackendRaised, CaseFailed, Outcome
+from .outcome import CaseFailed, Outcome, call_backend
 
 SHOWN = 8
 
@@ -81,12 +81,7 @@ def check_numbers(backend, case, strict: bool) -> Outcome:
         raise NotApplicable(f"the backend draws no {request.convention} numbers")
     state = None if request.seed is not None else counter.state_array(case.state)
     given = None if state is None else state.copy()
-    try:
-        returned = backend.random_numbers(request.to_dict(), given)
-    except (Rejected, NotApplicable, BackendProcessFailed, BackendStopped):
-        raise
-    except Exception as error:
-        raise BackendRaised(error) from error
+    returned = call_backend(backend, "random_numbers", request.to_dict(), given)
     if state is not None and given is not None and not np.array_equal(given, state):
         raise CaseFailed(Outcome(FAILED, "modified the input state", diagnosis=named("input-state-modified")))
     actual = _as_format(request, returned)

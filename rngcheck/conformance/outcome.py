@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import one_line
+from ..errors import BackendProcessFailed, BackendStopped, NotApplicable, Rejected, one_line
 from ..results.records import Verdict
 
 
@@ -30,6 +30,22 @@ class BackendRaised(Exception):
     def __init__(self, error: BaseException):
         super().__init__(one_line(error))
         self.error = error
+
+
+# What a backend call lets through as it is: the description refused, not applicable, and the end of a
+# backend process (crash, hang, protocol break: their own outcomes). Anything else it raises is its own.
+PASSED_THROUGH = (Rejected, NotApplicable, BackendProcessFailed, BackendStopped)
+
+
+def call_backend(backend, method: str, *args, **kwargs):
+    """``backend.method(*args, **kwargs)``, one of the contract's methods: what PASSED_THROUGH names
+    passes through, any other exception (a missing method's included) becomes BackendRaised."""
+    try:
+        return getattr(backend, method)(*args, **kwargs)
+    except PASSED_THROUGH:
+        raise
+    except Exception as error:
+        raise BackendRaised(error) from error
 
 
 class CaseFailed(Exception):

@@ -13,10 +13,10 @@ from __future__ import annotations
 import numpy as np
 
 from .. import stablehlo
-from ..errors import BackendProcessFailed, BackendStopped, NotApplicable, Rejected, one_line
+from ..errors import Rejected, one_line
 from ..results.statuses import FAILED, INFO, PASSED
 from .diagnosis import named
-from .outcome import BackendRaised, CaseFailed, Outcome
+from .outcome import CaseFailed, Outcome, call_backend
 from .stablehlo_diagnosis import diagnose
 
 SHOWN = 8
@@ -30,12 +30,7 @@ def call_of(case) -> stablehlo.Call:
 def _run(backend, call: stablehlo.Call):
     state = np.array(call.state, dtype=np.uint64)
     given = state.copy()
-    try:
-        returned = backend.rng_bit_generator(call.algorithm, given, call.shape, call.dtype)
-    except (Rejected, NotApplicable, BackendProcessFailed, BackendStopped):
-        raise
-    except Exception as error:
-        raise BackendRaised(error) from error
+    returned = call_backend(backend, "rng_bit_generator", call.algorithm, given, call.shape, call.dtype)
     if not np.array_equal(given, state):
         raise CaseFailed(Outcome(FAILED, "modified the input state", diagnosis=named("input-state-modified")))
     return returned
