@@ -693,10 +693,6 @@ def run_case(backend, case: C.Case, *, strict: bool = False, seed: int = 0,
     return judged(case, procedure, explain)
 
 
-def check_property_procedure(backend, case: C.Case, strict: bool, seed: int = 0) -> Outcome:
-    return check_property(backend, case, strict, seed)
-
-
 def judged(case: C.Case, procedure, explain: anatomy.Budget | None = None) -> Outcome:
     """``procedure()``'s outcome for ``case`` (under the anatomy budget ``explain``), whatever the backend
     it calls does: a rejection, not applicable, a raise, a crash, a hang, a protocol break, or a bug

@@ -10,6 +10,7 @@ checks that no other module names one.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,7 +18,7 @@ from typing import Any
 from .. import layout
 from ..errors import NotApplicable
 from . import anatomy, check
-from .cases import PROPERTY, Case
+from .cases import Case
 from .outcome import Outcome
 
 
@@ -33,6 +34,7 @@ class Operator:
     procedures: Mapping[str, Callable[..., Any]] = field(default_factory=dict)   # procedure -> check
     required: bool = False             # every backend implements it (the contract's required method)
     divergences: Mapping[str, str] = field(default_factory=dict)   # named implementation-defined variants
+    seeded: frozenset[str] = frozenset()   # the procedures that also take the run's seed (property cases)
 
 
 _REGISTRY: dict[str, Operator] = {}
@@ -45,14 +47,13 @@ def registry() -> dict[str, Operator]:
         from . import cases as C
         from . import stablehlo_cases, stablehlo_check, stablehlo_diagnosis
 
-        directml_procedures = dict(check.PROCEDURES)
-        directml_procedures[C.PROPERTY] = check.check_property_procedure
+        directml_procedures: dict[str, Callable[..., Any]] = {**check.PROCEDURES, C.PROPERTY: check.check_property}
         _REGISTRY["directml"] = Operator(
             "directml", "DirectML DML_RANDOM_GENERATOR (Philox4x32-10)", "rngcheck.reference", "random_generator",
             description.RULES, C.directml_cases,
             ("kat", "vectors", "mapping", "counter", "key", "layout", "state", "validation", "property", "scale",
              "uniform", "normal", "truncated-normal", "integers", "bits", "seed", "guide"),
-            directml_procedures, required=True)
+            directml_procedures, required=True, seeded=frozenset({C.PROPERTY}))
         _REGISTRY["stablehlo"] = Operator(
             "stablehlo", "StableHLO rng_bit_generator (XLA's variant as the reference)", stablehlo.__name__,
             "rng_bit_generator", stablehlo.RULES, stablehlo_cases.stablehlo_cases, stablehlo_cases.CATEGORIES,
@@ -91,8 +92,7 @@ def runs(backend, operator: Operator) -> bool:
 def all_cases() -> list[Case]:
     """Every operator's cases (DirectML's first)."""
     cases = [case for operator in registry().values() for case in operator.cases()]
-    ids = [c.id for c in cases]
-    duplicates = {i for i in ids if ids.count(i) > 1}
+    duplicates = {i for i, n in Counter(c.id for c in cases).items() if n > 1}
     assert not duplicates, f"duplicate case ids: {duplicates}"
     for case in cases:
         # Chained executions equal one execution only when every piece but the last fills whole blocks.
@@ -114,8 +114,7 @@ def run_case(backend, case: Case, *, strict: bool = False, seed: int = 0,
         operator = of_procedure(case.procedure)   # the operator axis: dispatch on data
         if not runs(backend, operator):
             raise NotApplicable(f"the backend runs no {operator.title}")
-        if case.procedure == PROPERTY:   # the one procedure that takes the run's seed
-            return check.check_property(backend, case, strict, seed)
-        return operator.procedures[case.procedure](backend, case, strict)
+        judge = operator.procedures[case.procedure]
+        return judge(backend, case, strict, seed) if case.procedure in operator.seeded else judge(backend, case, strict)
 
     return check.judged(case, procedure, explain)
