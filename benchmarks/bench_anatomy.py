@@ -1,4 +1,4 @@
-"""Cost of a wrong answer's anatomy (rngcheck.conformance.anatomy) against the diagnosis it follows.
+"""Cost of a wrong answer's anatomy (rngcheck.conformance.directml.anatomy) against the diagnosis it follows.
 
     python benchmarks/bench_anatomy.py [--repeats 5]
 
@@ -25,10 +25,10 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from panel import ByteSwapped, FlipsOneBit, KnobbedPhilox, LanesRotatedInSomeBlocks  # noqa: E402
 from rngcheck import reference  # noqa: E402
-from rngcheck.conformance import anatomy  # noqa: E402
-from rngcheck.conformance.cases import Case  # noqa: E402
-from rngcheck.conformance.check import UNWRITTEN, prefilled_buffer  # noqa: E402
-from rngcheck.conformance.diagnosis import diagnose_output  # noqa: E402
+from rngcheck.conformance.directml import anatomy  # noqa: E402
+from rngcheck.conformance.directml.cases import Case  # noqa: E402
+from rngcheck.conformance.directml.check import UNWRITTEN, prefilled_buffer  # noqa: E402
+from rngcheck.conformance.directml.diagnosis import diagnose_output  # noqa: E402
 
 STATE = (0x243F6A88, 0x85A308D3, 0x13198A2E, 0x03707344, 0xA4093822, 0x299F31D0)
 BACKENDS = [("lanes-reversed (named)", KnobbedPhilox(lanes_reversed=True)),

@@ -97,7 +97,7 @@ def main(argv=None) -> int:
     parser.add_argument("--memory-limit", type=float, default=20.0, help="GiB of address space per process")
     parser.add_argument("--kill-above", type=float, help="kill a run whose processes pass this many GiB (PSS)")
     args = parser.parse_args(argv)
-    from rngcheck.conformance import cases
+    from rngcheck.conformance.directml import cases
 
     ids = args.case or [c.id for c in cases.huge_cases() if args.with_max or c.id != MAX_CASE]
     backends = args.backend or ["numpy", "opencl"]

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import shlex
 import sys
 from pathlib import Path
@@ -21,29 +20,6 @@ from .results.text import printable
 
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 DEFAULT_BACKENDS = ("numpy", "opencl", "directml")  # opencl and directml only when available
-
-
-# An integer as a command line writes one: ASCII decimal, or 0x / 0o / 0b (no "1_000", no fullwidth
-# or other Unicode digits, which Python's int() would take).
-_INTEGER = re.compile(r"[+-]?(?:0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+|[0-9]+)", re.ASCII)
-
-
-def _integer(text: str) -> int:
-    """``text`` as an integer (ValueError unless it matches _INTEGER)."""
-    if not _INTEGER.fullmatch(text):
-        raise ValueError(text)
-    return int(text, 0) if not text.lstrip("+-").isdigit() else int(text, 10)
-
-
-def _words(text: str, count: int | None, what: str) -> list[int]:
-    try:
-        values = [_integer(v) for v in text.replace(" ", "").split(",") if v]
-    except ValueError:
-        raise RngcheckError(f"{what}: {printable(text)!r} is not a comma-separated list of integers "
-                            f"(decimal or 0x hex)") from None
-    if count is not None and len(values) != count:
-        raise RngcheckError(f"{what}: expected {count} values, got {len(values)}")
-    return values
 
 
 def _load_one(spec: str, *, timeout: float, in_process: bool, max_restarts: int = 3):
@@ -232,8 +208,7 @@ class _Deferred:
 def _run_locked(args, options, previous, journal_path) -> int:
     import signal
 
-    from .conformance.runner import run, select_cases
-    from .results import document as D
+    from .conformance.runner import new_document, run, select_cases
     from .results import journal as J
 
     journal = J.Journal(journal_path, append=bool(args.resume)) if journal_path else None  # locked before loading
@@ -245,7 +220,7 @@ def _run_locked(args, options, previous, journal_path) -> int:
                                   max_restarts=args.max_worker_restart)
         if journal and not args.resume:
             # the journal's header and the document are one (the same run read from either is one run)
-            previous = D.new_document(options.profile, options.seed, options.command, select_cases(options))
+            previous = new_document(options, select_cases(options))
             journal.start(previous, {"profile": args.profile, "seed": args.seed, "select": args.case or [],
                                      "backends": [b.spec for b in backends], "timeout": args.timeout,
                                      "stats": args.stats, "max_worker_restart": args.max_worker_restart,
@@ -303,7 +278,9 @@ def _gate(document: dict, args) -> int:
     from .reports import compare
 
     if args.baseline:
-        comparison = compare.load(args.baseline, [document], args.expected_failures, same_run_check=False)
+        from .conformance.runner import expected_case_ids
+        comparison = compare.load(args.baseline, [document], args.expected_failures, same_run_check=False,
+                                  expected_cases=expected_case_ids)
         print(compare.text(comparison, quiet=args.quiet))
         return EXIT_FAIL if comparison.regressions else EXIT_PASS
     from .results.baseline import gate, read_expected
@@ -319,6 +296,24 @@ def _gate(document: dict, args) -> int:
     print(f"rngcheck: {len(failures)} unexpected failures, {len(passes)} unexpected passes "
           f"(expected failures: {args.expected_failures})")
     return EXIT_FAIL if failures else EXIT_PASS
+
+
+def cmd_report(args) -> int:
+    """``rngcheck report``: the page and summary (rngcheck.reports.command), each run checked against the
+    cases its profile and selection give."""
+    from .conformance.runner import expected_case_ids
+    from .reports import command
+
+    return command.run(args, expected_cases=expected_case_ids)
+
+
+def cmd_compare(args) -> int:
+    """``rngcheck compare``: the comparison (rngcheck.reports.compare), each document checked against
+    the cases its profile and selection give (the command layer knows the cases; reports do not)."""
+    from .conformance.runner import expected_case_ids
+    from .reports import compare
+
+    return compare.run(args, expected_cases=expected_case_ids)
 
 
 def cmd_export(args) -> int:
@@ -379,135 +374,32 @@ def cmd_vectors(args) -> int:
     return EXIT_PASS
 
 
-def _number_argument(text: str | None, what: str):
-    if text is None:
-        return None
-    try:
-        return _integer(text)
-    except ValueError:
-        try:
-            if not text.isascii() or "_" in text:
-                raise ValueError(text)
-            return float(text)
-        except ValueError:
-            raise RngcheckError(f"{what} {printable(text)!r} is not a number") from None
-
-
-def _repro_numbers(args, state) -> int:
-    """``rngcheck repro --kind ...``: one numbers request on a backend, each number with its bits and ULPs."""
-    from . import numbers
-    from .conformance.numbers import repro_text
-    from .conformance.repro import numbers_case
-
-    seed: tuple[int, int] | None = None
-    if args.seed_pair:
-        first, second = _words(args.seed_pair, 2, "--seed-pair")
-        seed = (first, second)
-    request = numbers.Request(args.convention, args.kind, args.dtype, _number_argument(args.count, "--count"),
-                              _number_argument(args.low, "--low"), _number_argument(args.high, "--high"), seed)
-    def values(outcome) -> None:
-        if outcome.values is not None:
-            print("\n".join(repro_text(request, outcome.values)))
-
-    return _repro_one_case(args, numbers_case(state, request), values)
-
-
-def _repro_one_case(args, case, show) -> int:
-    """Run ``case`` on ``--backend`` (the repro profile), ``show`` each outcome, print the summary and
-    write ``--json``: the exit code of a reproduction of one case."""
-    from .conformance.runner import RunOptions, run
-    from .reports import terminal
-
-    backends = _load_backends([args.backend], timeout=args.timeout)
-    outcomes: list = []
-    try:
-        document = run(backends, RunOptions(profile="repro", command=sys.argv[1:], cases=[case]),
-                       observe=lambda named, case, outcome: outcomes.append(outcome))
-    finally:
-        _close(backends)
-    document["reproduce"] = shlex.join(["rngcheck"] + sys.argv[1:])
-    for outcome in outcomes:
-        show(outcome)
-    print(terminal.summary(document))
-    if args.json:
-        from .results.document import write
-        write(document, args.json)
-    return EXIT_PASS if document["summary"]["verdict"] == verdicts.PASS else EXIT_FAIL
-
-
-def _repro_rng_bit_generator(args) -> int:
-    """``rngcheck repro --algorithm ...``: one StableHLO rng_bit_generator call (rngcheck.stablehlo) on a
-    backend: the verdict, the first differing elements and the divergence named."""
-    from .conformance.stablehlo_cases import case as operator_case
-
-    state = _words(args.state, None, "--state")
-    if any(not 0 <= w < 1 << 64 for w in state):
-        raise RngcheckError("--state: the rng_bit_generator state is u64 words")
-    shape = tuple(_words(args.sizes or "", None, "--sizes"))
-    dtype = args.dtype or "uint32"
-    import numpy as np
-
-    from . import stablehlo
-    from .errors import Rejected
-    try:
-        stablehlo.validate(args.algorithm, np.array(state, dtype=np.uint64), shape, dtype)
-        expected_rule = None
-    except Rejected as error:
-        if error.rule != "state-size":
-            flag = {"element-type": "--dtype", "shape": "--sizes"}.get(error.rule or "", "--algorithm")
-            raise RngcheckError(f"{flag}: {error}") from None
-        expected_rule = error.rule   # a validation case reproduced: the backend must refuse it
-    case = operator_case("repro", "repro", "rngcheck repro", args.algorithm, state, shape, dtype,
-                         expected_rule=expected_rule)
-    def elements(outcome) -> None:
-        for row in outcome.mismatches or []:
-            print(f"  element {row['index']:>6}  expected {row['expected']}  got {row['actual']}")
-
-    return _repro_one_case(args, case, elements)
-
-
 def cmd_repro(args) -> int:
-    """Run one description on a backend and print the verdict: the reproduction of a failure."""
+    """Run one call of one axis on a backend and print the verdict: the reproduction of a failure
+    (rngcheck.conformance.repro asks the axis whose options are given)."""
     from .conformance import repro
-    from .conformance.comparison import compare
-    from .conformance.runner import RunOptions, run
-    from .reports import terminal
-
-    if args.algorithm:
-        return _repro_rng_bit_generator(args)
-    level = repro.feature_level(args.feature_level)
-    strides = tuple(_words(args.strides, None, "--strides")) if args.strides else None
-    state = repro.state(tuple(_words(args.state, 6, "--state")), args.state)
-    if args.kind:
-        return _repro_numbers(args, state)
-    if not args.sizes:
-        raise RngcheckError("repro needs --sizes (words) or --kind (numbers)")
-    case = repro.words_case(state, tuple(_words(args.sizes, None, "--sizes")), strides, level)
-    aliasing = repro.is_aliasing(case)
     from .outputs import check_outputs
+    from .reports import terminal
+    from .results.document import write
+
+    axis = repro.axis_for(args)
+    assert axis.repro is not None
+    case = axis.repro.case(args)
     check_outputs({"--json": args.json})
     backends = _load_backends([args.backend], timeout=args.timeout)
-    comparisons = []
-
-    def observe(named, case, outcome):
-        comparisons.append(compare(case, outcome.execution) if outcome.execution is not None and not aliasing
-                           else None)
-
     try:  # the runner on a one-case selection: the same verdict, document and hosting as rngcheck run
-        document = run(backends, RunOptions(profile="repro", command=sys.argv[1:], cases=[case]), observe=observe)
+        document, looked = repro.run_one(backends, case, axis, sys.argv[1:])
     finally:
         _close(backends)
-    if aliasing:  # implementation-defined (info) is not a failure here: nothing needs to pass
-        repro.settle_aliasing(document)
     document["reproduce"] = shlex.join(["rngcheck"] + sys.argv[1:])
-    for comparison in comparisons:
-        if not aliasing:
-            print(repro.text(comparison))
+    for line in axis.repro.show(case, looked):
+        print(line)
     print(terminal.summary(document))
     if args.json:
-        repro.write(repro.document(document, case, comparisons[0]), args.json)
-    if aliasing:
-        print(repro.ALIASING_NOTE)
+        if axis.repro.write is not None:
+            axis.repro.write(args.json, document, case, looked)
+        else:
+            write(document, args.json)
     return EXIT_PASS if document["summary"]["verdict"] == verdicts.PASS else EXIT_FAIL
 
 
@@ -529,17 +421,32 @@ class Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .backends.hosting import seconds_argument as _seconds
-
-    parser = Parser(prog="rngcheck", description="Conformance and statistical tests for "
-                                     "DirectML's DML_RANDOM_GENERATOR (Philox 4x32-10) implementations.")
+    parser = Parser(prog="rngcheck", description="Conformance and statistical tests for random-number-generator "
+                                     "implementations: DirectML's DML_RANDOM_GENERATOR (Philox 4x32-10) first.")
     parser.add_argument("--version", action="version", version=f"rngcheck {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
+    _run_arguments(sub.add_parser("run", help="run the conformance suite on one or more backends"))
+    _backends_arguments(sub.add_parser("backends", help="list the registered backends, available or not, with what "
+                                                        "each says of itself"))
+    vectors = sub.add_parser("vectors", help="list or export the known-answer vectors")
+    vectors.add_argument("action", choices=["list", "export"])
+    vectors.add_argument("--out", default="rngcheck-vectors", help="directory for export")
+    vectors.set_defaults(handler=cmd_vectors)
+    _repro_arguments(sub.add_parser("repro", help="run one call on a backend (a failure's reproduction): DirectML's "
+                                                  "words, a numbers request (--kind) or an rng_bit_generator call "
+                                                  "(--algorithm)"))
+    _documents_arguments(sub)
+    _stats_arguments(sub)
+    return parser
 
-    run = sub.add_parser("run", help="run the conformance suite on one or more backends")
+
+def _run_arguments(run: argparse.ArgumentParser) -> None:
+    from .backends.hosting import seconds_argument as _seconds
+
     run.add_argument("--backend", action="append", metavar="NAME",
-                     help="registered name[:options], module:attr or file.py:attr (repeatable; "
-                          "default: numpy, and opencl and directml when available)")
+                     help="registered name[:options], exec:COMMAND (a program in any language speaking the exec "
+                          "protocol), module:attr or file.py:attr (repeatable; default: numpy, and opencl and "
+                          "directml when available)")
     run.add_argument("--profile", choices=["quick", "full", "strict", "huge"], default="quick")
     run.add_argument("--seed", type=int, default=0, help="seed of every random choice (default 0)")
     run.add_argument("--case", action="append", metavar="PATTERN", help="only cases whose id or category matches")
@@ -569,8 +476,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
     run.set_defaults(handler=cmd_run)
 
-    backends = sub.add_parser("backends", help="list the registered backends, available or not, "
-                                                "with what each says of itself")
+
+def _backends_arguments(backends: argparse.ArgumentParser) -> None:
     backends.add_argument("specs", nargs="*", metavar="SPEC",
                           help="probe these backends (options included, e.g. directml:lib=0.2.0) "
                                "and show their describe(); default: every registered backend")
@@ -578,49 +485,38 @@ def build_parser() -> argparse.ArgumentParser:
     backends.add_argument("--json", action="store_true")
     backends.set_defaults(handler=cmd_backends)
 
-    vectors = sub.add_parser("vectors", help="list or export the known-answer vectors")
-    vectors.add_argument("action", choices=["list", "export"])
-    vectors.add_argument("--out", default="rngcheck-vectors", help="directory for export")
-    vectors.set_defaults(handler=cmd_vectors)
 
-    repro = sub.add_parser("repro", help="run one description on a backend (a failure's reproduction)")
+def _repro_arguments(repro: argparse.ArgumentParser) -> None:
+    """The shared options, then each axis's own (rngcheck.conformance.repro)."""
+    from .backends.hosting import seconds_argument as _seconds
+    from .conformance.repro import add_arguments
+
     repro.add_argument("--backend", required=True)
-    repro.add_argument("--state", required=True, help="six words, e.g. 0x0,0x0,0x0,0x0,0x1,0x2")
-    repro.add_argument("--sizes", help="e.g. 2,3,4 (words; or --kind for numbers)")
-    repro.add_argument("--strides", help="e.g. 12,4,1 (default: packed)")
-    repro.add_argument("--feature-level", default="4.0")
+    repro.add_argument("--state", required=True, help="the state's words, e.g. 0x0,0x0,0x0,0x0,0x1,0x2")
+    repro.add_argument("--sizes", help="e.g. 2,3,4 (the words' sizes, or the rng_bit_generator output's shape)")
+    repro.add_argument("--dtype", help="the numbers' dtype (default float32) or the rng_bit_generator elements' "
+                                       "(default uint32)")
     repro.add_argument("--timeout", type=_seconds, default=120.0, metavar="SECONDS",
                        help="time limit of one backend call; a hung backend is ended (default 120)")
-    repro.add_argument("--json", metavar="FILE", help="write the expected and actual words and output state, "
-                       "the differing indices and the verdict (bounded for large tensors)")
-    numbers_group = repro.add_argument_group("numbers (rngcheck.numbers): one draw instead of words")
-    numbers_group.add_argument("--kind", help="uniform, normal, truncated_normal, integers, bits")
-    numbers_group.add_argument("--convention", default="tensorflow")
-    numbers_group.add_argument("--dtype", default="float32")
-    numbers_group.add_argument("--count", default="8")
-    numbers_group.add_argument("--low")
-    numbers_group.add_argument("--high")
-    numbers_group.add_argument("--seed-pair", metavar="A,B", help="a stateless seed (the state is then ignored)")
-    operator_group = repro.add_argument_group("StableHLO rng_bit_generator (rngcheck.stablehlo): one call "
-                                              "instead of words; --state is its u64 words, --sizes its shape "
-                                              "(empty for a scalar), --dtype its element type")
-    operator_group.add_argument("--algorithm", choices=("DEFAULT", "THREE_FRY", "PHILOX"))
+    repro.add_argument("--json", metavar="FILE", help="write the result: DirectML's words as expected and actual "
+                       "words and output state, the differing indices and the verdict (bounded for large tensors)")
+    add_arguments(repro)
     repro.set_defaults(handler=cmd_repro)
 
+
+def _documents_arguments(sub) -> None:
+    """The commands that read result documents: report, compare, export."""
     from .reports import command as report_command
+    from .reports import compare as compare_command
 
     report = sub.add_parser("report", help="one self-contained HTML comparison (and a markdown summary) from "
                                            "result documents, stats documents and journals")
     report_command.add_arguments(report)
-    report.set_defaults(handler=report_command.run)
-
-    from .reports import compare as compare_command
-
+    report.set_defaults(handler=cmd_report)
     compare = sub.add_parser("compare", help="a baseline against new runs: regressions, new passes, changed "
                                              "outputs, added and removed cases (exit 1 on a regression)")
     compare_command.add_arguments(compare)
-    compare.set_defaults(handler=compare_command.run)
-
+    compare.set_defaults(handler=cmd_compare)
     export = sub.add_parser("export", help="the results table of documents or journals as CSV or Parquet")
     export.add_argument("documents", nargs="+", metavar="DOCUMENT", help="result documents or journals")
     where = export.add_mutually_exclusive_group(required=True)
@@ -629,20 +525,23 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--quiet", action="store_true")
     export.set_defaults(handler=cmd_export)
 
+
+def _stats_arguments(sub) -> None:
+    """stats and nist, when the statistics package can be had."""
     stats_command: ModuleType | None
     try:
         from .stats import command as stats_command
     except ImportError:
         stats_command = None
-    if stats_command is not None:
-        stats = sub.add_parser("stats", help="statistical batteries on a backend's stream or a raw stream")
-        stats_command.add_arguments(stats)
-        stats.set_defaults(handler=stats_command.run)
-        from .stats import nist_options
-        nist = sub.add_parser("nist", help="NIST SP 800-22 rev1a as sts-2.1.2 runs it, on a bit file or a backend")
-        nist_options.add_arguments(nist)
-        nist.set_defaults(handler=cmd_nist)
-    return parser
+    if stats_command is None:
+        return
+    stats = sub.add_parser("stats", help="statistical batteries on a backend's stream or a raw stream")
+    stats_command.add_arguments(stats)
+    stats.set_defaults(handler=stats_command.run)
+    from .stats import nist_options
+    nist = sub.add_parser("nist", help="NIST SP 800-22 rev1a as sts-2.1.2 runs it, on a bit file or a backend")
+    nist_options.add_arguments(nist)
+    nist.set_defaults(handler=cmd_nist)
 
 
 def cmd_nist(args) -> int:

@@ -7,7 +7,7 @@ says the algorithm's output is *implementation-defined*: "Given an initial state
 guaranteed to be deterministic between executions, but it is not guaranteed to be deterministic
 between implementations." So no variant is "the" answer. rngcheck takes XLA's variant as the
 reference (every XLA backend runs it; sources below) and names any other variant that it sees as
-a *divergence* (rngcheck.conformance.stablehlo_check), never as wrong.
+a *divergence* (rngcheck.conformance.rng_bit_generator), never as wrong.
 
 The description rules (rule ids in RULES; StableHLO spec constraints C1-C2 and the op's type
 constraints; what XLA accepts, measured with jaxlib 0.10.2's CPU client):

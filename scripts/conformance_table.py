@@ -16,7 +16,7 @@ The numbers table has a generator column: the backend's describe() "generator" (
 kernels: "not Philox: minstd_rand0"), else Philox4x32-10.
 
 The generator table (the ``generator`` category: every Random123 known answer of every generator,
-rngcheck.conformance.generator_kat): one row per backend that computes any generator, one column per
+rngcheck.conformance.known_answers): one row per backend that computes any generator, one column per
 generator (rngcheck.generators.NAMES), each cell the known-answer lines passed and those not applicable
 (a round count the library does not offer). --case PATTERN (repeatable) runs only those cases
 (``--case generator`` for the generator table alone: scripts/generator_table.sh); --update-readme
@@ -193,7 +193,7 @@ def main(argv=None) -> int:
     parser.add_argument("--html", type=Path, help="also write the HTML report of every backend's document")
     parser.add_argument("--require", action="append", default=[], help="a backend that must be available")
     parser.add_argument("--require-all", action="store_true", help="every backend of the table must be available")
-    parser.add_argument("--operator", help="the table of another operator (rngcheck.conformance.operators), "
+    parser.add_argument("--operator", help="the table of another operator (rngcheck.conformance.axes), "
                                            "e.g. stablehlo: its categories, its backends, "
                                            "docs/expected-differences-NAME.json")
     args = parser.parse_args(argv)
@@ -233,15 +233,15 @@ def main(argv=None) -> int:
 
 # ---------------------------------------------------------------------------------- another operator
 # ``--operator NAME``: the same table for another operator, its columns the operator's categories
-# (rngcheck.conformance.operators), its rows OPERATOR_BACKENDS[NAME] (every one installed by setup.sh),
+# (rngcheck.conformance.axes), its rows OPERATOR_BACKENDS[NAME] (every one installed by setup.sh),
 # checked against docs/expected-differences-NAME.json, written between <!-- NAME-table:begin/end -->.
 OPERATOR_BACKENDS = {"stablehlo": ["numpy", "xla", "iree"]}
 
 
 def operator_main(args) -> int:
-    from rngcheck.conformance.operators import registry
+    from rngcheck.conformance.axes import AXES
 
-    operator = registry().get(args.operator)
+    operator = AXES.find(args.operator)
     if operator is None or args.operator not in OPERATOR_BACKENDS:
         print(f"conformance_table: no operator table {args.operator!r} (known: {', '.join(OPERATOR_BACKENDS)})",
               file=sys.stderr)

@@ -110,14 +110,14 @@ def words_results(document, backend) -> list[dict]:
     if not getattr(backend, "generators", ()):
         assert blocks and all(r["status"] == SKIPPED and "computes no" in r["message"]
                               for r in document["results"] if r["case"] in blocks)
-    # Another operator's cases (rngcheck.conformance.operators): not applicable on a backend that does not
+    # Another operator's cases (rngcheck.conformance.axes): not applicable on a backend that does not
     # run it, left out like the numbers cases.
-    from rngcheck.conformance.operators import of_procedure, runs
+    from rngcheck.conformance.axes import of_category
 
-    others = {case["id"]: of_procedure(case["procedure"]) for case in document["cases"]
-              if not of_procedure(case["procedure"]).required}
+    others = {case["id"]: of_category(case["category"]) for case in document["cases"]
+              if not of_category(case["category"]).required}
     assert all(r["status"] == SKIPPED and "runs no" in r["message"] for r in document["results"]
-               if r["case"] in others and not runs(backend, others[r["case"]]))
+               if r["case"] in others and not others[r["case"]].runs(backend))
     return [r for r in document["results"] if r["case"] not in numbers | blocks and r["case"] not in others]
 
 

@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 
 from panel import UNMODELLED, HangsOnLargeDraws, KnobbedPhilox, WrongOnCall
-from rngcheck.conformance import anatomy, diagnosis, operators
-from rngcheck.conformance import cases as C
-from rngcheck.conformance.check import FAILED, TIMEOUT, run_case
+from rngcheck.conformance import axes, checks
+from rngcheck.conformance.directml import anatomy, diagnosis
+from rngcheck.conformance.directml import cases as C
+from rngcheck.conformance.directml.check import FAILED, TIMEOUT, run_case
 from rngcheck.conformance.runner import NamedBackend, RunOptions, run
 
 SMALL = ["kat", "vectors/kat-*", "vectors/elements-*", "vectors/carry-*", "vectors/layout-*", "mapping",
@@ -51,7 +52,7 @@ def case(sizes, strides=None, state=STATE):
 
 
 def property_case():
-    (found,) = [c for c in operators.cases_for("quick") if c.procedure == C.PROPERTY]
+    (found,) = [c for c in axes.cases_for("quick") if c.procedure == C.PROPERTY]
     return found
 
 
@@ -69,7 +70,7 @@ def test_wrong_once_in_a_plain_case_is_nondeterministic_with_the_first_differenc
 
 @pytest.mark.parametrize("how", ["words", "raises"])
 def test_wrong_once_inside_the_property_case_is_the_backend_s_nondeterminism(how):
-    outcome = run_case(WrongOnCall(4, how), property_case(), seed=3)
+    outcome = axes.run_case(WrongOnCall(4, how), property_case(), seed=3)
     assert outcome.status == FAILED, outcome.message
     assert outcome.diagnosis["id"] == "nondeterministic", outcome.message
     assert "internal error" not in outcome.message and "Flaky" not in outcome.message
@@ -84,7 +85,7 @@ def test_a_backend_that_hangs_in_the_property_case_is_a_timeout_not_not_run():
     backend = isolated(spec, timeout=3)
     try:
         start = time.monotonic()
-        outcome = run_case(backend, property_case(), seed=0)
+        outcome = axes.run_case(backend, property_case(), seed=0)
     finally:
         backend.close()
     assert outcome.status == TIMEOUT, outcome.message
@@ -144,7 +145,7 @@ def test_every_family_id_the_anatomy_writes_is_registered():
     source = Path(anatomy.__file__).read_text()
     written = set(re.findall(r'family\("([^"]+)"', source))
     assert written and written <= set(diagnosis.FAMILIES)
-    assert not set(diagnosis.FAMILIES) & set(diagnosis.CHECKS)
+    assert not set(diagnosis.FAMILIES) & set(checks.CHECKS)
     with pytest.raises(KeyError, match="not registered"):
         diagnosis.family("lane-permutations", "x")
 
@@ -186,6 +187,6 @@ def test_were_hypothesis_to_find_the_search_flaky_it_is_still_the_backend_s_verd
         raise Flaky("inconsistent results")  # ... and hypothesis then calls it flaky
 
     monkeypatch.setattr(hypothesis, "find", flaky_find)
-    outcome = run_case(KnobbedPhilox(rounds=13), property_case())
+    outcome = axes.run_case(KnobbedPhilox(rounds=13), property_case())
     assert outcome.status == FAILED and outcome.diagnosis["id"] == "nondeterministic", outcome.message
     assert outcome.reproduce["sizes"] == "9" and "inconsistent results" in outcome.message

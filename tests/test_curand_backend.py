@@ -20,8 +20,9 @@ from helpers import require, unavailable
 from library_cases import CURAND_STATES, KEY, SENTINEL, run_one, x_z
 from rngcheck import NotApplicable, counter, layout, reference
 from rngcheck.backends import load
-from rngcheck.conformance import cases as C
-from rngcheck.conformance import operators
+from rngcheck.conformance import axes
+from rngcheck.conformance.directml import cases as C
+from rngcheck.conformance.known_answers.cases import GENERATOR
 from rngcheck.conformance.runner import NamedBackend, RunOptions, run
 from rngcheck.errors import BackendUnavailable
 
@@ -155,14 +156,14 @@ def test_quick_profile_expressible_cases_pass_the_rest_are_not_applicable(backen
     """The suite's verdict: PASS; a case is not applicable exactly when its state is not expressible."""
     document = run([NamedBackend("curand", backend)], RunOptions(profile="quick"))
     assert document["summary"]["verdict"] == "pass"
-    by_id = {case.id: case for case in operators.cases_for("quick")}
+    by_id = {case.id: case for case in axes.cases_for("quick")}
     passed = skipped = 0
     for result in document["results"]:
         case = by_id[result["case"]]
-        if not operators.of_procedure(case.procedure).required:   # another operator: cuRAND runs none
+        if not axes.axis_of(case).required:   # another operator: cuRAND runs none
             assert result["status"] == "skipped" and "runs no" in result["message"], result
             continue
-        if case.procedure == C.GENERATOR:   # Random123's known answers: cuRAND computes no generator blocks
+        if case.procedure == GENERATOR:   # Random123's known answers: cuRAND computes no generator blocks
             assert result["status"] == "skipped" and "computes no" in result["message"], result
             continue
         if case.procedure == "numbers":  # float32 uniform/normal and bits of the curand convention (issue #26)

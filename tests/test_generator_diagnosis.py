@@ -5,8 +5,10 @@ import pytest
 
 import generator_panel
 from rngcheck import generators
-from rngcheck.conformance import diagnosis, generator_diagnosis
-from rngcheck.conformance.generator_diagnosis import diagnose_blocks
+from rngcheck.conformance import checks
+from rngcheck.conformance.directml import diagnosis
+from rngcheck.conformance.known_answers import diagnosis as generator_diagnosis
+from rngcheck.conformance.known_answers.diagnosis import diagnose_blocks
 from rngcheck.vectors import kat_vectors
 
 
@@ -60,11 +62,11 @@ def test_a_wrong_round_count_is_named_with_the_rounds_it_ran(generator):
         if wrong == generator.default_rounds:
             continue
         got = generator_panel.blocks(generator.family, counters, key, wrong, generator.word_bits)
-        assert diagnose_blocks(generator, generator.default_rounds, counters, key, got) == diagnosis.rounds_id(wrong)
+        assert diagnose_blocks(generator, generator.default_rounds, counters, key, got) == checks.rounds_id(wrong)
     # and at a non-default count, the default is a wrong count too
     other = 13 if generator.family == "threefry" else 7
     got = generator_panel.blocks(generator.family, counters, key, generator.default_rounds, generator.word_bits)
-    assert diagnose_blocks(generator, other, counters, key, got) == diagnosis.rounds_id(generator.default_rounds)
+    assert diagnose_blocks(generator, other, counters, key, got) == checks.rounds_id(generator.default_rounds)
 
 
 def test_unknown_damage_is_not_named():
@@ -79,10 +81,10 @@ def test_unknown_damage_is_not_named():
 def test_generator_ids_have_one_home_and_do_not_collide_with_the_operator_s():
     ids = [v.id for v in generator_diagnosis.VARIANTS]
     assert len(ids) == len(set(ids))
-    operator_ids = {v.id for v in diagnosis.WORD_VARIANTS} | set(diagnosis.CHECKS) | set(diagnosis.FAMILIES)
+    operator_ids = {v.id for v in diagnosis.WORD_VARIANTS} | set(checks.CHECKS) | set(diagnosis.FAMILIES)
     assert not set(ids) & operator_ids
     named = {expected for _, _, _, expected in generator_panel.PANEL + generator_panel.PANEL_4_LANES}
-    assert named <= generator_diagnosis.registered_ids()
+    assert named <= set(generator_diagnosis.registered_ids())
     # every ThreeFry and Philox class has a broken implementation in the panel
     assert {v.id for v in generator_diagnosis.VARIANTS if v.families is not None} <= named
 
@@ -100,7 +102,7 @@ def test_the_operator_diagnosis_takes_the_generator(name):
     wrong_rounds = g.wrong_rounds[0]
     fewer = reference.words(state, 0, n, rounds=wrong_rounds, generator=g)
     named = diagnosis.diagnose_output(state, (n,), None, fewer, 0, generator=g)["id"]
-    assert named == diagnosis.rounds_id(wrong_rounds)
+    assert named == checks.rounds_id(wrong_rounds)
     late = reference.words(state, g.words_per_block, n, generator=g)
     assert diagnosis.diagnose_output(state, (n,), None, late, 0, generator=g)["id"] == "counter-plus-one"
 
@@ -113,6 +115,6 @@ def test_ars_and_aes_with_another_round_count_are_named(name):
     counters, key = panel_counters(g)
     wrong = g.wrong_rounds[0]
     got = g.blocks(counters, key, wrong)
-    assert diagnose_blocks(g, g.default_rounds, counters, key, got) == diagnosis.rounds_id(wrong)
+    assert diagnose_blocks(g, g.default_rounds, counters, key, got) == checks.rounds_id(wrong)
     right = g.blocks(counters, key)
     assert diagnose_blocks(g, g.default_rounds, counters, key, right[:, ::-1]) == "block-lanes-reversed"

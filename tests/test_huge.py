@@ -16,8 +16,9 @@ from panel import WRAPS, WrapsAt32Bits
 from rngcheck import counter, layout, reference, sharedmem
 from rngcheck.backends import exec_protocol as P
 from rngcheck.backends.exec_backend import ExecBackend, isolated
-from rngcheck.conformance import cases as C
-from rngcheck.conformance import check, diagnosis, operators, wraps
+from rngcheck.conformance import axes
+from rngcheck.conformance.directml import cases as C
+from rngcheck.conformance.directml import check, diagnosis, wraps
 from rngcheck.conformance.runner import RunOptions, select_cases
 from rngcheck.errors import NotApplicable
 from rngcheck.results.statuses import FAILED, PASSED
@@ -27,7 +28,7 @@ STAND_IN_BYTES = 1 << 13
 
 
 def test_the_huge_profile_has_the_cases_the_issue_asks_for():
-    huge = {c.id: c for c in operators.cases_for("huge")}
+    huge = {c.id: c for c in axes.cases_for("huge")}
     assert set(huge) == {"scale/huge-2pow31-plus", "scale/huge-bytes-past-4gib", "scale/huge-strided-extent",
                          "scale/huge-2pow32-minus-1"}
     assert huge["scale/huge-2pow31-plus"].element_count > 1 << 31
@@ -40,7 +41,7 @@ def test_the_huge_profile_has_the_cases_the_issue_asks_for():
     for case in huge.values():
         if case.strides is None:
             assert (start + counter.blocks_for(case.element_count)) >> 96 != start >> 96
-    assert not any(c.id.startswith("scale/huge") for p in ("quick", "full", "strict") for c in operators.cases_for(p))
+    assert not any(c.id.startswith("scale/huge") for p in ("quick", "full", "strict") for c in axes.cases_for(p))
 
 
 def test_huge_cases_join_another_profile_only_when_a_pattern_says_huge():

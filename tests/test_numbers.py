@@ -9,9 +9,10 @@ import pytest
 
 from rngcheck import counter, numbers, reference
 from rngcheck.backends.reference import NumpyBackend
-from rngcheck.conformance import cases as C
-from rngcheck.conformance import check, operators
-from rngcheck.conformance.numbers_diagnosis import IDS
+from rngcheck.conformance import axes
+from rngcheck.conformance.conventions import cases as NC
+from rngcheck.conformance.conventions.diagnosis import IDS
+from rngcheck.conformance.directml import check
 from rngcheck.errors import VectorFileError
 from rngcheck.numbers import Request, floats, tolerance
 from rngcheck.numbers import tensorflow as tf
@@ -80,7 +81,7 @@ WRONG = {
 
 
 def _variant(variant_id, request, state):
-    from rngcheck.conformance.numbers_diagnosis import VARIANTS
+    from rngcheck.conformance.conventions.diagnosis import VARIANTS
 
     (variant,) = [v for v in VARIANTS if v.id == variant_id]
     return variant.predict(request, state)
@@ -101,7 +102,7 @@ def test_the_bound_still_fails_a_wrong_conversion_on_the_guide(wrong):
 
 
 def test_the_zero_mantissa_state_really_has_one():
-    state = counter.make_state(C.ZERO_MANTISSA_COUNTER, (0xA4093822, 0x299F31D0))
+    state = counter.make_state(NC.ZERO_MANTISSA_COUNTER, (0xA4093822, 0x299F31D0))
     assert int(reference.words(state, 2, 1)[0]) & 0x7FFFFF == 0
     values = numbers.draw(Request("tensorflow", "normal", "float32", 4), state)
     # u1 = 1e-7: the pair lies on the circle of radius sqrt(-2 ln 1e-7) = 5.678
@@ -111,7 +112,7 @@ def test_the_zero_mantissa_state_really_has_one():
 
 
 def test_the_subnormal_state_really_has_a_float16_subnormal():
-    state = counter.make_state(C.SUBNORMAL_HALF_COUNTER, (0xA4093822, 0x299F31D0))
+    state = counter.make_state(NC.SUBNORMAL_HALF_COUNTER, (0xA4093822, 0x299F31D0))
     values = numbers.draw(Request("tensorflow", "normal", "float16", 4), state).astype(np.float32)
     assert 0 < abs(values[2]) < 2 ** -14
 
@@ -317,7 +318,7 @@ PANEL = ["uniform-high-bits", "uniform-open-closed", "normal-sin-cos-swapped", "
 def test_each_broken_conversion_is_caught_and_named(fault):
     assert fault in IDS
     backend = type(f"Broken_{fault}", (BrokenNumbers,), {"fault": fault})()
-    outcomes = [(case, check.run_case(backend, case)) for case in operators.cases_for("quick")
+    outcomes = [(case, axes.run_case(backend, case)) for case in axes.cases_for("quick")
                 if case.procedure == "numbers"]
     failed = [(case, o) for case, o in outcomes if o.status == check.FAILED]
     assert failed, f"{fault} was not caught"
@@ -328,10 +329,10 @@ def test_each_broken_conversion_is_caught_and_named(fault):
 
 def test_the_reference_passes_every_numbers_case_and_records_its_histogram():
     backend = NumpyBackend()
-    for case in operators.cases_for("quick"):
+    for case in axes.cases_for("quick"):
         if case.procedure != "numbers":
             continue
-        outcome = check.run_case(backend, case)
+        outcome = axes.run_case(backend, case)
         assert outcome.status == check.PASSED, (case.id, outcome.message)
         assert sum(outcome.numbers["histogram"].values()) == outcome.numbers["count"] > 0
 
@@ -340,8 +341,8 @@ def test_a_backend_without_numbers_is_not_applicable_never_a_pass():
     class WordsOnly(NumpyBackend):
         conventions = ()
 
-    case = next(c for c in operators.cases_for("quick") if c.category == "normal")
-    outcome = check.run_case(WordsOnly(), case)
+    case = next(c for c in axes.cases_for("quick") if c.category == "normal")
+    outcome = axes.run_case(WordsOnly(), case)
     assert outcome.status == check.SKIPPED and "not applicable" in outcome.message
 
 
@@ -350,8 +351,8 @@ def test_numbers_of_the_wrong_dtype_break_the_contract():
         def random_numbers(self, request, state):
             return super().random_numbers(request, state).astype(np.float64)
 
-    case = next(c for c in operators.cases_for("quick") if c.id == "normal/tensorflow/float32")
-    outcome = check.run_case(Doubles(), case)
+    case = next(c for c in axes.cases_for("quick") if c.id == "normal/tensorflow/float32")
+    outcome = axes.run_case(Doubles(), case)
     assert outcome.status == check.FAILED and outcome.diagnosis["id"] == "contract"
 
 

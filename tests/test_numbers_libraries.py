@@ -13,14 +13,14 @@ import numpy as np
 import pytest
 
 from rngcheck import counter, numbers
-from rngcheck.conformance import cases as C
-from rngcheck.conformance import operators
-from rngcheck.conformance.numbers_diagnosis import IDS, diagnose
+from rngcheck.conformance import axes
+from rngcheck.conformance.conventions import cases as NC
+from rngcheck.conformance.conventions.diagnosis import IDS, diagnose
 from rngcheck.numbers import onnxruntime_cpu as ort
 from rngcheck.numbers import tensorflow as tf
 
 ROOT = Path(__file__).resolve().parents[1]
-STATE = np.array(C.BLOCK_ZERO_STATE, dtype=np.uint32)
+STATE = np.array(NC.BLOCK_ZERO_STATE, dtype=np.uint32)
 
 
 def table_script():
@@ -102,7 +102,7 @@ def test_the_block_zero_state_is_one_openvino_and_onnx_can_be_given():
     words = counter.counter_words(STATE)
     assert int(words[0]) == int(words[1]) == 0
     assert float(np.float32(int(STATE[4]))) == int(STATE[4])
-    ids = {c.id for c in operators.cases_for("quick")}
+    ids = {c.id for c in axes.cases_for("quick")}
     assert {"integers/tensorflow/int32-full-block0", "uniform/onnxruntime-cpu/float32-block0"} <= ids
 
 

@@ -14,13 +14,15 @@ import pytest
 
 from helpers import isolated_backend, require
 from rngcheck import numbers
-from rngcheck.conformance import cases as C
-from rngcheck.conformance import check, operators
+from rngcheck.conformance import axes
+from rngcheck.conformance.conventions import cases as NC
+from rngcheck.conformance.directml import cases as C
+from rngcheck.conformance.directml import check
 from rngcheck.errors import NotApplicable
 from rngcheck.numbers import onnxruntime_cpu as model
 
 SPEC = "rngcheck.backends.onnxruntime_backend:OnnxRuntimeBackend"
-STATE = np.array(C.BLOCK_ZERO_STATE, dtype=np.uint32)
+STATE = np.array(NC.BLOCK_ZERO_STATE, dtype=np.uint32)
 
 
 @pytest.fixture(scope="module")
@@ -50,12 +52,12 @@ def test_the_first_engine_values_are_minstd_rand0s():
     assert model.minstd_rand0(0, 1)[0] == 16807      # a zero seed becomes 1
 
 
-@pytest.mark.parametrize("case_id", [c.id for c in operators.cases_for("quick")
+@pytest.mark.parametrize("case_id", [c.id for c in axes.cases_for("quick")
                                      if c.procedure == "numbers" and "/onnxruntime-cpu/" in c.id
                                      and (c.id.endswith("-block0") or "clamp" in c.id)])
 def test_every_case_ort_can_express_passes(ort, case_id):
-    case = next(c for c in operators.cases_for("quick") if c.id == case_id)
-    outcome = check.run_case(ort, case)
+    case = next(c for c in axes.cases_for("quick") if c.id == case_id)
+    outcome = axes.run_case(ort, case)
     assert outcome.status == check.PASSED, outcome.message
 
 
@@ -78,7 +80,7 @@ def test_a_second_run_continues_the_engine():
 
 def test_a_philox_convention_on_minstd_numbers_fails_and_is_named_minstd():
     """rngcheck names ORT's generator when its numbers are offered as TensorFlow's."""
-    from rngcheck.conformance.numbers_diagnosis import diagnose
+    from rngcheck.conformance.conventions.diagnosis import diagnose
 
     request = numbers.Request("tensorflow", "uniform", "float32", 999)
     actual = model.canonical32(model.minstd_rand0(int(STATE[4]), 999))

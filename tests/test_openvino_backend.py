@@ -14,13 +14,15 @@ import pytest
 
 from helpers import isolated_backend, require
 from rngcheck import counter, numbers
-from rngcheck.conformance import cases as C
-from rngcheck.conformance import check, operators
+from rngcheck.conformance import axes
+from rngcheck.conformance.conventions import cases as NC
+from rngcheck.conformance.directml import cases as C
+from rngcheck.conformance.directml import check
 from rngcheck.errors import NotApplicable
 from rngcheck.numbers import tensorflow as tf
 
 SPEC = "rngcheck.backends.openvino_backend:OpenVinoBackend"
-STATE = np.array(C.BLOCK_ZERO_STATE, dtype=np.uint32)
+STATE = np.array(NC.BLOCK_ZERO_STATE, dtype=np.uint32)
 N = 1027
 
 
@@ -77,8 +79,8 @@ def test_what_openvino_has_no_operator_for_is_not_applicable(openvino):
 
 
 def outcome_of(openvino, case_id):
-    case = next(c for c in operators.cases_for("quick") if c.id == case_id)
-    return check.run_case(openvino, case)
+    case = next(c for c in axes.cases_for("quick") if c.id == case_id)
+    return axes.run_case(openvino, case)
 
 
 @pytest.mark.parametrize("case_id, diagnosis", [

@@ -89,8 +89,8 @@ LAYOUTS = [  # (sizes, strides): every element count leaves a partial block
 
 @pytest.mark.parametrize("name", NAMED_ANYWHERE)
 def test_the_bug_is_named_on_any_state_and_layout(name):
-    from rngcheck.conformance import cases as C
-    from rngcheck.conformance.check import FAILED, run_case
+    from rngcheck.conformance.directml import cases as C
+    from rngcheck.conformance.directml.check import FAILED, run_case
 
     (make, expected), = [(p[1], p[2]) for p in PANEL if p[0] == name]
     failed = 0

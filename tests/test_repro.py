@@ -6,8 +6,8 @@ import re
 import numpy as np
 
 from rngcheck import counter, reference
-from rngcheck.conformance.comparison import INDICES_KEPT
-from rngcheck.conformance.repro import TERMINAL_ROWS
+from rngcheck.conformance.directml.comparison import INDICES_KEPT
+from rngcheck.conformance.directml.repro import TERMINAL_ROWS
 from test_cli import PANEL, rngcheck
 
 STATE = "0xffffffff,0,0,0,1,2"  # the counter carries out of word 0 on the first advance
@@ -173,8 +173,8 @@ def test_a_large_tensor_shows_the_rows_around_each_sparse_difference():
 
 
 def test_comparison_rows_are_bounded_whatever_the_differences():
-    from rngcheck.conformance import cases as C
-    from rngcheck.conformance.comparison import WordComparison
+    from rngcheck.conformance.directml import cases as C
+    from rngcheck.conformance.directml.comparison import WordComparison
 
     case = C.Case(id="x", category="x", description="", rule="", source="", sizes=(4000,))
     state = counter.state_array(STATE_WORDS)

@@ -54,7 +54,7 @@ def test_table_is_long_form_with_every_result(base):
 
 
 def test_one_list_of_statuses_everywhere():
-    from rngcheck.conformance import check
+    from rngcheck.conformance.directml import check
     from rngcheck.reports import html, terminal
 
     assert check.BROKEN is statuses.BROKEN and D.STATUSES is statuses.STATUSES

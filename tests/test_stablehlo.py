@@ -2,7 +2,6 @@
 vectors file, its cases on the reference, XLA and IREE (through the worker isolation), IREE's
 divergences named, the exec protocol's OPER/BITS, and the operator axis without a per-operator branch."""
 
-import re
 from pathlib import Path
 
 import numpy as np
@@ -11,7 +10,10 @@ import pytest
 from helpers import isolated_backend, require
 from rngcheck import stablehlo as S
 from rngcheck.backends import exec_protocol as P
-from rngcheck.conformance import check, operators, stablehlo_cases, stablehlo_diagnosis
+from rngcheck.conformance import axes
+from rngcheck.conformance.directml import check
+from rngcheck.conformance.rng_bit_generator import cases as stablehlo_cases
+from rngcheck.conformance.rng_bit_generator import diagnosis as stablehlo_diagnosis
 from rngcheck.errors import Rejected
 from rngcheck.vectors import STABLEHLO_FILE, data_path, generate, stablehlo_vectors
 
@@ -93,7 +95,7 @@ def test_the_vectors_file_is_the_generator_s_output():
 
 
 def _run_all(backend, profile="quick"):
-    return {case.id: operators.run_case(backend, case) for case in operators.cases_for(profile)
+    return {case.id: axes.run_case(backend, case) for case in axes.cases_for(profile)
             if case.procedure == stablehlo_cases.RNG_BIT_GENERATOR}
 
 
@@ -121,11 +123,11 @@ def test_every_case_passes_on_xla():
 def test_iree_s_divergences_are_named():
     require("iree.compiler", load=False)
     backend = isolated_backend("rngcheck.backends.iree_backend:IreeBackend", "iree.runtime")
-    chosen = [c for c in operators.cases_for("quick") if c.procedure == stablehlo_cases.RNG_BIT_GENERATOR
+    chosen = [c for c in axes.cases_for("quick") if c.procedure == stablehlo_cases.RNG_BIT_GENERATOR
               and (c.category in ("rbg-carry", "rbg-default") or c.id.endswith("u64x3-u32-7")
                    or c.id.endswith("u64x2-u32-7"))]
     try:
-        outcomes = {case.id: operators.run_case(backend, case) for case in chosen}
+        outcomes = {case.id: axes.run_case(backend, case) for case in chosen}
     finally:
         backend.close()
     found = {i: (o.diagnosis or {}).get("id") if o.status != check.PASSED else "passed" for i, o in outcomes.items()}
@@ -159,12 +161,12 @@ class _Model:
 @pytest.mark.parametrize("flags", [("counter-64-no-carry",), ("key-in-counter-high",), ("third-state-word-ignored",),
                                    ("key-in-counter-high", "counter-64-no-carry", "third-state-word-ignored")])
 def test_the_diagnosis_names_each_divergence_and_the_spec_passes(flags):
-    case = next(c for c in operators.cases_for("quick")
+    case = next(c for c in axes.cases_for("quick")
                 if c.id == "rng-bit-generator/carry/philox-2pow128-u64x3-u32-5x5")
-    outcome = operators.run_case(_Model(flags), case)
+    outcome = axes.run_case(_Model(flags), case)
     assert outcome.status == check.FAILED and outcome.diagnosis["divergences"] == list(flags)
     assert outcome.reproduce["algorithm"] == "PHILOX"
-    assert operators.run_case(_Model(()), case).status == check.PASSED
+    assert axes.run_case(_Model(()), case).status == check.PASSED
     with pytest.raises(KeyError, match="not registered"):
         stablehlo_diagnosis.divergence(("wrong-id",))
 
@@ -175,8 +177,8 @@ def test_a_backend_without_the_operator_is_not_applicable_and_the_xla_backend_sk
     class WordsOnly(NumpyBackend):
         operators = ()
 
-    case = next(c for c in operators.cases_for("quick") if c.procedure == stablehlo_cases.RNG_BIT_GENERATOR)
-    assert operators.run_case(WordsOnly(), case).status == check.SKIPPED
+    case = next(c for c in axes.cases_for("quick") if c.procedure == stablehlo_cases.RNG_BIT_GENERATOR)
+    assert axes.run_case(WordsOnly(), case).status == check.SKIPPED
 
 
 def test_oper_and_bits_round_trip():
@@ -189,23 +191,15 @@ def test_oper_and_bits_round_trip():
         P.decode_bits(P.encode_bits(WORDS[:2], np.arange(6, dtype=np.uint16))[:-1])
 
 
-def test_no_module_of_the_directml_operator_or_the_runner_branches_on_an_operator():
-    """The operator axis is data (rngcheck.conformance.operators): the DirectML operator's modules, the
-    runner, the check and the reports never name another operator or compare an operator's name."""
-    names = [name for name in operators.registry() if name != "directml"]
-    assert names == ["stablehlo", "known-answers"]
-    shared = ["rngcheck/reference.py", "rngcheck/description.py", "rngcheck/counter.py", "rngcheck/layout.py",
-              "rngcheck/conformance/check.py", "rngcheck/conformance/runner.py", "rngcheck/conformance/diagnosis.py",
-              "rngcheck/conformance/anatomy.py", *map(str, (ROOT / "rngcheck/reports").glob("*.py")),
-              *map(str, (ROOT / "rngcheck/results").glob("*.py"))]
-    for path in shared:
-        text = (ROOT / path).read_text()
-        for name in [*names, "rng_bit_generator", "rng-bit-generator", "THREE_FRY"]:
-            assert name not in text, f"{path} names {name}"
-        assert not re.search(r"operator(\.name)?\s*[=!]=", text), f"{path} compares an operator"
-    # every procedure of every case belongs to exactly one operator
-    for case in operators.all_cases():
-        assert sum(case.procedure in o.procedures for o in operators.registry().values()) == 1, case.id
+def test_every_case_belongs_to_its_axis_its_procedure_and_its_category_too():
+    """The axes are data (rngcheck.conformance.axes): a case's class names its axis, and its procedure
+    and category are that axis's (tests/test_layers.py: no shared module names an axis)."""
+    assert list(axes.AXES) == ["directml", "numbers", "stablehlo", "known-answers"]
+    for case in axes.all_cases():
+        axis = axes.axis_of(case)
+        assert case.procedure in axis.procedures, case.id
+        assert case.category in axis.categories, case.id
+        assert axes.of_category(case.category) is axis, case.id
 
 
 def test_a_run_with_divergences_holds_to_the_result_and_journal_schemas(tmp_path):
@@ -213,7 +207,7 @@ def test_a_run_with_divergences_holds_to_the_result_and_journal_schemas(tmp_path
     from rngcheck.conformance.runner import NamedBackend, RunOptions, run
     from rngcheck.results import schema
 
-    chosen = [c for c in operators.cases_for("quick") if c.procedure == stablehlo_cases.RNG_BIT_GENERATOR
+    chosen = [c for c in axes.cases_for("quick") if c.procedure == stablehlo_cases.RNG_BIT_GENERATOR
               and c.category in ("rbg-carry", "rbg-validation", "rbg-threefry")]
     document = run([NamedBackend("model", _Model(("key-in-counter-high", "counter-64-no-carry")))],
                    RunOptions(profile="quick", cases=chosen))

@@ -30,8 +30,8 @@ from helpers import require, unavailable
 from library_cases import WorkerPool, words_results
 from rngcheck import counter, layout, reference
 from rngcheck.backends.exec_backend import isolated
-from rngcheck.conformance import cases as C
-from rngcheck.conformance import operators
+from rngcheck.conformance import axes
+from rngcheck.conformance.directml import cases as C
 from rngcheck.conformance.runner import NamedBackend, RunOptions, run
 from rngcheck.errors import BackendUnavailable
 from rngcheck.results.statuses import BROKEN
@@ -91,8 +91,8 @@ def test_quick_profile_words_conform_state_drops_the_carry_out_of_word_1(backend
     document = run([NamedBackend(SPEC, backends(SPEC))], RunOptions(profile="quick"))
     results = words_results(document, backends(SPEC))
     failed = broken(results)
-    expected = {case.id for case in operators.cases_for("quick") if crosses_2_64(case)}
-    random_cases = {case.id for case in operators.cases_for("quick") if case.procedure == C.PROPERTY}
+    expected = {case.id for case in axes.cases_for("quick") if crosses_2_64(case)}
+    random_cases = {case.id for case in axes.cases_for("quick") if case.procedure == C.PROPERTY}
     # the cases whose counter crosses 2^64, and only those (a random description may cross it too)
     assert set(failed) - random_cases == expected
     assert {"kat/philox4x32-10-ffffffff-ffffffff", "vectors/carry-word1", "vectors/carry-word2",

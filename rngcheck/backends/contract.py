@@ -50,9 +50,9 @@ for W = 32 and uint64 for W = 64 (row b is block b's counter, lane 0 = Random123
 block for row b. It raises :class:`rngcheck.errors.NotApplicable` for a generator or a round count it
 cannot compute; a backend without the method, or whose ``generators`` lacks the name, is "not
 applicable" for that generator's cases (never a pass). The suite owns the known answers and the verdict
-(rngcheck.conformance.generator_kat).
+(rngcheck.conformance.known_answers).
 
-Other operators (optional; rngcheck.conformance.operators): ``operators`` names the ones beside
+Other operators (optional; rngcheck.conformance.axes): ``operators`` names the ones beside
 DirectML's that the backend runs, and each has its method (OPERATOR_METHODS). StableHLO's:
 
         operators: tuple[str, ...] = ("stablehlo",)

@@ -418,7 +418,7 @@ def decode_blocks(payload: bytes) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------------- other operators
-# OPER carries one call of another operator's contract method (rngcheck.conformance.operators; today
+# OPER carries one call of another operator's contract method (rngcheck.conformance.axes; today
 # StableHLO's rng_bit_generator): the operator's name and its arguments as JSON (u32 length, UTF-8),
 # then a u64 state (u32 word count, then the words). BITS answers it: the new state the same way,
 # then the output (a NUMS-style dtype name, u64 count, little-endian elements).

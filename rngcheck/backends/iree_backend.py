@@ -4,7 +4,7 @@ The same hand-written module as the xla backend (rngcheck.backends.stablehlo_tex
 ``iree.compiler`` (PyPI iree-base-compiler, StableHLO input, llvm-cpu target, generic CPU) and run by
 ``iree.runtime`` (iree-base-runtime, the local-task driver). IREE lowers the op itself
 (compiler/plugins/input/StableHLO: StablehloToLinalgRandom.cpp), a variant of its own: the
-divergences from XLA's are named by rngcheck.conformance.stablehlo_check (docs/adding-an-operator.md).
+divergences from XLA's are named by rngcheck.conformance.rng_bit_generator (docs/adding-an-operator.md).
 
 This backend implements only the StableHLO operator: DirectML's is not applicable on it.
 """

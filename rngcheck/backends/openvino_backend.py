@@ -17,7 +17,7 @@ So the backend draws under the ``tensorflow`` convention, mapping the 6-word sta
 express only states whose counter words 0 and 1 are zero (a call starts at block 0), whose two
 seeds are below 2^63 and not both zero: any other state is not applicable, with the reason.
 The rngcheck cases that such a state serves are the numbers cases ``...-block0``
-(rngcheck.conformance.cases.BLOCK_ZERO_STATE).
+(rngcheck.conformance.conventions.cases.BLOCK_ZERO_STATE).
 
 What it does not draw: normals, truncated normals and full-range bits (no such operator: not
 applicable), TensorFlow's stateless seed scrambling (a request with a ``seed``: not applicable),

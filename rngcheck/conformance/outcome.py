@@ -1,6 +1,6 @@
 """What a check says of one case, and how it stops: the Outcome (a Verdict with the call it was made
 on), CaseFailed (the first failed expectation) and BackendRaised (the backend's own exception).
-Every check (rngcheck.conformance.check for words, rngcheck.conformance.numbers for numbers) uses them.
+Every axis's check uses them; rngcheck.conformance.judging turns whatever a check raises into an Outcome.
 """
 
 from __future__ import annotations
@@ -22,6 +22,10 @@ class Outcome(Verdict):
     # A numbers case: the numbers the backend drew and the expectation, as held per
     # rngcheck.numbers.floats rule 1 (``rngcheck repro`` shows them). Never in the result document.
     values: tuple | None = field(default=None, repr=False, compare=False)
+    # The call that reruns this outcome (a rngcheck.conformance.case.Case): the case itself unless the
+    # check found a smaller one (a property case's shrunk description). Never in the result document;
+    # rngcheck.conformance.judging writes its reproduction and repro arguments into the verdict.
+    reproduced_by: Any = field(default=None, repr=False, compare=False)
 
 
 class BackendRaised(Exception):

@@ -9,8 +9,10 @@ from dataclasses import dataclass, field
 from ..errors import one_line
 from ..progress import Progress
 from ..results import document as D
-from . import anatomy, check, operators
-from . import cases as C
+from ..results.statuses import NOT_RUN
+from . import axes
+from .case import Case
+from .outcome import Outcome
 
 
 @dataclass
@@ -27,28 +29,61 @@ class RunOptions:
     progress: bool = False
     command: list[str] = field(default_factory=list)
     deadline: float | None = None  # seconds for the whole run: the cases left then are not run
-    cases: list[C.Case] | None = None   # these cases instead of the profile's (``rngcheck repro``: one)
+    cases: list[Case] | None = None   # these cases instead of the profile's (``rngcheck repro``: one)
 
 
-def select_cases(options: RunOptions) -> list[C.Case]:
-    chosen = operators.cases_for(options.profile) if options.cases is None else list(options.cases)
+def select_cases(options: RunOptions) -> list[Case]:
+    chosen = axes.cases_for(options.profile) if options.cases is None else list(options.cases)
     if options.select:
         chosen = [c for c in chosen
                   if any(fnmatch.fnmatchcase(c.id, p) or c.category == p for p in options.select)]
         if options.cases is None:
             # A huge case (issue 29) joins any profile when a pattern that says "huge" names it.
-            chosen += [c for c in operators.cases_for("huge") if c not in chosen and any(
+            chosen += [c for c in axes.cases_for("huge") if c not in chosen and any(
                 "huge" in p and fnmatch.fnmatchcase(c.id, p) for p in options.select)]
     return chosen
 
 
-def is_required(backend, case: C.Case) -> bool:
-    """Whether a failure of this case fails the run. What is implementation-defined (the words at
-    aliased offsets, padding) comes back as INFO and never fails; the guards, the input state and
-    the returned state are checked on every case, aliased ones included."""
-    if case.procedure == C.REJECT:
-        return bool(getattr(backend, "validates", False))
-    return True
+def new_document(options: RunOptions, chosen: list[Case]) -> dict:
+    """The result document a run of ``chosen`` starts (rngcheck.results.document)."""
+    return D.new_document(options.profile, options.seed, options.command, chosen, options.select,
+                          axes.errata_of(chosen))
+
+
+def selection_of(document: dict) -> list[str] | None:
+    """The ``--case`` patterns a result document's run selected: its ``select`` (recorded since
+    schema version 2), else read off its recorded command (``run --case P``, ``--case=P`` or a prefix
+    argparse takes for it: no other option of run starts --c); None when the command is not run's."""
+    select = document.get("select")
+    if isinstance(select, list) and all(isinstance(p, str) for p in select):
+        return list(select)
+    command = document.get("command")
+    if not isinstance(command, list) or not all(isinstance(w, str) for w in command) or command[:1] != ["run"]:
+        return None
+
+    def is_case(word: str) -> bool:
+        return len(word) >= 3 and "--case".startswith(word)
+
+    chosen = [word.partition("=")[2] for word in command if "=" in word and is_case(word.partition("=")[0])]
+    return chosen + [after for word, after in zip(command, command[1:]) if is_case(word)]
+
+
+def expected_case_ids(document: dict) -> set[str]:
+    """The case ids a result document's profile and selection give, so that a document cannot drop
+    results and its cases' entries both and pass: empty for a profile rngcheck does not know (a
+    reproduction) or a selection it cannot read (``rngcheck compare`` and ``run --baseline`` use it)."""
+    from ..results.journal import PROFILES
+
+    profile = document.get("profile")
+    select = selection_of(document)
+    if profile not in PROFILES or select is None:
+        return set()
+    return {case.id for case in select_cases(RunOptions(profile=profile, select=select))}
+
+
+def is_required(backend, case: Case) -> bool:
+    """Whether a failure of this case fails the run (the case says: Case.required_on)."""
+    return case.required_on(backend)
 
 
 def safe_describe(backend) -> dict:
@@ -81,7 +116,7 @@ def run(backends: list[NamedBackend], options: RunOptions, *, journal=None, prev
     ``observe(named, case, outcome)``: called with each outcome (its execution included) as it is made.
     """
     chosen = select_cases(options)
-    document = previous or D.new_document(options.profile, options.seed, options.command, chosen)
+    document = previous or new_document(options, chosen)
     done = {(r["backend"], r["case"]) for r in document["results"]}
     known = {b["spec"]: b for b in document["backends"]}
     todo = sum(1 for named in backends for case in chosen
@@ -103,7 +138,7 @@ def run(backends: list[NamedBackend], options: RunOptions, *, journal=None, prev
                 document["backends"].append(entry)
                 if journal:
                     journal.write({"backend": entry})
-            explain = anatomy.Budget()  # the anatomy of this backend's first failing cases
+            kept: dict = {}  # what each axis keeps for this backend over the run (DirectML: its anatomy budget)
             for case in chosen:
                 if (entry["name"], case.id) in done:
                     continue
@@ -111,11 +146,10 @@ def run(backends: list[NamedBackend], options: RunOptions, *, journal=None, prev
                 start = time.perf_counter()
                 if ends is not None and time.monotonic() >= ends:
                     document["deadline_passed"] = options.deadline
-                    outcome = check.Outcome(check.NOT_RUN, f"not run: the run's --deadline of {options.deadline:g} s "
-                                                           f"passed")
+                    outcome = Outcome(NOT_RUN, f"not run: the run's --deadline of {options.deadline:g} s passed")
                 else:
-                    outcome = operators.run_case(named.backend, case, strict=options.profile == "strict",
-                                             seed=options.seed, explain=explain)
+                    outcome = axes.run_case(named.backend, case, strict=options.profile == "strict",
+                                            seed=options.seed, kept=kept)
                 result = D.result_entry(entry["name"], case, outcome, is_required(named.backend, case),
                                         time.perf_counter() - start, named.spec)
                 document["results"].append(result)

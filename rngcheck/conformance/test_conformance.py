@@ -10,24 +10,25 @@ report section, "Captured rngcheck call" (``pytest -rP`` shows it).
 
 import pytest
 
-from rngcheck.conformance import check, operators, runner
+from rngcheck.conformance import axes, runner
 from rngcheck.results import document as D
+from rngcheck.results.statuses import PASSED, SKIPPED
 from rngcheck.results.text import failure_lines, printable, properties
 
 
 def test_case(request, rngcheck_backend, rngcheck_backend_spec, rngcheck_case):
     seed = request.config.getoption("--rngcheck-seed")
     strict = request.config.getoption("--rngcheck-profile") == "strict"
-    outcome = operators.run_case(rngcheck_backend, rngcheck_case, strict=strict, seed=seed)
+    outcome = axes.run_case(rngcheck_backend, rngcheck_case, strict=strict, seed=seed)
     required = runner.is_required(rngcheck_backend, rngcheck_case)
     result = D.result_entry(rngcheck_backend_spec, rngcheck_case, outcome, required, 0.0, rngcheck_backend_spec)
     request.node.user_properties.extend(properties(result))
-    if outcome.status == check.SKIPPED:
+    if outcome.status == SKIPPED:
         pytest.skip(outcome.message)
     said = "\n".join(map(printable, failure_lines(result, D.case_entry(rngcheck_case))))
     if D.is_failure(result):
         pytest.fail(said, pytrace=False)
-    if outcome.status != check.PASSED:   # info: the test passes; -rP shows what was found
+    if outcome.status != PASSED:   # info: the test passes; -rP shows what was found
         request.node.add_report_section("call", "rngcheck", said)
 
 

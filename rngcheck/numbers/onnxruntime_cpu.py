@@ -13,7 +13,7 @@ execution provider, tests/test_onnxruntime_backend.py):
 How the contract expresses a generator that is not Philox. The 6-word state is the operator's;
 this convention reads only its word 4 (the key's low word) as the engine's 32-bit seed, and
 ignores the other five. ONNX's ``seed`` attribute is a float32, so an implementation can be given
-only states whose word 4 is a float32 integer (rngcheck.conformance.cases.BLOCK_ZERO_STATE is one);
+only states whose word 4 is a float32 integer (rngcheck.conformance.conventions.cases.BLOCK_ZERO_STATE is one);
 the others are not applicable there. Nothing here reads Philox words.
 
 Rules:

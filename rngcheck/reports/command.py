@@ -29,7 +29,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="print nothing but errors")
 
 
-def run(args) -> int:
+def run(args, expected_cases=None) -> int:
+    """``expected_cases(document)``: the case ids a result document's profile and selection give (the
+    command layer knows the cases); a run that lacks some of them is counted incomplete."""
     from ..outputs import check_outputs
     from . import html, summary
     from .compare import counted
@@ -37,7 +39,7 @@ def run(args) -> int:
     check_outputs({"--html": args.html, "--summary": args.summary},
                   {f"document {path}": path for path in args.documents})
     sources = html.sources_of(args.documents)  # paths; embedded stats documents come along
-    counted(sources)   # the results each run's profile calls for, counted
+    counted(sources, expected_cases or (lambda document: set()))   # the results each run's profile calls for
     model = html.build(sources, figures=bool(args.html))
     if args.html:
         html.write_text(args.html, html.render_model(model))

@@ -42,28 +42,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="print only the one-line verdict")
 
 
-def expected_cases(doc: dict) -> set[str]:
-    """The case ids a result document's profile and ``--case`` selection give (its command says
-    them), so that a document cannot drop results and its cases' entries both and pass: empty for
-    a profile rngcheck does not know (a reproduction) or a selection it cannot read."""
-    from ..conformance.runner import RunOptions, select_cases
-    from ..results.journal import PROFILES
-
-    profile, command = doc.get("profile"), doc.get("command")
-    if profile not in PROFILES or not isinstance(command, list) or not all(isinstance(w, str) for w in command):
-        return set()
-    if command[:1] != ["run"]:
-        return set()
-    def is_case(word: str) -> bool:   # --case, or a prefix argparse takes for it (no other option of run is --c...)
-        return len(word) >= 3 and "--case".startswith(word)
-
-    select = [word.partition("=")[2] for word in command if "=" in word and is_case(word.partition("=")[0])]
-    select += [after for word, after in zip(command, command[1:]) if is_case(word)]
-    return {case.id for case in select_cases(RunOptions(profile=profile, select=select))}
-
-
-def counted(sources) -> None:
-    """Add to each result source the results its profile calls for that it lacks (``expected_cases``)."""
+def counted(sources, expected_cases) -> None:
+    """Add to each result source the results its profile and selection call for that it lacks
+    (``expected_cases(document)``: the case ids, given by the command layer, which knows the cases)."""
     from ..results.document import result_problems
 
     for source in sources:
@@ -74,9 +55,11 @@ def counted(sources) -> None:
                 source.problems += [p for p in found if p not in source.problems]
 
 
-def load(baseline, new, expected_path=None, *, same_run_check: bool = True):
+def load(baseline, new, expected_path=None, *, same_run_check: bool = True, expected_cases=None):
     """The Comparison of a baseline with new documents (paths, journals or dicts); RngcheckError
-    (one line) for the same run on both sides or nothing to compare."""
+    (one line) for the same run on both sides or nothing to compare. ``expected_cases(document)``:
+    the case ids a document's profile and selection call for (a document that lacks some of them and
+    says it finished is refused); None checks each document against its own case list only."""
     from ..results.baseline import compare, read_expected
     from ..results.sources import run_key, sources_of
     from ..results.tables import frame, rows
@@ -92,7 +75,7 @@ def load(baseline, new, expected_path=None, *, same_run_check: bool = True):
     if results > MAX_COMPARED:
         raise RngcheckError(f"{results} results to compare, more than compare takes ({MAX_COMPARED}); "
                             "compare fewer documents at a time")
-    counted(old + new)
+    counted(old + new, expected_cases or (lambda document: set()))
     for source in old + new:   # one that says it finished yet lacks results: edited or damaged, refused
         if source.problems and source.doc.get("complete", True) is not False and not source.doc.get("interrupted"):
             raise RngcheckError(f"{source.name}: says the run finished, but {source.problems[-1]}")
@@ -163,13 +146,13 @@ def render(comparison) -> str:
     return _environment().get_template("compare.html.j2").render(**model(comparison))
 
 
-def run(args) -> int:
+def run(args, expected_cases=None) -> int:
     from ..outputs import check_outputs, input_paths
     from .html import write_text
 
     check_outputs({"--html": args.html}, {**input_paths([args.baseline, *args.new]),
                                           "--expected-failures": args.expected_failures})
-    comparison = load(args.baseline, args.new, args.expected_failures)
+    comparison = load(args.baseline, args.new, args.expected_failures, expected_cases=expected_cases)
     if args.html:
         write_text(args.html, render(comparison))
     print(text(comparison, quiet=args.quiet))

@@ -16,14 +16,13 @@ gives the template booleans (a column ``passed``/``failed``), never a verdict to
 
 from __future__ import annotations
 
-import math
 import shlex
 from collections import Counter, OrderedDict
 from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any
 
-from .. import __version__, counter
+from .. import __version__
 from ..results.document import agreement
 from ..results.records import CaseRecord, ResultRecord
 from ..results.sources import Source
@@ -140,7 +139,8 @@ def build(sources: list[Source], figures: bool = True) -> dict:
         case["link"] = f"#case-{_anchor_part(case['id'])}"
         case["cells"] = [_cell(column, case["id"]) for column in columns]
 
-    matrix = _matrix(data, columns, categories)
+    noted_cases = [c for c in case_list if c["note"]]
+    matrix = _matrix(data, columns, categories, {c["category"] for c in noted_cases})
     agreement = _agreement(data, columns, case_by_id)
     trend = _trend(data)
     observations = _observations(columns, case_list)
@@ -155,7 +155,6 @@ def build(sources: list[Source], figures: bool = True) -> dict:
     verdict = report_verdict([c["verdict"] for c in columns], [s["verdict"] for s in stats], complete=not problems)
 
     errata = list(OrderedDict((_text(e), None) for s in results_sources for e in _list(s.doc.get("errata"))))
-    counter_cases = [c for c in case_list if c["category"] in ("counter", "vectors")]
     figures_ = {}
     if columns and figures:
         figures_["status"] = _figure("status_bars", [c["label"] for c in columns], [c["counts"] for c in columns])
@@ -178,7 +177,7 @@ def build(sources: list[Source], figures: bool = True) -> dict:
         "observations": observations,
         "numbers_rows": numbers_rows,
         "cases": case_list,
-        "counter_cases": counter_cases,
+        "noted_cases": noted_cases,
         "errata": errata,
         "stats": stats,
         "figures": figures_,
@@ -292,28 +291,21 @@ def _failure_view(column: dict, case_id: str, result: ResultRecord) -> dict:
     }
 
 
-def _counter_text(state) -> str:
-    """The 128-bit counter of a state as 0xw3'w2'w1'w0 (rngcheck.counter, rules 1 and 5); the
-    words may be hex text, as documents hold them. Not four words: nothing."""
-    try:
-        words = [int(str(w), 0) & counter.WORD_MASK for w in state[:counter.COUNTER_WORDS]]
-    except (TypeError, ValueError):
-        return ""
-    if len(words) != counter.COUNTER_WORDS:
-        return ""
-    return counter.counter_text(counter.counter_of(words), "'")
+def _input_text(value) -> str:
+    """One input of a case as text: a list as its items joined by spaces (in braces when they are
+    numbers), an object as key=value pairs, anything else as itself."""
+    if isinstance(value, list):
+        items = " ".join(_text(v) for v in value)
+        return items if all(isinstance(v, str) for v in value) else "{" + items.replace(" ", ", ") + "}"
+    if isinstance(value, dict):
+        return ", ".join(f"{_text(k)}={_input_text(v)}" for k, v in value.items() if v is not None)
+    return "packed" if value is None else _text(value)
 
 
 def _case_view(case_id: str, entry: dict) -> dict:
+    """A case as the page shows it: its header, and its inputs as its axis recorded them (the page names
+    no axis: each input is a label and a text)."""
     case = CaseRecord.from_json(entry)
-    inputs = case.inputs
-    sizes = _list(inputs.get("sizes"))
-    try:
-        elements = str(math.prod(int(v) for v in sizes)) if sizes else ""
-    except (TypeError, ValueError):
-        elements = ""
-    strides = inputs.get("strides")
-    output_state = inputs.get("output_state")
     return {
         "id": case_id,
         "category": _text(case.category) or "?",
@@ -322,15 +314,8 @@ def _case_view(case_id: str, entry: dict) -> dict:
         "source": _text(case.source),
         "procedure": _text(case.procedure),
         "note": _text(case.note),
-        "state": " ".join(_text(w) for w in _list(inputs.get("state"))),
-        "counter": _counter_text(_list(inputs.get("state"))),
-        "elements": elements,
-        "sizes": "{" + ", ".join(_text(s) for s in _list(inputs.get("sizes"))) + "}" if "sizes" in inputs else "",
-        "strides": "packed" if strides is None else "{" + ", ".join(_text(s) for s in _list(strides)) + "}",
-        "feature_level": _text(inputs.get("feature_level")),
-        "output_state": ("yes" if output_state is True else "omitted" if output_state is False
-                         else "{" + ", ".join(_text(s) for s in _list(output_state)) + "}"
-                         if output_state is not None else ""),
+        "inputs": "; ".join(f"{_text(key).replace('_', ' ')} {_input_text(value)}"
+                            for key, value in case.inputs.items()),
     }
 
 
@@ -344,8 +329,9 @@ def _cell(column: dict, case_id: str) -> dict:
             "title": _text(result.message, 300)}
 
 
-def _matrix(data, columns, categories) -> list[dict]:
-    """Categories x columns: status counts, from the results table."""
+def _matrix(data, columns, categories, noted: set[str]) -> list[dict]:
+    """Categories x columns: status counts, from the results table; ``noted``: the categories with a
+    case that carries a note (linked to the errata and notes)."""
     per_category = status_counts(data, ["run", "backend", "category"]) if len(data) else None
     per_column = status_counts(data, ["run", "backend"]) if len(data) else None
     empty = {s: 0 for s in STATUSES}
@@ -357,7 +343,7 @@ def _matrix(data, columns, categories) -> list[dict]:
             counts = per_column if category == "total" else per_category
             cells.append(dict(counts.loc[key]) if counts is not None and key in counts.index else dict(empty))
         table_rows.append({"category": category, "cells": [{s: int(c[s]) for s in STATUSES} for c in cells],
-                           "errata": category in ("counter", "vectors")})
+                           "errata": category in noted})
     return table_rows
 
 

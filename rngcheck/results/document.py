@@ -1,18 +1,19 @@
 """The result document: the only thing reports read. JSON, versioned.
 
-Schema "rngcheck-result", version 1 (fields added later are optional; a reader refuses a
-newer major version):
+Schema "rngcheck-result", version 2 (fields added later are optional; a reader refuses a
+newer major version and reads every older one):
   schema, schema_version, rngcheck_version, created (UTC ISO 8601), command (argv),
-  profile, seed, reproduce (a command line that reruns the same cases),
-  environment {python, platform, machine, packages{name: version}},
+  profile, seed, select [the run's --case patterns] (version 2), reproduce (a command line that
+  reruns the same cases), environment {python, platform, machine, packages{name: version}},
   errata [text], complete (false when interrupted),
   backends [{name, spec, validates, describe{str: str}, summary{status: count}, verdict}],
-  cases [{id, category, description, rule, source, procedure, note, inputs{state, sizes, strides,
-          feature_level, output_state}}],
+  cases [{id, category, description, rule, source, procedure, note, inputs{...}}]: the inputs as the
+        case's axis records them (version 1 gave every case the operator's description fields),
   results [{backend, case, status, required, seconds, message, diagnosis{id, summary} | null,
             mismatches [{index, coordinates, offset, expected, actual, philox_counter, lane}],
             mismatch_count, observations [text], output_sha256, returned_state,
-            reproduce{state, sizes, strides, feature_level} | null, reproduce_command, detail}],
+            reproduce{...} | null (the call that reruns it, as its axis records it), reproduce_command,
+            detail}],
   agreement [{case, agree, outputs{backend: sha256}}]   (cases run on two or more backends),
   summary {verdict: "pass" | "fail" | "incomplete", counts{status: n}, required_failed, cases, backends}
   stats [a stats document per backend] (``run --stats``; a FAIL among them fails the run)
@@ -40,13 +41,8 @@ from .statuses import BROKEN, STATUSES  # noqa: F401  (re-exported for readers o
 from .verdicts import run_verdict
 
 SCHEMA = "rngcheck-result"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 PACKAGES = ("numpy", "scipy", "hypothesis", "pytest", "pyopencl", "randomgen", "tensorflow", "jax", "Jinja2")
-ERRATA = [
-    "DirectML's page says the counter 0x48656c6c'6f46726f'6d536561'74746c65 advanced by 324,855 becomes "
-    "0x48656c6c'6f46726f'6d536561'746f776e; that is the counter minus 324,855. rngcheck follows the rule "
-    "(add ceil(n/4) with carry): 0x48656c6c'6f46726f'6d536561'7479615c.",
-]
 
 
 def package_versions() -> dict[str, str]:
@@ -59,7 +55,7 @@ def package_versions() -> dict[str, str]:
     return versions
 
 
-def case_entry(case: Any) -> dict[str, Any]:  # a rngcheck.conformance.cases.Case
+def case_entry(case: Any) -> dict[str, Any]:  # a rngcheck.conformance.case.Case
     return CaseRecord.of(case).to_json()
 
 
@@ -73,43 +69,34 @@ def reproduce_command(profile: str, seed: int, command: list[str]) -> str:
     return shlex.join(["rngcheck"] + command)
 
 
-def new_document(profile: str, seed: int, command: list[str], cases: Iterable[Any]) -> dict[str, Any]:
+def new_document(profile: str, seed: int, command: list[str], cases: Iterable[Any],
+                 select: Iterable[str] = (), errata: Iterable[str] = ()) -> dict[str, Any]:
+    """A new result document for ``cases`` (rngcheck.conformance.case.Case); ``errata``: what the
+    sources of those cases get wrong, as the axes say it."""
     return {
         "schema": SCHEMA, "schema_version": SCHEMA_VERSION, "rngcheck_version": __version__,
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "command": list(command), "profile": profile, "seed": seed,
+        "command": list(command), "profile": profile, "seed": seed, "select": list(select),
         "reproduce": reproduce_command(profile, seed, command),
         "environment": {"python": sys.version.split()[0], "platform": platform.platform(),
                         "machine": platform.machine(), "packages": package_versions()},
-        "errata": ERRATA, "complete": True,
+        "errata": list(errata), "complete": True,
         "backends": [], "cases": [case_entry(c) for c in cases], "results": [],
     }
 
 
-def repro_command(backend_spec: str, reproduce: dict[str, Any] | None) -> str | None:
-    """A ready-to-paste command line that reruns one failing description."""
-    if not reproduce:
+def repro_command(backend_spec: str, arguments: list[str] | None) -> str | None:
+    """A ready-to-paste command line that reruns one failing call (its axis gave the arguments)."""
+    if not arguments:
         return None
-    if isinstance(reproduce.get("request"), dict):  # a numbers case (rngcheck.conformance.numbers)
-        from ..numbers import options_of
-
-        return shlex.join(["rngcheck", "repro", "--backend", backend_spec, "--state", reproduce["state"],
-                           *options_of(reproduce["request"])])
-    words = ["rngcheck", "repro", "--backend", backend_spec, "--state", reproduce["state"],
-             "--sizes", reproduce["sizes"]]
-    if reproduce.get("algorithm"):   # another operator's call (rngcheck.conformance.operators)
-        return shlex.join(words + ["--algorithm", reproduce["algorithm"], "--dtype", reproduce["dtype"]])
-    if reproduce.get("strides"):
-        words += ["--strides", reproduce["strides"]]
-    words += ["--feature-level", reproduce["feature_level"]]
-    return shlex.join(words)
+    return shlex.join(["rngcheck", "repro", "--backend", backend_spec, *arguments])
 
 
 def result_entry(backend_name: str, case: Any, outcome: Verdict, required: bool, seconds: float,
                  backend_spec: str | None = None) -> dict[str, Any]:
+    command = repro_command(backend_spec or backend_name, outcome.repro_arguments)
     return ResultRecord.of(outcome, backend=backend_name, case=case.id, required=required,
-                           seconds=round(seconds, 6),
-                           reproduce_command=repro_command(backend_spec or backend_name, outcome.reproduce)).to_json()
+                           seconds=round(seconds, 6), reproduce_command=command).to_json()
 
 
 def is_failure(result: dict[str, Any]) -> bool:

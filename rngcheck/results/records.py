@@ -62,22 +62,10 @@ class CaseRecord:
     inputs: dict[str, Any]
 
     @classmethod
-    def of(cls, case: Any) -> CaseRecord:  # a rngcheck.conformance.cases.Case (conformance sits above results)
-        """The record of a conformance case (rngcheck.conformance.cases.Case)."""
-        output_state = case.output_state if isinstance(case.output_state, bool) else list(case.output_state)
-        inputs: dict[str, Any] = {"state": [f"0x{int(w):08x}" for w in case.state], "sizes": list(case.sizes),
-                  "strides": None if case.strides is None else list(case.strides),
-                  "feature_level": ".".join(map(str, case.feature_level)), "output_state": output_state}
-        request = getattr(case, "request", None)
-        if request is not None:
-            inputs["request"] = request.to_dict()
-        known = getattr(case, "known_answer", None)   # a generator case: the block asked for
-        if known is not None:
-            inputs["generator"] = {"generator": known.generator, "rounds": known.rounds,
-                                   "counter": [f"0x{int(w):x}" for w in known.counter],
-                                   "key": [f"0x{int(w):x}" for w in known.key]}
+    def of(cls, case: Any) -> CaseRecord:  # a rngcheck.conformance.case.Case (conformance sits above results)
+        """The record of a conformance case: its header, and its inputs as its axis records them."""
         return cls(case.id, case.category, case.description, case.rule, case.source, case.procedure, case.note,
-                   inputs)
+                   dict(case.inputs()))
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -94,7 +82,7 @@ class CaseRecord:
 @dataclass
 class Verdict:
     """What the check of one case found: the fields a result shares with
-    rngcheck.conformance.check.Outcome (which adds the execution it judged)."""
+    rngcheck.conformance.outcome.Outcome (which adds the execution it judged)."""
 
     status: str
     message: str = ""
@@ -106,7 +94,10 @@ class Verdict:
     returned_state: list[Any] | None = None
     detail: str = ""
     reproduce: dict[str, Any] | None = None
-    # A numbers case (rngcheck.conformance.numbers): the request, the bound and its why, the ULP
+    # The ``rngcheck repro`` arguments (after --backend SPEC) that rerun the call, as its axis says them.
+    # Never in the result document: its reproduce_command is made from them.
+    repro_arguments: list[str] | None = None
+    # A numbers case (rngcheck.conformance.conventions): the request, the bound and its why, the ULP
     # histogram, the worst element and the first numbers past the bound.
     numbers: dict[str, Any] | None = None
 

@@ -96,7 +96,7 @@ def diagnosis_line(diagnosis: object) -> str:
 
 
 def anatomy_lines(diagnosis: object, limit: int = 4) -> list[str]:
-    """A wrong answer's anatomy (rngcheck.conformance.anatomy) in a few lines: ``anatomy: FINDING``
+    """A wrong answer's anatomy (rngcheck.conformance.directml.anatomy) in a few lines: ``anatomy: FINDING``
     (provenance, bits, state; at most ``limit``), and for a changed answer ``repeated: ...``; the
     family a diagnosis names carries its parameters in its summary. [] without either."""
     found = _dict(diagnosis)

@@ -16,8 +16,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .. import counter, numbers
-from ..numbers import (
+from ... import counter, numbers
+from ...numbers import (
     BITS,
     INTEGERS,
     NORMAL,
@@ -26,8 +26,8 @@ from ..numbers import (
     floats,
     tolerance,
 )
-from ..numbers import tensorflow as tf
-from ..numbers.box_muller import polar32
+from ...numbers import tensorflow as tf
+from ...numbers.box_muller import polar32
 
 UNKNOWN = "unknown-numbers"
 UNKNOWN_SUMMARY = "the numbers match no known wrong conversion"
@@ -286,6 +286,15 @@ VARIANTS = (
                    (INTEGERS, BITS), _wide_words_swapped),
 )
 IDS = {v.id: v.summary for v in VARIANTS} | {UNKNOWN: UNKNOWN_SUMMARY}
+
+
+def registered_ids() -> dict[str, str]:
+    """Every id this axis's diagnosis gives, with its summary (a convention-NAME id: another
+    registered convention's conversion)."""
+    numbers.convention_of("tensorflow")  # the registry is loaded
+    conventions = {f"convention-{name}": f"{convention.title}'s conversion"
+                   for name, convention in sorted(numbers.CONVENTIONS.items())}
+    return {**IDS, **conventions}
 
 
 def _convention_variants(request) -> list[NumbersVariant]:

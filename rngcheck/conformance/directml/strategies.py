@@ -10,7 +10,7 @@ import math
 
 from hypothesis import strategies as st
 
-from ..description import FEATURE_LEVEL_3_0, FEATURE_LEVEL_4_0
+from ...description import FEATURE_LEVEL_3_0, FEATURE_LEVEL_4_0
 from . import cases as C
 
 EDGE_WORDS = [0, 1, 2, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFD, 0xFFFFFFFE, 0xFFFFFFFF]

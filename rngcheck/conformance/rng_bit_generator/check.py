@@ -5,26 +5,26 @@ In order: a program the rules forbid must be refused (rbg-validation); the backe
 state of the input's size and an output of the case's shape and element type; then the output's
 bits and the new state are compared with XLA's variant (the spec), chunk by chunk. An answer that
 differs is a *divergence* of an implementation-defined operator: it is named by
-rngcheck.conformance.stablehlo_diagnosis when a known variant predicts it ("unknown" otherwise).
+rngcheck.conformance.rng_bit_generator.diagnosis when a known variant predicts it ("unknown" otherwise).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .. import stablehlo
-from ..errors import Rejected, one_line
-from ..results.statuses import FAILED, INFO, PASSED
-from .diagnosis import named
-from .outcome import CaseFailed, Outcome, call_backend
-from .stablehlo_diagnosis import diagnose
+from ... import stablehlo
+from ...errors import Rejected, one_line
+from ...results.statuses import FAILED, INFO, PASSED
+from ..checks import named
+from ..outcome import CaseFailed, Outcome, call_backend
+from .diagnosis import diagnose
 
 SHOWN = 8
 
 
 def call_of(case) -> stablehlo.Call:
     """The case's call, unchecked (a validation case's breaks a rule on purpose)."""
-    return stablehlo.Call(case.algorithm, tuple(int(w) for w in case.state), tuple(case.sizes), case.output_dtype)
+    return stablehlo.Call(case.algorithm, tuple(int(w) for w in case.state), tuple(case.shape), case.dtype)
 
 
 def _run(backend, call: stablehlo.Call):
@@ -77,12 +77,6 @@ def mismatch_row(call: stablehlo.Call, index: int, expected, actual) -> dict:
             "actual": hexed(actual, call.bits), "philox_counter": f"0x{block:0{digits}x}", "lane": lane}
 
 
-def reproduction(case) -> dict:
-    """The case as the arguments of ``rngcheck repro`` (results.document.repro_command)."""
-    return {"state": ",".join(f"0x{int(w):016x}" for w in case.state), "sizes": ",".join(map(str, case.sizes)),
-            "strides": None, "feature_level": "4.0", "algorithm": case.algorithm, "dtype": case.output_dtype}
-
-
 def check(backend, case, strict: bool) -> Outcome:
     call = call_of(case)
     if case.expected_rule:
@@ -92,14 +86,12 @@ def check(backend, case, strict: bool) -> Outcome:
             return Outcome(PASSED, f"refused ({one_line(error)[:160]})")
         if getattr(backend, "validates", False):
             return Outcome(FAILED, f"accepted a program the rules forbid ({case.expected_rule})",
-                           diagnosis=named("accepts-invalid", f"does not enforce rule {case.expected_rule}"),
-                           reproduce=reproduction(case))
+                           diagnosis=named("accepts-invalid", f"does not enforce rule {case.expected_rule}"))
         return Outcome(INFO, "does not validate: accepted it")
     try:
         returned = _run(backend, call)
     except Rejected as error:
-        return Outcome(FAILED, f"refused a valid program: {one_line(error)[:300]}", diagnosis=named("rejects-valid"),
-                       reproduce=reproduction(case))
+        return Outcome(FAILED, f"refused a valid program: {one_line(error)[:300]}", diagnosis=named("rejects-valid"))
     new_state, output = _shaped(call, returned)
     rows: list[dict] = []
     count = 0
@@ -127,5 +119,4 @@ def check(backend, case, strict: bool) -> Outcome:
     else:
         found = named("unknown", "no known variant of rng_bit_generator predicts this output")
         message = f"{'; '.join(said)}; looks like: unknown"
-    return Outcome(FAILED, message, diagnosis=found, mismatches=rows, mismatch_count=count,
-                   reproduce=reproduction(case))
+    return Outcome(FAILED, message, diagnosis=found, mismatches=rows, mismatch_count=count)

@@ -16,7 +16,7 @@ from itertools import combinations
 
 import numpy as np
 
-from .. import counter, reference, stablehlo
+from ... import counter, reference, stablehlo
 
 DIVERGENCES = {
     "key-in-counter-high": "PHILOX with a u64[3] state: the counter's high 64 bits are the key (state[0]), as "
@@ -33,7 +33,7 @@ def divergence(ids: tuple[str, ...]) -> dict:
     """A diagnosis naming registered divergences (KeyError for an id not in DIVERGENCES)."""
     for id_ in ids:
         if id_ not in DIVERGENCES:
-            raise KeyError(f"divergence id {id_!r} is not registered in stablehlo_diagnosis.DIVERGENCES")
+            raise KeyError(f"divergence id {id_!r} is not registered in rng_bit_generator.diagnosis.DIVERGENCES")
     return {"id": "+".join(ids), "summary": "; ".join(DIVERGENCES[i] for i in ids), "divergences": list(ids),
             "implementation_defined": True}
 
@@ -92,3 +92,9 @@ def diagnose(call: stablehlo.Call, state: np.ndarray, output: np.ndarray) -> dic
                 if not same:
                     return divergence(chosen)
     return None
+
+
+def registered_ids() -> dict[str, str]:
+    """Every id this axis's diagnosis gives: each divergence alone (a set of them is joined by "+")."""
+    return dict(DIVERGENCES)
+

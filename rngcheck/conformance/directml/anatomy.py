@@ -45,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import counter, layout, philox, reference
+from ... import counter, layout, philox, reference
 from .diagnosis import family
 
 WINDOW = 4096           # elements examined, from just before the first wrong one

@@ -1,11 +1,11 @@
 """The check of a generator case: one block of a counter-based generator against Random123's known
 answer.
 
-The cases are rngcheck.conformance.cases.generator_cases (procedure GENERATOR), one per line of the
+The cases are rngcheck.conformance.known_answers.cases (procedure GENERATOR), one per line of the
 known answers (rngcheck.vectors, every generator of rngcheck.generators). The backend computes the
 block through its optional ``generator_blocks`` (rngcheck.backends.contract); the suite owns the
 answer and the verdict: the block equals the known answer word for word, or the case fails and the
-wrong block is diagnosed (rngcheck.conformance.generator_diagnosis, which names the defect a wrong
+wrong block is diagnosed (rngcheck.conformance.known_answers.diagnosis, which names the defect a wrong
 generator variant predicts). A backend that does not compute the generator, or not at that round
 count, is not applicable (skipped), never a pass.
 """
@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import generators
-from ..errors import NotApplicable
-from ..results.statuses import FAILED, PASSED
-from .diagnosis import named
-from .generator_diagnosis import matching_variants
-from .outcome import CaseFailed, Outcome, call_backend
+from ... import generators
+from ...errors import NotApplicable
+from ...results.statuses import FAILED, PASSED
+from ..checks import named
+from ..outcome import CaseFailed, Outcome, call_backend
+from .diagnosis import diagnose
 
 
 def _words(values, bits: int) -> str:
@@ -27,7 +27,7 @@ def _words(values, bits: int) -> str:
 
 
 def check_generator(backend, case, strict: bool) -> Outcome:
-    """The verdict on one generator case (rngcheck.conformance.cases.Case, procedure GENERATOR)."""
+    """The verdict on one generator case (rngcheck.conformance.known_answers.cases.Case)."""
     known = case.known_answer
     if known is None:
         raise ValueError(f"case {case.id} has no known answer")
@@ -60,13 +60,3 @@ def check_generator(backend, case, strict: bool) -> Outcome:
     return Outcome(FAILED, message, diagnosis=diagnosis, mismatch_count=len(wrong),
                    detail=f"{known.generator}-{known.rounds} counter {_words(known.counter, bits)} key "
                           f"{_words(known.key, bits)} (Random123: {known.line})")
-
-
-def diagnose(generator, rounds: int, counters: np.ndarray, key: tuple[int, ...], got: np.ndarray) -> dict:
-    """The diagnosis of a wrong block (rngcheck.conformance.generator_diagnosis): the first bug class
-    whose blocks equal ``got``, naming the others that predict the same; else unknown."""
-    matches = matching_variants(generator, rounds, counters, key, got)
-    if not matches:
-        return named("unknown")
-    ids = list(dict.fromkeys(v.id for v in matches))
-    return {"id": ids[0], "summary": matches[0].summary, "alternatives": ids[1:]}

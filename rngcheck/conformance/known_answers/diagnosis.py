@@ -6,7 +6,7 @@ how a generator's blocks went wrong, given the counters and the key they were co
 is the block function of rngcheck.philox or rngcheck.threefry with one standard parameter
 changed; ``diagnose_blocks`` names the first whose blocks equal what the implementation gave.
 Add a bug class by adding a GeneratorVariant to VARIANTS (or to _rounds_variants). The ids and
-summaries live here only, except the round counts, whose ids are diagnosis.py's (rounds_id).
+summaries live here only, except the round counts, whose ids are rngcheck.conformance.checks' (rounds_id).
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from .. import philox, threefry
-from ..generators import FAMILY_LABELS, Generator
-from .diagnosis import rounds_id
+from ... import philox, threefry
+from ...generators import FAMILY_LABELS, GENERATORS, Generator
+from ..checks import named, rounds_id
 
 Blocks = Callable[[Generator, np.ndarray, tuple[int, ...], int], np.ndarray]
 
@@ -175,6 +175,21 @@ def diagnose_blocks(generator: Generator, rounds: int, counters: npt.ArrayLike, 
     return matches[0].id if matches else None
 
 
-def registered_ids() -> set[str]:
-    """Every id this module can give (round counts excepted: diagnosis.py's rounds ids)."""
-    return {v.id for v in VARIANTS}
+def diagnose(generator: Generator, rounds: int, counters: np.ndarray, key: tuple[int, ...], got: np.ndarray) -> dict:
+    """The diagnosis of a wrong block: the first bug class whose blocks equal ``got``, naming the others
+    that predict the same; else the shared "unknown"."""
+    matches = matching_variants(generator, rounds, counters, key, got)
+    if not matches:
+        return named("unknown")
+    ids = list(dict.fromkeys(v.id for v in matches))
+    return {"id": ids[0], "summary": matches[0].summary, "alternatives": ids[1:]}
+
+
+def registered_ids() -> dict[str, str]:
+    """Every id this module can give, with its summary (the round counts' ids are
+    rngcheck.conformance.checks.rounds_id of each count a generator lists), and "unknown"'s."""
+    ids = {v.id: v.summary for v in VARIANTS}
+    for generator in GENERATORS:
+        for rounds in (*generator.wrong_rounds, generator.default_rounds):
+            ids.setdefault(rounds_id(rounds), f"{rounds} rounds instead of the generator's")
+    return ids

@@ -1,10 +1,10 @@
 """The check of a numbers case: floats, normals and integers drawn from the operator's words.
 
-The cases are rngcheck.conformance.cases' numbers cases (procedure NUMBERS). A case names a
+The cases are rngcheck.conformance.conventions.cases (procedure NUMBERS). A case names a
 request (rngcheck.numbers.Request) and a state; the backend answers through its optional
 ``random_numbers``. The verdict: the numbers are compared with the reference's (or the printed
 ones) within the request's bound (rngcheck.numbers.tolerance), the ULP histogram and the worst
-element recorded; a failure is diagnosed (rngcheck.conformance.numbers_diagnosis). A backend that
+element recorded; a failure is diagnosed (rngcheck.conformance.conventions.diagnosis). A backend that
 does not draw the convention's numbers is not applicable (skipped), never a pass.
 """
 
@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import counter, numbers
-from ..errors import NotApplicable
-from ..numbers import floats, tolerance
-from ..results.statuses import FAILED, PASSED
-from .diagnosis import named
-from .numbers_diagnosis import diagnose
-from .outcome import CaseFailed, Outcome, call_backend
+from ... import counter, numbers
+from ...errors import NotApplicable
+from ...numbers import floats, tolerance
+from ...results.statuses import FAILED, PASSED
+from ..checks import named
+from ..outcome import CaseFailed, Outcome, call_backend
+from .diagnosis import diagnose
 
 SHOWN = 8
 
@@ -75,8 +75,8 @@ def _comparison(request, expected, actual, mask, bound, excess=None):
 
 
 def check_numbers(backend, case, strict: bool) -> Outcome:
-    """The verdict on one numbers case (rngcheck.conformance.cases.Case, procedure NUMBERS)."""
-    request = case.numbers_request
+    """The verdict on one numbers case (rngcheck.conformance.conventions.cases.Case)."""
+    request = case.request
     if request.convention not in tuple(getattr(backend, "conventions", ()) or ()):
         raise NotApplicable(f"the backend draws no {request.convention} numbers")
     state = None if request.seed is not None else counter.state_array(case.state)
@@ -117,14 +117,7 @@ def check_numbers(backend, case, strict: bool) -> Outcome:
     message = (f"{cmp.over} of {cmp.count} numbers differ from {against}{limit}"
                + (f" (worst {cmp.worst} ULP at element {summary['worst']['index']})" if request.floating else "")
                + f"; looks like: {diagnosis['id']}")
-    return Outcome(FAILED, message, diagnosis=diagnosis, numbers=summary, mismatch_count=cmp.over, values=values,
-                   reproduce=reproduction(case))
-
-
-def reproduction(case) -> dict:
-    """A numbers case as the arguments of ``rngcheck repro`` (results.document.repro_command)."""
-    return {"state": ",".join(f"0x{int(w):08x}" for w in case.state), "sizes": str(case.numbers_request.count),
-            "strides": None, "feature_level": "4.0", "request": case.numbers_request.to_dict()}
+    return Outcome(FAILED, message, diagnosis=diagnosis, numbers=summary, mismatch_count=cmp.over, values=values)
 
 
 def repro_text(request, values, rows: int = 16) -> list[str]:

@@ -6,8 +6,8 @@ the same case and names the first whose prediction equals what the backend produ
 every other id that predicts the same). Add a bug class by adding a Variant to
 WORD_VARIANTS (a word for each element), _case_variants (a family with a parameter, some of
 it read off the output itself), LAYOUT_VARIANTS or STATE_VARIANTS. The diagnoses that need no
-model (a broken contract, a crash, a write outside the extent) are registered in CHECKS, and
-check.py writes them through ``named``. Ids and summaries live here only.
+model (a broken contract, a crash, a write outside the extent) are the shared ones of
+rngcheck.conformance.checks. Ids and summaries live here only.
 """
 
 from __future__ import annotations
@@ -20,8 +20,9 @@ from typing import Any, NoReturn
 import numpy as np
 import numpy.typing as npt
 
-from .. import counter, layout, philox, reference
-from ..generators import FAMILY_LABELS, PHILOX4X32, Generator
+from ... import counter, layout, philox, reference
+from ...generators import FAMILY_LABELS, PHILOX4X32, Generator
+from ..checks import rounds_id
 
 DIAGNOSIS_LIMIT = 1 << 18  # extents up to this many words are diagnosed whole; larger ones by a prefix
 PREFIX = 4096
@@ -238,11 +239,6 @@ def _constant(value):
 LANE_COUNT_WORDS = {2: "two", 4: "four"}
 
 
-def rounds_id(rounds: int) -> str:
-    """The id of a wrong round count (R rounds instead of the generator's), for every generator."""
-    return f"rounds-{rounds}"
-
-
 def _dml_layout(generator: Generator) -> bool:
     """Whether the generator's operator state is DirectML's: 4 counter words then 2 key words, 4 words a block."""
     return generator.state_words == counter.STATE_WORDS and generator.words_per_block == 4 and \
@@ -421,35 +417,6 @@ PARTIAL_BLOCK = Variant("partial-block-unwritten", "the last partial block not w
 NOT_WRITTEN = Variant("not-written", "the output elements were never written", _found_by_its_own_check)
 
 
-# The diagnoses a check gives without a model of the defect (check.py), each id with what it
-# means; ``named`` is how check.py writes one. The model-based ids are the Variants above.
-CHECKS = {
-    "contract": "the backend broke the Python contract (what random_generator returns or raises)",
-    "out-of-extent-write": "wrote outside [0, sum((size_d-1)*stride_d)] of the buffer",
-    "input-state-modified": "the InputStateTensor is read-only",
-    "padding-overwritten": "wrote between elements",
-    "rank-4-only": "refuses tensors that are not 4-D (4.0 allows 1 to 8 dims)",
-    "rejects-valid": "refuses a valid description",
-    "accepts-invalid": "accepts a description the rules forbid",
-    "hidden-state": "output depends on earlier executions (state kept between executions)",
-    "nondeterministic": "the same description gave different results when run again (sometimes right, "
-                        "sometimes not): the backend's nondeterminism",
-    "crashed": "the backend's process died during the call",
-    "timeout": "no answer within the time limit; process ended",
-    "stopped": "the backend stopped answering; its remaining cases were not run",
-    "protocol": "stdout carries only protocol messages",
-    "rngcheck-internal-error": "please report this",
-    "unknown": "no known defect predicts this output",
-}
-
-
-def named(id_: str, summary: str | None = None, **fields) -> dict:
-    """A check's diagnosis: a registered id (CHECKS), with the summary this case adds, if any."""
-    if id_ not in CHECKS:
-        raise KeyError(f"diagnosis id {id_!r} is not registered in conformance.diagnosis.CHECKS")
-    return {"id": id_, "summary": summary or CHECKS[id_], **fields}
-
-
 # Structured families (rngcheck.conformance.anatomy): searched when no named class matches, each
 # verified on the anatomy's window and named with its parameters (``family``). Ids live here only.
 FAMILIES = {
@@ -566,3 +533,16 @@ def diagnose_output(state, sizes, strides, extent: np.ndarray, unwritten: int, *
             if placed.max(initial=-1) < extent.size and np.array_equal(extent[placed], right_words):
                 matches.append(variant)
     return _verdict(matches, "unknown", "the output matches no known bug class")
+
+
+def registered_ids() -> dict[str, str]:
+    """Every id this axis's diagnosis gives (the shared check ids aside: rngcheck.conformance.checks),
+    with its summary; a fitted family's summary is its general form."""
+    ids: dict[str, str] = {}
+    for variant in (*WORD_VARIANTS, *LAYOUT_VARIANTS, *STATE_VARIANTS, PARTIAL_BLOCK, NOT_WRITTEN):
+        ids.setdefault(variant.id, variant.summary)
+    ids.setdefault("subsequence-interleave", "cuRAND-like interleave over S subsequences (subsequence s at "
+                                             "counter + s*2^64)")
+    ids.setdefault("unknown-state", "the returned state matches no known bug class")
+    return {**ids, **{id_: summary for id_, summary in FAMILIES.items() if id_ not in ids}}
+

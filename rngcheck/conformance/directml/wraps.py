@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import counter, layout, reference
+from ... import counter, layout, reference
 from .diagnosis import family
 
 INT32_WRAP = 1 << 31        # a signed 32-bit element index wraps here

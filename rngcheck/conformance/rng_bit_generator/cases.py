@@ -4,17 +4,21 @@ Categories (a column each in the operator's table): rbg-vectors (rngcheck/vector
 rbg-philox and rbg-threefry (each state size and element type), rbg-default, rbg-carry (counters that
 carry across 2^32, 2^64 and 2^128), rbg-shape (ranks, odd, empty and large shapes: the ThreeFry split
 and the chunks), rbg-validation (programs the description rules forbid). The procedure is
-RNG_BIT_GENERATOR (rngcheck.conformance.stablehlo_check); a case's state is the u64 words, its sizes
-the output shape, its output_dtype the element type, its algorithm the rng_algorithm.
+RNG_BIT_GENERATOR (rngcheck.conformance.rng_bit_generator.check); a case's state is the u64 words,
+its shape the output's, its dtype the element type, its algorithm the rng_algorithm.
 """
 
 from __future__ import annotations
 
-from .. import stablehlo as S
-from ..vectors import stablehlo_vectors
-from .cases import FULL_ONLY, Case
+from dataclasses import dataclass
+from typing import Any
 
-RNG_BIT_GENERATOR = "rng-bit-generator"
+from ... import stablehlo as S
+from ...vectors import stablehlo_vectors
+from ..case import FULL_ONLY
+from ..case import Case as CaseHeader
+
+RNG_BIT_GENERATOR = "rng-bit-generator"   # the procedure
 CATEGORIES = ("rbg-vectors", "rbg-philox", "rbg-threefry", "rbg-default", "rbg-carry", "rbg-shape",
               "rbg-validation")
 KEY = 0x299F31D0_A4093822            # Random123's pi key words as one u64
@@ -26,19 +30,48 @@ RULE_PHILOX = "rngcheck.stablehlo rules 4-7 (PHILOX)"
 RULE_THREEFRY = "rngcheck.stablehlo rules 4, 8-11 (THREE_FRY)"
 
 
+@dataclass(frozen=True, kw_only=True)
+class Case(CaseHeader):
+    """One program: rng_algorithm, the u64 state, the output's shape and element type, and what is expected."""
+
+    axis = "stablehlo"
+
+    algorithm: str
+    state: tuple[int, ...]
+    shape: tuple[int, ...]
+    dtype: str
+    procedure: str = RNG_BIT_GENERATOR
+    expected_words: tuple[int, ...] | None = None     # explicit expectation (the vectors file)
+    expected_state: tuple[int, ...] | None = None
+    expected_rule: str | None = None                  # a program the rules forbid: the rule it breaks
+
+    def inputs(self) -> dict[str, Any]:
+        return {"algorithm": self.algorithm, "state": [f"0x{int(w):016x}" for w in self.state],
+                "shape": list(self.shape), "dtype": self.dtype}
+
+    def reproduction(self) -> dict[str, Any] | None:
+        return {"algorithm": self.algorithm, "state": ",".join(f"0x{int(w):016x}" for w in self.state),
+                "shape": ",".join(map(str, self.shape)), "dtype": self.dtype}
+
+    def repro_arguments(self) -> list[str] | None:
+        record = self.reproduction()
+        assert record is not None
+        return ["--state", record["state"], "--sizes", record["shape"], "--algorithm", self.algorithm,
+                "--dtype", self.dtype]
+
+
 def state_of(words: int, low: int = COUNTER[0], high: int = COUNTER[1], key: int = KEY) -> tuple[int, ...]:
     return (key, low) if words == 2 else (key, low, high)
 
 
 def case(case_id: str, category: str, description: str, algorithm: str, state, shape, dtype: str, *,
          rule: str = "", profiles=None, expected_rule: str | None = None, source: str = S.SOURCE,
-         expected=None, sha256=None, expected_state=None) -> Case:
+         expected=None, expected_state=None) -> Case:
     rule = rule or (RULE_PHILOX if S.Call(algorithm, (0,), (), dtype).resolved == S.PHILOX else RULE_THREEFRY)
     extra = {"profiles": profiles} if profiles is not None else {}
     return Case(id=f"rng-bit-generator/{case_id}", category=category, description=description, rule=rule,
-                source=source, state=tuple(int(w) for w in state), sizes=tuple(shape), output_dtype=dtype,
-                state_dtype="uint64", output_state=True, procedure=RNG_BIT_GENERATOR, algorithm=algorithm,
-                expected_rule=expected_rule, expected_words=expected, expected_sha256=sha256,
+                source=source, state=tuple(int(w) for w in state), shape=tuple(shape), dtype=dtype,
+                algorithm=algorithm, expected_rule=expected_rule, expected_words=expected,
                 expected_state=expected_state, **extra)
 
 

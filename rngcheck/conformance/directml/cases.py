@@ -1,23 +1,21 @@
-"""The conformance cases: data, not code. Each has a stable id, a description and its rule.
+"""DirectML's DML_RANDOM_GENERATOR: its cases, as data. Each has a stable id, a description and its rule.
 
-Families: kat, mapping, counter, key, layout, state, validation, property, scale
-(see README, "What the suite checks"); the numbers layer's uniform, normal,
-truncated-normal, integers, bits, seed and guide (rngcheck.conformance.numbers); and generator,
-every Random123 known answer of every generator (rngcheck.conformance.generator_kat). A case's
-expectation is explicit (from a vector file) or, by default, the reference model's answer,
-computed when the case is checked.
+Families: kat, vectors, mapping, counter, key, layout, state, validation, property, scale (see
+docs, "What the suite checks"). A case's expectation is explicit (from a vector file) or, by
+default, the reference model's answer, computed when the case is checked
+(rngcheck.conformance.directml.check).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
-from .. import counter, generators, layout, numbers
-from ..description import FEATURE_LEVEL_3_0, FEATURE_LEVEL_4_0, RULES
-from ..numbers import BITS, INTEGERS, NORMAL, TRUNCATED_NORMAL, UNIFORM, Request
-from ..numbers import onnxruntime_cpu as numbers_ort
-from ..numbers import tensorflow as numbers_tf
-from ..vectors import KatVector, guide_vectors, kat_vectors, operator_vectors
+from ... import counter, layout
+from ...description import FEATURE_LEVEL_3_0, FEATURE_LEVEL_4_0, RULES
+from ...vectors import kat_vectors, operator_vectors
+from ..case import ALL, FULL_ONLY, HUGE, PROFILES  # noqa: F401  (the profiles, as the cases name them)
+from ..case import Case as CaseHeader
 
 DML_PAGE = "DirectML DML_RANDOM_GENERATOR_OPERATOR_DESC"
 STRIDES_PAGE = "DirectML 'Using strides to express padding and memory layout'"
@@ -28,29 +26,28 @@ RULE_LAYOUT = "element i is written at offset sum(coordinate_d * stride_d); noth
 RULE_ALIASING = "what an output whose elements alias does is implementation-defined"
 RULE_PURE = "the operator is a pure function of the input state: no side effects, no global state"
 
-PROFILES = ("quick", "full", "strict")
-ALL = frozenset(PROFILES)
-FULL_ONLY = frozenset({"full", "strict"})
-HUGE = frozenset({"huge"})   # opt-in (issue 29): --profile huge, or --case scale/huge* in any profile
-
-# Procedures: how a case is run and judged (rngcheck.conformance.check).
+# Procedures: how a case is run and judged (rngcheck.conformance.directml.check).
 EXECUTE = "execute"      # one execution; words, state, guards, input state
 REPEAT = "repeat"        # the same execution twice, another in between: identical results
 CHAIN = "chain"          # executions chained through the returned state == one execution
 REJECT = "reject"        # an invalid description: must be refused when the backend validates
 ALIAS = "alias"          # aliasing strides: what the backend did is reported (implementation-defined)
 PROPERTY = "property"    # hypothesis: random descriptions against the reference, shrunk on failure
-NUMBERS = "numbers"      # a numbers request (rngcheck.numbers) against the reference or printed numbers
-GENERATOR = "generator"  # one generator block (backend.generator_blocks) against a Random123 known answer
+# The procedures whose case is one description ``rngcheck repro`` can rerun; a property case
+# reproduces through the description its search found (rngcheck.conformance.directml.property).
+DESCRIPTION_PROCEDURES = (EXECUTE, REPEAT, CHAIN, REJECT, ALIAS)
 
 
-@dataclass(frozen=True)
-class Case:
-    id: str
-    category: str
-    description: str
-    rule: str
-    source: str
+def hex_word(value) -> str:
+    return f"0x{int(value) & 0xFFFFFFFF:08x}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Case(CaseHeader):
+    """One call of the operator: a state, sizes, strides, a feature level, and what is expected."""
+
+    axis = "directml"
+
     state: tuple[int, ...] = (0, 0, 0, 0, 0, 0)
     sizes: tuple[int, ...] = (4,)
     strides: tuple[int, ...] | None = None
@@ -67,29 +64,55 @@ class Case:
     output_dtype: str = "uint32"
     chain: tuple[tuple[int, ...], ...] = ()           # CHAIN: sizes of each execution
     examples: int = 0                                 # PROPERTY: hypothesis examples
-    profiles: frozenset = ALL
-    note: str = ""
     only_if_validating: str = ""                      # REJECT: why it is not run on other backends
-    request: Request | None = None                    # NUMBERS: what is drawn (rngcheck.numbers)
-    expected_values: tuple | None = None              # NUMBERS: printed numbers (None where not printed)
-    known_answer: KatVector | None = None             # GENERATOR: the generator, rounds, counter, key, answer
-    algorithm: str = ""                               # another operator's algorithm (rngcheck.conformance.operators)
 
     @property
     def element_count(self) -> int:
         return layout.element_count(self.sizes)
 
-    @property
-    def numbers_request(self) -> Request:
-        """A NUMBERS case's request (every numbers case has one)."""
-        if self.request is None:
-            raise ValueError(f"case {self.id} draws no numbers")
-        return self.request
-
     def shape_of_state(self) -> tuple[int, ...]:
         if self.state_shape is not None:
             return self.state_shape
         return (1, 1, 1, 6) if self.feature_level == FEATURE_LEVEL_3_0 else (6,)
+
+    def inputs(self) -> dict[str, Any]:
+        output_state = self.output_state if isinstance(self.output_state, bool) else list(self.output_state)
+        return {"state": [f"0x{int(w):08x}" for w in self.state], "sizes": list(self.sizes),
+                "strides": None if self.strides is None else list(self.strides),
+                "feature_level": ".".join(map(str, self.feature_level)), "output_state": output_state}
+
+    def reproduction(self) -> dict[str, Any] | None:
+        if self.procedure not in DESCRIPTION_PROCEDURES:
+            return None
+        return {"state": ",".join(hex_word(w) for w in self.state), "sizes": ",".join(map(str, self.sizes)),
+                "strides": None if self.strides is None else ",".join(map(str, self.strides)),
+                "feature_level": ".".join(map(str, self.feature_level))}
+
+    def repro_arguments(self) -> list[str] | None:
+        record = self.reproduction()
+        if record is None:
+            return None
+        words = ["--state", record["state"], "--sizes", record["sizes"]]
+        if record["strides"]:
+            words += ["--strides", record["strides"]]
+        return words + ["--feature-level", record["feature_level"]]
+
+    def required_on(self, backend) -> bool:
+        """A description the rules forbid must be refused only by a backend that validates; the
+        guards, the input state and the returned state are checked on every case."""
+        if self.procedure == REJECT:
+            return bool(getattr(backend, "validates", False))
+        return True
+
+    def refused(self) -> tuple[str, str | None]:
+        if len(self.sizes) != 4 and self.feature_level >= FEATURE_LEVEL_4_0:
+            return "rank-4-only", None
+        return "rejects-valid", None
+
+    def describe_call(self) -> str:
+        level = ".".join(map(str, self.feature_level))
+        return (f"state {[hex_word(w) for w in self.state]}, sizes {list(self.sizes)}, "
+                f"strides {None if self.strides is None else list(self.strides)}, feature level {level}")
 
 
 def _level(sizes) -> tuple[int, int]:
@@ -353,161 +376,12 @@ def huge_cases() -> list[Case]:
             for name, sizes, strides, description in HUGE_SPECS]
 
 
-# ---------------------------------------------------------------------------------- numbers
-# The numbers layer's cases (checked by rngcheck.conformance.numbers): per convention, kind and
-# dtype on states that cross blocks and carries; stateless seed rules; and every number
-# TensorFlow's guide prints (rngcheck/vectors/tensorflow_guide.json). A case names a request
-# (rngcheck.numbers.Request) and a state.
-NUMBER_CATEGORIES = {UNIFORM: "uniform", NORMAL: "normal", TRUNCATED_NORMAL: "truncated-normal",
-              INTEGERS: "integers", BITS: "bits"}
-GUIDE = "../shared/seeds/004_a9f6993c0c6e48da.digest.md (TensorFlow guide 'Random number generation')"
-NUMBERS_RULE = "the convention's conversion of the operator's words (rngcheck.numbers), within its bound"
-QUICK_COUNT = 1027       # odd: a partial block and a half Box-Muller pair at the end
-FULL_COUNT = (1 << 16) + 3
-# A state whose stream has a word with a zero 23-bit mantissa at element 2 (found by search, checked
-# by tests/test_numbers.py): a float32 normal's u1 is 0 there, and only the epsilon clamp keeps log finite.
-ZERO_MANTISSA_COUNTER = 4751841
-# A state whose float16 normal element 2 is subnormal (|x| < 2^-14; found the same way, checked by the
-# same tests): flush-to-zero shows there.
-SUBNORMAL_HALF_COUNTER = 2741
-# A state that the libraries with a narrow seed interface can be given: counter words 0-1 zero (a call
-# that starts at block 0: OpenVINO's RandomUniform maps (global_seed, op_seed) onto key and counter
-# words 2-3), word 2 below 2^16 and word 3 zero (cuRAND's host generator: subsequence 0x8a2e of 65536),
-# and key word 0 a float32 integer, the pi key's with its low 11 bits cleared (ONNX Runtime's CPU
-# kernels seed minstd_rand0 with it through a float attribute: rngcheck.numbers.onnxruntime_cpu).
-# The "-block0" cases run on it, for the conventions and kinds of the libraries that need it.
-BLOCK_ZERO_KINDS = {"tensorflow": (UNIFORM, INTEGERS),             # OpenVINO's RandomUniform
-                    "curand": (UNIFORM, NORMAL, BITS),              # cuRAND's host generator
-                    "onnxruntime-cpu": (UNIFORM, NORMAL)}           # ONNX Runtime's CPU kernels
-BLOCK_ZERO_STATE = tuple(int(w) for w in counter.state_from_words((0, 0, 0x8A2E, 0), (0xA4093800, 0x299F31D0)))
-
-INT_RANGES = {
-    "int32": [("small", -5, 10), ("power-of-two", 0, 1 << 20), ("full", -(1 << 31), (1 << 31) - 1),
-              ("2pow31", -(1 << 30), 1 << 30)],
-    "int64": [("small", -5, 10), ("2pow32", 0, 1 << 32), ("int32-span", -(1 << 31), (1 << 31) - 1),
-              ("2pow40", -(1 << 39), 1 << 39), ("full", -(1 << 63), (1 << 63) - 1)],
-}
-FLOAT_RANGE = (-3.5, 7.25)
-
-
-def _numbers_case(case_id, category, description, request, state, *, source, expected=None, profiles=ALL, note=""):
-    return Case(id=case_id, category=category, description=description, rule=NUMBERS_RULE, source=source,
-                  state=tuple(int(w) for w in state), sizes=(max(1, request.count),), procedure=NUMBERS,
-                  request=request, expected_values=expected, profiles=profiles, note=note)
-
-
-def convention_cases() -> list[Case]:
-    cases = []
-    carry_state = counter.make_state((1 << 64) - 2, (0xA4093822, 0x299F31D0))
-    for name, convention in sorted(_conventions().items()):
-        for kind, dtypes in convention.kinds.items():
-            category = NUMBER_CATEGORIES[kind]
-            for dtype in dtypes:
-                stem = f"{category}/{name}/{dtype}"
-                source = convention.sources.get(kind, convention.title)
-                for label, low, high in _ranges(kind, dtype):
-                    suffix = f"-{label}" if label else ""
-                    if not convention.supports(numbers.Request(name, kind, dtype, 1, low, high)):
-                        continue  # the convention defines no such range (cuRAND's uniform has none)
-                    for profile_count, profiles in ((QUICK_COUNT, frozenset({"quick"})), (FULL_COUNT, FULL_ONLY)):
-                        request = numbers.Request(name, kind, dtype, profile_count, low, high)
-                        cases.append(_numbers_case(f"{stem}{suffix}" + ("" if profiles != FULL_ONLY else "-large"),
-                                           category, f"{request.text()} from the pi state", request, BASE_STATE,
-                                           source=source, profiles=profiles))
-                    if kind not in BLOCK_ZERO_KINDS.get(name, ()):
-                        continue
-                    request = numbers.Request(name, kind, dtype, QUICK_COUNT, low, high)
-                    cases.append(_numbers_case(f"{stem}{suffix}-block0", category,
-                                               f"{request.text()} from block 0 (counter words 0-1 zero)", request,
-                                               BLOCK_ZERO_STATE, source=source))
-                request = numbers.Request(name, kind, dtype, 13, *(_ranges(kind, dtype)[0][1:]))
-                cases.append(_numbers_case(f"{stem}-carry", category,
-                                           f"{request.text()} across the carry out of word 1",
-                                           request, carry_state, source=source))
-    return cases
-
-
-def _ranges(kind, dtype):
-    if kind == INTEGERS:
-        return INT_RANGES.get(dtype, [("small", -5, 10)])
-    if kind == UNIFORM:
-        return [("", None, None), ("range", *FLOAT_RANGE)]
-    return [("", None, None)]
-
-
-def _conventions():
-    numbers.convention_of("tensorflow")  # the registry is loaded
-    return numbers.CONVENTIONS
-
-
-def special_cases() -> list[Case]:
-    zero = counter.make_state(ZERO_MANTISSA_COUNTER, (0xA4093822, 0x299F31D0))
-    cases = []
-    for dtype in ("float32", "float16", "bfloat16"):
-        request = numbers.Request("tensorflow", NORMAL, dtype, 4)
-        cases.append(_numbers_case(f"normal/tensorflow/{dtype}-epsilon-clamp", "normal",
-                           "element 2's u1 word has a zero mantissa: the 1e-7 clamp keeps the value finite",
-                           request, zero, source=numbers_tf.SOURCE_R + " (BoxMullerFloat: u1 < epsilon)"))
-    request = numbers.Request("tensorflow", NORMAL, "float16", 4)
-    cases.append(_numbers_case("normal/tensorflow/float16-subnormal", "normal",
-                               "element 2 is a float16 subnormal: flushing it to zero is wrong", request,
-                               counter.make_state(SUBNORMAL_HALF_COUNTER, (0xA4093822, 0x299F31D0)),
-                               source=numbers_tf.SOURCE_R + " (NormalDistribution<Eigen::half>: Eigen::half(f))"))
-    request = numbers.Request("onnxruntime-cpu", UNIFORM, "float32", 3)
-    cases.append(_numbers_case("uniform/onnxruntime-cpu/float32-clamp-below-one", "uniform",
-                               "element 0's engine value rounds to 1.0: generate_canonical returns the float below 1",
-                               request, counter.state_from_words((0, 0, 0, 0), (numbers_ort.CLAMP_SEED, 0)),
-                               source=numbers_ort.SOURCE_L + " (generate_canonical: LWG 2524)"))
-    for seed in ((1, 2), ((1 << 63) + 5, (1 << 64) - 1)):
-        for kind, dtype in ((UNIFORM, "float32"), (BITS, "uint64")):
-            request = numbers.Request("tensorflow", kind, dtype, 9, seed=seed)
-            cases.append(_numbers_case(f"seed/tensorflow/{kind}-{dtype}-{seed[0]:x}-{seed[1]:x}", "seed",
-                               f"stateless {kind} {dtype} with seed {list(seed)}: key and counter from the seed",
-                               request, (0,) * 6, source=numbers_tf.SOURCE_S + " (GenerateKey)"))
-    return cases
-
-
-def guide_cases() -> list[Case]:
-    cases = []
-    for vector in guide_vectors():
-        draws, _ = numbers_tf.run_program(vector.steps)
-        for draw in draws:
-            if draw.expected is None:
-                continue
-            replica = draw.label.split(":")[0].replace(" ", "") + "-" if draw.label.startswith("replica") else ""
-            state = draw.state if draw.state is not None else (0,) * 6
-            cases.append(_numbers_case(f"guide/{vector.id}/step{draw.step}{('-' + replica[:-1]) if replica else ''}",
-                               "guide", f"{draw.label}: the printed {list(draw.expected)}", draw.request, state,
-                               source=f"{vector.source}; {GUIDE}", expected=tuple(draw.expected),
-                               note="the state is the Generator model's (rngcheck.numbers.tensorflow rules 11-14)"))
-    return cases
-
-
-def numbers_cases() -> list[Case]:
-    return convention_cases() + special_cases() + guide_cases()
-
-
-# ---------------------------------------------------------------------------------- generators
-RULE_GENERATOR = "the generator's block for (counter, key) at R rounds is Random123's known answer"
-
-
-def generator_cases() -> list[Case]:
-    """Every Random123 known answer of every generator (rngcheck.vectors), one block each, checked on
-    every backend whose ``generators`` name it: ``generator/<generator>-<rounds>-<ctr0>-<key0>``. The
-    DirectML operator's own kat cases (kat/philox4x32-10-...) are another category and stay as they are."""
-    def words(values, bits):
-        return " ".join(f"{int(w):0{bits // 4}x}" for w in values)
-
-    return [Case(id=f"generator/{v.id}", category="generator",
-                 description=f"Random123 known answer of {v.generator}-{v.rounds}: counter "
-                             f"{words(v.counter, generators.get(v.generator).word_bits)}, key "
-                             f"{words(v.key, generators.get(v.generator).word_bits)}",
-                 rule=RULE_GENERATOR, source=v.source, procedure=GENERATOR, known_answer=v)
-            for v in kat_vectors()]
-
-
 def directml_cases() -> list[Case]:
-    """DirectML's DML_RANDOM_GENERATOR: its families and the numbers layer on its words."""
-    return (kat_cases() + vector_cases() + mapping_cases() + counter_cases() + key_cases() + layout_cases()
-            + state_cases() + validation_cases() + property_cases() + scale_cases() + numbers_cases()
-            + huge_cases())
+    """DirectML's DML_RANDOM_GENERATOR: every family's cases, in table order."""
+    cases = (kat_cases() + vector_cases() + mapping_cases() + counter_cases() + key_cases() + layout_cases()
+             + state_cases() + validation_cases() + property_cases() + scale_cases() + huge_cases())
+    for case in cases:
+        # Chained executions equal one execution only when every piece but the last fills whole blocks.
+        assert all(layout.element_count(s) % 4 == 0 for s in case.chain[:-1]), case.id
+        assert not case.chain or sum(layout.element_count(s) for s in case.chain) == case.element_count, case.id
+    return cases

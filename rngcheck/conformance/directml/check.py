@@ -8,31 +8,22 @@ input state untouched, guard words intact, element words, returned state, paddin
 
 from __future__ import annotations
 
-import random
 import time
-import traceback
 from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .. import counter, layout, reference, sharedmem
-from ..description import FEATURE_LEVEL_4_0
-from ..errors import (
-    BackendCrashed,
-    BackendProtocolError,
-    BackendStopped,
-    BackendTimeout,
-    NotApplicable,
-    Rejected,
-    one_line,
-)
-from ..results.statuses import BROKEN, CRASHED, ERROR, FAILED, INFO, NOT_RUN, PASSED, SKIPPED, TIMEOUT  # noqa: F401
-from ..vectors import sha256_of_words
+from ... import counter, layout, reference, sharedmem
+from ...errors import NotApplicable, Rejected, one_line
+from ...results.statuses import BROKEN, CRASHED, ERROR, FAILED, INFO, NOT_RUN, PASSED, SKIPPED, TIMEOUT  # noqa: F401
+from ...vectors import sha256_of_words
+from ..checks import looks_like, named
+from ..judging import judged
+from ..outcome import BackendRaised, CaseFailed, Outcome, call_backend
 from . import anatomy, wraps
 from . import cases as C
-from .diagnosis import diagnose_output, diagnose_state, named
-from .numbers import check_numbers
-from .outcome import BackendRaised, CaseFailed, Outcome, call_backend
+from .cases import hex_word
+from .diagnosis import diagnose_output, diagnose_state
 
 GUARD_WORDS = 64
 GUARD = 0xDEADBEEF      # outside the extent: must never change
@@ -44,10 +35,6 @@ MISMATCHES_SHOWN = 8
 HUGE_WORDS = 1 << 28
 MEMORY_MARGIN = 1 << 30   # bytes left free besides a shared buffer (chunks, the worker, the rest)
 
-
-
-def hex_word(value) -> str:
-    return f"0x{int(value) & 0xFFFFFFFF:08x}"
 
 
 @dataclass
@@ -237,11 +224,6 @@ def scan_mismatches(case: C.Case, state, tensor):
     return rows, count, digest.hexdigest()
 
 
-def looks_like(message: str, diagnosis: dict) -> str:
-    """A failure's message with the diagnosis it was given."""
-    return f"{message}; looks like: {diagnosis['id']}"
-
-
 class WrongWords(CaseFailed):
     """Wrong element words: the outcome, and the message before its diagnosis (so that a
     later finding, such as hidden state, can give it another)."""
@@ -337,14 +319,6 @@ def padding_observation(case: C.Case, execution: Execution, strict: bool) -> str
         raise CaseFailed(Outcome(FAILED, text + " (strict profile requires padding to be preserved)",
                                  diagnosis=named("padding-overwritten")))
     return text
-
-
-def _rejected_valid(case: C.Case, error: Rejected) -> Outcome:
-    if len(case.sizes) != 4 and case.feature_level >= FEATURE_LEVEL_4_0:
-        diagnosis = named("rank-4-only")
-    else:
-        diagnosis = named("rejects-valid")
-    return Outcome(FAILED, f"rejected a valid description: {one_line(error)}", diagnosis=diagnosis)
 
 
 def check_execute(backend, case: C.Case, strict: bool) -> Outcome:
@@ -535,203 +509,23 @@ def check_alias(backend, case: C.Case, strict: bool) -> Outcome:
     return Outcome(INFO, "implementation-defined: " + what, observations=[what])
 
 
-def check_property(backend, case: C.Case, strict: bool, seed: int) -> Outcome:
-    """Random descriptions against the reference; the minimal failing one, confirmed by running it again.
-
-    Hypothesis sees each description's answer once (a description asked again gets the same
-    answer), so a backend that changes its answer cannot make the search itself flaky: the
-    minimal failure is run again (with its anatomy), and an answer that changed is the backend's
-    ``nondeterministic``. A crash or a hang ends the search at once and is reported as found.
-    """
-    from hypothesis import HealthCheck, find, settings
-    from hypothesis.errors import Flaky, NoSuchExample
-
-    from .strategies import descriptions
-
-    failures: dict[C.Case, Outcome] = {}
-    answers: dict[C.Case, bool] = {}
-    outputs: dict[C.Case, np.ndarray] = {}   # the words of the last few failing runs (bounded)
-    abandoned: list[C.Case] = []
-    tried = {"run": 0, "not applicable": 0}
-    budget = anatomy.current()
-
-    class Abandon(Exception):
-        """A crash or hang: the backend is not called again in this case; the first one is reported."""
-
-    def fails(drawn: C.Case) -> bool:
-        if drawn in answers:
-            return answers[drawn]
-        if abandoned:
-            raise Abandon
-        outcome = run_case(backend, drawn, strict=False, seed=seed, explain=anatomy.off())
-        if outcome.status in (CRASHED, TIMEOUT, NOT_RUN):
-            failures[drawn] = outcome
-            abandoned.append(drawn)
-            raise Abandon
-        tried["not applicable" if outcome.status == SKIPPED else "run"] += 1
-        answers[drawn] = outcome.status in (FAILED, ERROR)
-        if answers[drawn]:
-            failures[drawn] = outcome
-            if outcome.execution is not None:
-                outputs[drawn] = outcome.execution.tensor.copy()
-                while len(outputs) > 8:
-                    del outputs[next(iter(outputs))]
-        outcome.execution = None  # the shrinking keeps many failures: not their buffers
-        return answers[drawn]
-
-    big = case.examples > 100
-    try:
-        minimal = find(descriptions(max_elements=20000 if big else 600, max_rank=8),
-                       fails, random=random.Random(seed),
-                       settings=settings(max_examples=case.examples, database=None, deadline=None,
-                                         suppress_health_check=list(HealthCheck)))
-    except NoSuchExample:
-        if not tried["run"]:
-            return Outcome(SKIPPED, f"not applicable: none of {tried['not applicable']} random descriptions "
-                                    f"could be expressed (seed {seed})")
-        absent = f"; {tried['not applicable']} not applicable" if tried["not applicable"] else ""
-        return Outcome(PASSED, f"{tried['run']} random descriptions agree with the reference (seed {seed}{absent})")
-    except (Abandon, Flaky) as error:
-        if abandoned:
-            return _found_by_property(abandoned[0], failures[abandoned[0]], "on")
-        # Flaky: cannot happen with one answer per description; were it to, the answers changed.
-        said = f"the backend's answers changed during the search ({one_line(error)})"
-        if not failures:
-            return Outcome(FAILED, looks_like(said, named("nondeterministic")), diagnosis=named("nondeterministic"))
-        minimal = next(reversed(failures))
-        found = failures[minimal]
-        return _found_by_property(minimal, Outcome(FAILED, looks_like(said, named("nondeterministic")),
-                                                   diagnosis=named("nondeterministic", said),
-                                                   mismatches=found.mismatches, mismatch_count=found.mismatch_count),
-                                  "on")
-    if abandoned:  # a crash or hang while shrinking: that is what the backend did last
-        return _found_by_property(abandoned[0], failures[abandoned[0]], "on")
-    found = failures[minimal]
-    again = run_case(backend, minimal, strict=False, seed=seed, explain=budget)
-    if again.status in (CRASHED, TIMEOUT, NOT_RUN) or _same_answer(found, again):
-        return _found_by_property(minimal, again, "minimal failing description:")
-    return _found_by_property(minimal, _changed_answer(minimal, found, again, outputs.get(minimal)),
-                              "minimal failing description:")
-
-
-def _same_answer(one: Outcome, other: Outcome) -> bool:
-    return one.status == other.status and one.output_sha256 == other.output_sha256 and \
-        (one.status != ERROR or one.message == other.message)
-
-
-def _changed_answer(case: C.Case, first: Outcome, again: Outcome, first_words: np.ndarray | None) -> Outcome:
-    """A description the property case found failing that answered otherwise when run again."""
-    state = counter.as_state_words(case.state)
-    difference = None
-    if first_words is not None and again.execution is not None:
-        difference = first_difference(case, first_words, again.execution.tensor, state)
-    then = "right" if again.status == PASSED else again.message
-    evidence = {"executions": 2, "right": int(again.status == PASSED),
-                "distinct_outputs": 1 + int(first.output_sha256 != again.output_sha256), "first_difference": difference}
-    said = (f"the same description answered differently when run again: first {first.message}; then {then}"
-            + difference_text(difference))
-    diagnosis = named("nondeterministic", said, repeats=evidence)
-    explained = (again.diagnosis or {}).get("anatomy") or (first.diagnosis or {}).get("anatomy")
-    if explained:
-        diagnosis["anatomy"] = explained
-    failed = first if first.status == FAILED else again
-    return Outcome(FAILED, looks_like(said, diagnosis), diagnosis=diagnosis, mismatches=failed.mismatches,
-                   mismatch_count=failed.mismatch_count, output_sha256=first.output_sha256,
-                   detail=first.detail or again.detail, execution=again.execution)
-
-
-def _found_by_property(case: C.Case, outcome: Outcome, lead: str) -> Outcome:
-    outcome.message = f"{lead} {describe_case(case)}; {outcome.message}" if lead.endswith(":") else \
-        f"{lead} {describe_case(case)}: {outcome.message}"
-    outcome.reproduce = reproduction(case)
-    return outcome
-
-
-def describe_case(case: C.Case) -> str:
-    level = ".".join(map(str, case.feature_level))
-    return (f"state {[hex_word(w) for w in case.state]}, sizes {list(case.sizes)}, "
-            f"strides {None if case.strides is None else list(case.strides)}, feature level {level}")
-
-
-def reproduction(case: C.Case) -> dict:
-    """The case as the arguments of ``rngcheck repro``."""
-    return {
-        "state": ",".join(hex_word(w) for w in case.state),
-        "sizes": ",".join(map(str, case.sizes)),
-        "strides": None if case.strides is None else ",".join(map(str, case.strides)),
-        "feature_level": ".".join(map(str, case.feature_level)),
-    }
-
-
-# The procedures whose case is a description ``rngcheck repro`` can rerun (reproduction(case)); the
-# others say how to rerun themselves: a numbers case (its request), a property (its shrunk example),
-# a generator case (``rngcheck run --case <id>``).
-DESCRIPTION_PROCEDURES = (C.EXECUTE, C.REPEAT, C.CHAIN, C.REJECT, C.ALIAS)
-
 PROCEDURES = {
     C.EXECUTE: check_execute, C.REPEAT: check_repeat, C.CHAIN: check_chain,
-    C.REJECT: check_reject, C.ALIAS: check_alias, C.NUMBERS: check_numbers,
+    C.REJECT: check_reject, C.ALIAS: check_alias,
 }
 
 
 def run_case(backend, case: C.Case, *, strict: bool = False, seed: int = 0,
              explain: anatomy.Budget | None = None) -> Outcome:
-    """The outcome of DirectML's ``case`` (a procedure of PROCEDURES, or PROPERTY) on ``backend``:
-    never raises for anything the backend does. Any operator's case: rngcheck.conformance.operators.run_case.
+    """The outcome of DirectML's ``case`` (a procedure of PROCEDURES: one description) on ``backend``,
+    judged (rngcheck.conformance.judging): never raises for anything the backend does. Any axis's
+    case, a property case included: rngcheck.conformance.axes.run_case.
 
-    ``explain``: the anatomy budget of this backend (rngcheck.conformance.anatomy.Budget; the
-    runner keeps one per backend); None gives this case one of its own.
+    ``explain``: the anatomy budget of this backend (rngcheck.conformance.directml.anatomy.Budget; a
+    run keeps one per backend); None gives this case one of its own.
     """
     def procedure() -> Outcome:
-        if case.procedure == C.PROPERTY:
-            return check_property(backend, case, strict, seed)
-        if case.procedure not in PROCEDURES:
-            raise ValueError(f"{case.id}: procedure {case.procedure!r} is not DirectML's "
-                             f"(rngcheck.conformance.operators.run_case runs any operator's case)")
         return PROCEDURES[case.procedure](backend, case, strict)
 
-    return judged(case, procedure, explain)
-
-
-def judged(case: C.Case, procedure, explain: anatomy.Budget | None = None) -> Outcome:
-    """``procedure()``'s outcome for ``case`` (under the anatomy budget ``explain``), whatever the backend
-    it calls does: a rejection, not applicable, a raise, a crash, a hang, a protocol break, or a bug
-    in rngcheck each become their outcome. Every operator's case is judged here
-    (rngcheck.conformance.operators.run_case dispatches to its procedure)."""
     with anatomy.using(explain):
-        return _judged(case, procedure)
-
-
-def _judged(case: C.Case, procedure) -> Outcome:
-    try:
-        outcome = procedure()
-    except CaseFailed as failed:
-        outcome = failed.outcome
-    except Rejected as error:
-        outcome = _rejected_valid(case, error)
-    except NotApplicable as error:
-        outcome = Outcome(SKIPPED, f"not applicable: {' '.join(str(error).split())}")
-    except BackendRaised as raised:
-        outcome = Outcome(ERROR, f"backend raised {raised}",
-                          detail="".join(traceback.format_exception(raised.error)[-6:]))
-    except BackendCrashed as crash:
-        outcome = Outcome(CRASHED, f"backend crashed: {crash}", detail=crash.stderr_tail,
-                          diagnosis=named("crashed"))
-    except BackendTimeout as hang:
-        outcome = Outcome(TIMEOUT, f"backend hung: {hang}", detail=hang.stderr_tail,
-                          diagnosis=named("timeout"))
-    except BackendStopped as stopped:
-        outcome = Outcome(NOT_RUN, f"not run: {stopped}",
-                          diagnosis=named("stopped"))
-    except BackendProtocolError as broken:
-        outcome = Outcome(ERROR, f"backend broke the exec protocol: {broken}", detail=broken.stderr_tail,
-                          diagnosis=named("protocol"))
-    except (KeyboardInterrupt, SystemExit):
-        raise
-    except Exception as error:  # a bug in rngcheck itself: say so, keep going
-        outcome = Outcome(ERROR, f"internal error in rngcheck (not the backend's fault): {one_line(error)}",
-                          diagnosis=named("rngcheck-internal-error"),
-                          detail="".join(traceback.format_exception(error)[-8:]))
-    if outcome.status in BROKEN and outcome.reproduce is None and case.procedure in DESCRIPTION_PROCEDURES:
-        outcome.reproduce = reproduction(case)
-    return outcome
+        return judged(case, procedure)

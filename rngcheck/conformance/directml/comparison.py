@@ -13,8 +13,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .. import counter
-from ..reference import LANES
+from ... import counter
+from ...reference import LANES
 from . import cases as C
 from . import check
 
