@@ -181,6 +181,7 @@ class Jax(Convention):
     sources = {UNIFORM: f"{SOURCE_R} (_uniform); {SOURCE_P}",
                NORMAL: f"{SOURCE_R} (_normal_real); {SOURCE_S}",
                BITS: f"{SOURCE_R} (bits); {SOURCE_P}"}
+    reaches_high = True   # rule 2: max(low, u * (high - low) + low), no min: the sum can round onto high
 
     def draw(self, request: Request, state: npt.ArrayLike | None = None) -> np.ndarray:
         n, dtype = request.count, request.dtype

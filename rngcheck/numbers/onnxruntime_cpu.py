@@ -127,6 +127,7 @@ class OnnxRuntimeCpu(Convention):
     name = "onnxruntime-cpu"
     title = "ONNX Runtime CPU (RandomUniform, RandomNormal; not Philox: minstd_rand0)"
     generator = "minstd_rand0"
+    reaches_high = True   # rule 4: u * (high - low) + low in the dtype can round onto high
     kinds = {UNIFORM: ("float32", "float64"), NORMAL: ("float32", "float64")}
     sources = {UNIFORM: f"{SOURCE_O} (RandomUniform); {SOURCE_L} (minstd_rand0, generate_canonical, "
                         "uniform_real_distribution)",
