@@ -11,9 +11,12 @@ The modules:
   tolerance    the tolerance model: exact, or a bound in ULPs with its derivation
   tensorflow   TensorFlow's conversions and its stream semantics (Generator, split, stateless seeds)
   jax, pytorch, curand, mkl, onnxruntime
-               the other conventions (each registers itself in CONVENTIONS)
+               the other conventions
   onnxruntime_cpu
                ONNX Runtime's CPU kernels: not Philox (minstd_rand0, seeded from state word 4)
+
+Each module defines its convention; ``CONVENTIONS`` (an rngcheck.registry.Registry) imports the
+modules and registers their conventions on its first read (``_load_conventions``: the list).
 
 A *request* names what is drawn: convention, kind, dtype, count and the range. A backend that
 implements a convention answers a request for a state with the numbers (the backend contract's
@@ -23,12 +26,13 @@ optional ``random_numbers``); the suite compares them with :func:`draw`, the ref
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from ..errors import RngcheckError
+from ..registry import Registry
 from . import floats
 from .tolerance import Bound, Interval
 
@@ -184,7 +188,7 @@ def options_of(request: dict[str, Any]) -> list[str]:
 
 
 class Convention:
-    """One library's conversion rules (a spec module defines one and registers it).
+    """One library's conversion rules (a spec module defines one; CONVENTIONS lists it).
 
     ``kinds``: kind -> the dtypes it is defined for. ``sources``: kind -> the file it is read from.
     ``seeded``: whether the convention has a stateless seed rule (Request.seed).
@@ -230,24 +234,21 @@ class Convention:
         return None
 
 
-CONVENTIONS: dict[str, Convention] = {}
+def _load_conventions() -> None:
+    """The convention modules, imported here (registry rule 2), and their conventions, by name."""
+    from . import curand, jax, mkl, onnxruntime, onnxruntime_cpu, pytorch, tensorflow
+
+    for convention in (curand.CURAND, jax.JAX, mkl.MKL, onnxruntime_cpu.ONNXRUNTIME_CPU, onnxruntime.ONNXRUNTIME_DML,
+                       pytorch.PYTORCH, tensorflow.TENSORFLOW):
+        CONVENTIONS.add(convention.name, convention)
 
 
-C = TypeVar("C", bound="Convention")
-
-
-def register(convention: C) -> C:
-    assert convention.name and convention.name not in CONVENTIONS, convention.name
-    CONVENTIONS[convention.name] = convention
-    return convention
+# Every convention by name, loaded on the first read; an unknown name is a NumbersError (one line).
+CONVENTIONS: Registry[Convention] = Registry("convention", load=_load_conventions, error=NumbersError)
 
 
 def convention_of(name: str) -> Convention:
-    _load()
-    try:
-        return CONVENTIONS[name]
-    except KeyError:
-        raise NumbersError(f"unknown convention {name!r} (known: {', '.join(sorted(CONVENTIONS))})") from None
+    return CONVENTIONS.get(name)
 
 
 def check(request: Request) -> Convention:
@@ -304,8 +305,3 @@ def excess(request: Request, wide: np.ndarray | None, actual: np.ndarray) -> np.
 
     limit = bound(request)
     return interval_excess(request.dtype, limit.wide or request.dtype, wide, limit.ulps, actual, limit.interval)
-
-
-def _load() -> None:
-    """Import every convention module (each registers itself once; importing again is free)."""
-    from . import conventions  # noqa: F401  (the list of convention modules)

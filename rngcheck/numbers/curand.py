@@ -56,7 +56,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from . import BITS, NORMAL, UNIFORM, Convention, Request, register, required_state
+from . import BITS, NORMAL, UNIFORM, Convention, Request, required_state
 from .box_muller import polar32, polar64
 from .tensorflow import interleave, stream
 from .tolerance import EXACT, Bound, Interval
@@ -160,4 +160,4 @@ class Curand(Convention):
                         "differs by more near the zeros of sin/cos (rule 3)")
 
 
-CURAND = register(Curand())
+CURAND = Curand()

@@ -55,7 +55,7 @@ from typing import SupportsFloat
 import numpy as np
 import numpy.typing as npt
 
-from . import BITS, NORMAL, UNIFORM, Convention, Request, floats, register, required_state
+from . import BITS, NORMAL, UNIFORM, Convention, Request, floats, required_state
 from .tensorflow import stream
 from .tolerance import EXACT, Bound
 
@@ -220,4 +220,4 @@ class Jax(Convention):
                           "JAX 0.10.2 CPU); a wrong conversion is off by far more in most elements")
 
 
-JAX = register(Jax())
+JAX = Jax()

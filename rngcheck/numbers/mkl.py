@@ -46,7 +46,7 @@ import math
 import numpy as np
 import numpy.typing as npt
 
-from . import BITS, NORMAL, UNIFORM, Convention, Request, register, required_state
+from . import BITS, NORMAL, UNIFORM, Convention, Request, required_state
 from .box_muller import radius32, sincos32
 from .curand import SAME_ARITHMETIC
 from .tensorflow import interleave, stream
@@ -142,4 +142,4 @@ class Mkl(Convention):
                         "4 ULP; measured 3 (MKL 2026.2, float and double)")
 
 
-MKL = register(Mkl())
+MKL = Mkl()

@@ -40,7 +40,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import counter
-from . import NORMAL, UNIFORM, Convention, Request, register, required_state
+from . import NORMAL, UNIFORM, Convention, Request, required_state
 from .tolerance import EXACT, Bound, one_rounding
 
 SOURCE_O = "onnxruntime/core/providers/cpu/generator/random.cc"
@@ -154,4 +154,4 @@ class OnnxRuntimeCpu(Convention):
                         "rounds each step once: at most 4 ULP")
 
 
-ONNXRUNTIME_CPU = register(OnnxRuntimeCpu())
+ONNXRUNTIME_CPU = OnnxRuntimeCpu()

@@ -69,7 +69,6 @@ from . import (
     Convention,
     Request,
     floats,
-    register,
     required_state,
 )
 from .box_muller import polar32, polar64
@@ -313,7 +312,7 @@ class TensorFlow(Convention):
                         "at most 4 ULP of the output format")
 
 
-TENSORFLOW = register(TensorFlow())
+TENSORFLOW = TensorFlow()
 
 
 # ---------------------------------------------------------------------------------- stream semantics
