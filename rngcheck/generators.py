@@ -8,6 +8,9 @@ a Generator instead of assuming Philox4x32-10; what differs between generators l
 
 Random123's ARS-4x32 and AESNI-4x32 are here too (rngcheck.aes: the AES round written from
 FIPS-197 in numpy, without AES-NI; slow, for known answers and diagnosis).
+
+``REGISTRY`` (an rngcheck.registry.Registry) holds them by name, built by its load on the first
+read; ``GENERATORS`` (in table order), ``NAMES``, ``PHILOX4X32`` and ``get`` read it.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import numpy.typing as npt
 
 from . import aes, counter, philox, threefry
 from .errors import RngcheckError
+from .registry import Registry
 
 FAMILY_LABELS = {"philox": "Philox", "threefry": "ThreeFry", "ars": "ARS", "aesni": "AESNI"}
 
@@ -191,30 +195,36 @@ def _generator(name: str, family: str, lanes: int, word_bits: int) -> Generator:
                      tuple(r for r in THREEFRY_WRONG_ROUNDS if r != threefry.DEFAULT_ROUNDS))
 
 
-GENERATORS: tuple[Generator, ...] = (
-    _generator("philox2x32", "philox", 2, 32),
-    _generator("philox4x32", "philox", 4, 32),
-    _generator("philox2x64", "philox", 2, 64),
-    _generator("philox4x64", "philox", 4, 64),
-    _generator("threefry2x32", "threefry", 2, 32),
-    _generator("threefry4x32", "threefry", 4, 32),
-    _generator("threefry2x64", "threefry", 2, 64),
-    _generator("threefry4x64", "threefry", 4, 64),
-    Generator("ars4x32", "ars", 4, 32, 4, aes.ARS_ROUNDS, _ars, _stream,
-              tuple(r for r in ARS_WRONG_ROUNDS if r != aes.ARS_ROUNDS)),
-    Generator("aesni4x32", "aesni", 4, 32, 4, aes.AES_ROUNDS, _aes, _stream, AES_WRONG_ROUNDS),
-)
-NAMES = tuple(g.name for g in GENERATORS)
-PHILOX4X32 = GENERATORS[1]  # DML_RANDOM_GENERATOR_TYPE_PHILOX_4X32_10
+def _load_generators() -> None:
+    """Every generator, in the order tables list them (registry rules 2-3)."""
+    for generator in (
+        _generator("philox2x32", "philox", 2, 32),
+        _generator("philox4x32", "philox", 4, 32),
+        _generator("philox2x64", "philox", 2, 64),
+        _generator("philox4x64", "philox", 4, 64),
+        _generator("threefry2x32", "threefry", 2, 32),
+        _generator("threefry4x32", "threefry", 4, 32),
+        _generator("threefry2x64", "threefry", 2, 64),
+        _generator("threefry4x64", "threefry", 4, 64),
+        Generator("ars4x32", "ars", 4, 32, 4, aes.ARS_ROUNDS, _ars, _stream,
+                  tuple(r for r in ARS_WRONG_ROUNDS if r != aes.ARS_ROUNDS)),
+        Generator("aesni4x32", "aesni", 4, 32, 4, aes.AES_ROUNDS, _aes, _stream, AES_WRONG_ROUNDS),
+    ):
+        REGISTRY.add(generator.name, generator)
+
+
+REGISTRY: Registry[Generator] = Registry("generator", load=_load_generators)
+GENERATORS: tuple[Generator, ...] = tuple(REGISTRY.values())
+NAMES = REGISTRY.names()
+PHILOX4X32 = REGISTRY.get("philox4x32")  # DML_RANDOM_GENERATOR_TYPE_PHILOX_4X32_10
 # Random123 kat_vectors generators rngcheck knows but does not implement, with the reason (none
 # now: the vectors file's not_implemented list is built from this).
 NOT_IMPLEMENTED: dict[str, str] = {}
 
 
 def get(name: str) -> Generator:
-    """The generator of that Random123 name (RngcheckError, one line, for any other)."""
-    for generator in GENERATORS:
-        if generator.name == name:
-            return generator
-    why = f" ({NOT_IMPLEMENTED[name]})" if name in NOT_IMPLEMENTED else ""
-    raise RngcheckError(f"unknown generator {name!r}{why}: known are {', '.join(NAMES)}")
+    """The generator of that Random123 name (RngcheckError, one line, for any other: registry rule 4,
+    with the reason where the name is one rngcheck knows but does not implement)."""
+    if name in NOT_IMPLEMENTED:
+        raise RngcheckError(f"unknown generator {name!r}: {NOT_IMPLEMENTED[name]} (known: {', '.join(NAMES)})")
+    return REGISTRY.get(name)

@@ -93,6 +93,13 @@ def test_an_unknown_generator_is_one_line_naming_the_known_ones():
     assert generators.get("ars4x32").key_words == 4 and generators.get("aesni4x32").default_rounds == 10
 
 
+def test_the_generators_are_one_registry_in_table_order():
+    assert generators.NAMES == generators.REGISTRY.names() == tuple(g.name for g in generators.GENERATORS)
+    assert generators.NAMES[:2] == ("philox2x32", "philox4x32") and generators.NAMES[-1] == "aesni4x32"
+    assert all(generators.get(g.name) is g for g in generators.GENERATORS)
+    assert generators.PHILOX4X32 is generators.REGISTRY["philox4x32"] and generators.PHILOX4X32.label == "Philox4x32-10"
+
+
 def test_blocks_refuse_the_wrong_shape_dtype_or_key():
     g = generators.get("threefry2x64")
     with pytest.raises(ValueError, match="shape"):

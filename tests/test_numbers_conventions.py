@@ -64,6 +64,29 @@ def test_registered_with_sources_and_bounds(name):
             assert bound(request).why
 
 
+def test_the_registry_loads_the_convention_modules_itself_in_its_own_order():
+    """rngcheck.registry rule 2: nothing depends on which convention module was imported first
+    (importing one registers nothing); the first read imports them all, and lists them by name."""
+    program = textwrap.dedent("""
+        import sys
+        import rngcheck.numbers.pytorch  # a convention module imported first registers nothing
+        from rngcheck import numbers
+        assert "rngcheck.numbers.curand" in sys.modules and "rngcheck.numbers.onnxruntime" not in sys.modules
+        print(",".join(numbers.CONVENTIONS))
+        assert "rngcheck.numbers.onnxruntime" in sys.modules
+        assert numbers.convention_of("pytorch") is rngcheck.numbers.pytorch.PYTORCH
+        try:
+            numbers.convention_of("tensorflw")
+        except numbers.NumbersError as error:
+            print(error)
+    """)
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    names, error = done.stdout.splitlines()
+    assert names == "curand,jax,mkl,onnxruntime-cpu,onnxruntime-dml,pytorch,tensorflow"
+    assert error == f"unknown convention 'tensorflw' (known: {names.replace(',', ', ')})"
+
+
 # ---------------------------------------------------------------------------------- cuRAND
 def test_curand_uniform_float_on_edge_words():
     u = cu.uniform_float(EDGE_WORDS)

@@ -33,7 +33,6 @@ class NumpyBackend(Backend):
         """Every convention: the reference implements them all (rngcheck.numbers)."""
         from .. import numbers
 
-        numbers.convention_of("tensorflow")  # loads the registry
         return tuple(sorted(numbers.CONVENTIONS))
 
     operators = ("stablehlo",)

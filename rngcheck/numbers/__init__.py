@@ -11,9 +11,12 @@ The modules:
   tolerance    the tolerance model: exact, or a bound in ULPs with its derivation
   tensorflow   TensorFlow's conversions and its stream semantics (Generator, split, stateless seeds)
   jax, pytorch, curand, mkl, onnxruntime
-               the other conventions (each registers itself in CONVENTIONS)
+               the other conventions
   onnxruntime_cpu
                ONNX Runtime's CPU kernels: not Philox (minstd_rand0, seeded from state word 4)
+
+Each module defines its convention; ``CONVENTIONS`` (an rngcheck.registry.Registry) imports the
+modules and registers their conventions on its first read (``_load_conventions``: the list).
 
 A *request* names what is drawn: convention, kind, dtype, count and the range. A backend that
 implements a convention answers a request for a state with the numbers (the backend contract's
@@ -22,15 +25,16 @@ optional ``random_numbers``); the suite compares them with :func:`draw`, the ref
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import Any, TypeVar
+from dataclasses import asdict, dataclass, replace
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from ..errors import RngcheckError
+from ..registry import Registry
 from . import floats
-from .tolerance import Bound
+from .tolerance import Bound, Interval
 
 # What can be drawn. ``integers``: uniform in [low, high); ``bits``: the integer type's whole range.
 UNIFORM, NORMAL, TRUNCATED_NORMAL, INTEGERS, BITS = "uniform", "normal", "truncated_normal", "integers", "bits"
@@ -40,6 +44,7 @@ INT_DTYPES = ("int32", "int64", "uint32", "uint64")
 INT_RANGES = {"int32": (-(1 << 31), (1 << 31) - 1), "int64": (-(1 << 63), (1 << 63) - 1),
               "uint32": (0, (1 << 32) - 1), "uint64": (0, (1 << 64) - 1)}
 MAX_COUNT = 1 << 28
+TRUNCATE = 2.0   # a truncated normal's numbers lie in (-TRUNCATE, TRUNCATE)
 
 
 class NumbersError(RngcheckError, ValueError):
@@ -183,7 +188,7 @@ def options_of(request: dict[str, Any]) -> list[str]:
 
 
 class Convention:
-    """One library's conversion rules (a spec module defines one and registers it).
+    """One library's conversion rules (a spec module defines one; CONVENTIONS lists it).
 
     ``kinds``: kind -> the dtypes it is defined for. ``sources``: kind -> the file it is read from.
     ``seeded``: whether the convention has a stateless seed rule (Request.seed).
@@ -199,6 +204,7 @@ class Convention:
     seeded = False
     generator = "philox4x32-10"
     ranged_uniform = True   # False: the library defines no uniform but its own unit interval
+    reaches_high = False    # True: a ranged uniform's arithmetic can round onto high (interval [low, high])
 
     def supports(self, request: Request) -> bool:
         ranged = request.kind == UNIFORM and request.low is not None
@@ -213,25 +219,36 @@ class Convention:
         """How far an implementation may be from :meth:`draw` (rngcheck.numbers.tolerance)."""
         raise NotImplementedError
 
+    def interval(self, request: Request) -> Interval | None:
+        """Where the numbers lie (tolerance rule 6b): a uniform's [low, high) ([low, high] where
+        ``reaches_high``), [0, 1) unless ranged; a truncated normal's (-2, 2); an integer's [low,
+        high). None where any finite value may come out (normal) or every value of the type (bits).
+        A convention whose numbers reach an end says so here."""
+        if request.kind == UNIFORM:
+            low, high = request.uniform_range
+            return Interval(low, high, high_closed=self.reaches_high and request.low is not None)
+        if request.kind == TRUNCATED_NORMAL:
+            return Interval(-TRUNCATE, TRUNCATE, low_closed=False, high_closed=False)
+        if request.kind == INTEGERS:
+            return Interval(*request.integer_range)
+        return None
 
-CONVENTIONS: dict[str, Convention] = {}
+
+def _load_conventions() -> None:
+    """The convention modules, imported here (registry rule 2), and their conventions, by name."""
+    from . import curand, jax, mkl, onnxruntime, onnxruntime_cpu, pytorch, tensorflow
+
+    for convention in (curand.CURAND, jax.JAX, mkl.MKL, onnxruntime_cpu.ONNXRUNTIME_CPU, onnxruntime.ONNXRUNTIME_DML,
+                       pytorch.PYTORCH, tensorflow.TENSORFLOW):
+        CONVENTIONS.add(convention.name, convention)
 
 
-C = TypeVar("C", bound="Convention")
-
-
-def register(convention: C) -> C:
-    assert convention.name and convention.name not in CONVENTIONS, convention.name
-    CONVENTIONS[convention.name] = convention
-    return convention
+# Every convention by name, loaded on the first read; an unknown name is a NumbersError (one line).
+CONVENTIONS: Registry[Convention] = Registry("convention", load=_load_conventions, error=NumbersError)
 
 
 def convention_of(name: str) -> Convention:
-    _load()
-    try:
-        return CONVENTIONS[name]
-    except KeyError:
-        raise NumbersError(f"unknown convention {name!r} (known: {', '.join(sorted(CONVENTIONS))})") from None
+    return CONVENTIONS.get(name)
 
 
 def check(request: Request) -> Convention:
@@ -263,7 +280,10 @@ def draw(request: Request, state: npt.ArrayLike | None = None) -> np.ndarray:
 
 
 def bound(request: Request) -> Bound:
-    return check(request).bound(request)
+    """The convention's bound for ``request``, with the interval its numbers lie in (tolerance rule 6)."""
+    convention = check(request)
+    limit = convention.bound(request)
+    return limit if limit.interval is not None else replace(limit, interval=convention.interval(request))
 
 
 def wide_reference(request: Request, state: npt.ArrayLike | None) -> np.ndarray | None:
@@ -272,22 +292,16 @@ def wide_reference(request: Request, state: npt.ArrayLike | None) -> np.ndarray 
     limit = bound(request)
     if limit.wide is None:
         return None
-    from dataclasses import replace
-
     return draw(replace(request, dtype=limit.wide), state)
 
 
 def excess(request: Request, wide: np.ndarray | None, actual: np.ndarray) -> np.ndarray | None:
     """Per element, how far ``actual`` lies outside what the bound admits around ``wide`` (0:
-    admitted; tolerance rule 5); None without a wide reference, when the plain ULP distance decides."""
+    admitted; tolerance rule 5; rule 6's values, outside the request's interval included,
+    INFINITE_ULPS); None without a wide reference, when the plain ULP distance decides."""
     if wide is None:
         return None
     from .tolerance import interval_excess
 
     limit = bound(request)
-    return interval_excess(request.dtype, limit.wide or request.dtype, wide, limit.ulps, actual)
-
-
-def _load() -> None:
-    """Import every convention module (each registers itself once; importing again is free)."""
-    from . import conventions  # noqa: F401  (the list of convention modules)
+    return interval_excess(request.dtype, limit.wide or request.dtype, wide, limit.ulps, actual, limit.interval)

@@ -56,10 +56,10 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from . import BITS, NORMAL, UNIFORM, Convention, Request, register, required_state
+from . import BITS, NORMAL, UNIFORM, Convention, Request, required_state
 from .box_muller import polar32, polar64
 from .tensorflow import interleave, stream
-from .tolerance import EXACT, Bound
+from .tolerance import EXACT, Bound, Interval
 
 SOURCE_U = "curand_uniform.h"
 SOURCE_N = "curand_normal.h"
@@ -122,6 +122,12 @@ class Curand(Convention):
                NORMAL: f"{SOURCE_N} (_curand_box_muller, _curand_box_muller_double); {SOURCE_G}",
                BITS: f"{SOURCE_H} (curandGenerate)"}
 
+    def interval(self, request: Request) -> Interval | None:
+        """Rules 1-2: (0, 1]."""
+        if request.kind == UNIFORM:
+            return Interval(0.0, 1.0, low_closed=False, high_closed=True)
+        return super().interval(request)
+
     def draw(self, request: Request, state: npt.ArrayLike | None = None) -> np.ndarray:
         n = request.count
         if request.kind == UNIFORM:
@@ -154,4 +160,4 @@ class Curand(Convention):
                         "differs by more near the zeros of sin/cos (rule 3)")
 
 
-CURAND = register(Curand())
+CURAND = Curand()

@@ -55,7 +55,7 @@ from typing import SupportsFloat
 import numpy as np
 import numpy.typing as npt
 
-from . import BITS, NORMAL, UNIFORM, Convention, Request, floats, register, required_state
+from . import BITS, NORMAL, UNIFORM, Convention, Request, floats, required_state
 from .tensorflow import stream
 from .tolerance import EXACT, Bound
 
@@ -181,6 +181,7 @@ class Jax(Convention):
     sources = {UNIFORM: f"{SOURCE_R} (_uniform); {SOURCE_P}",
                NORMAL: f"{SOURCE_R} (_normal_real); {SOURCE_S}",
                BITS: f"{SOURCE_R} (bits); {SOURCE_P}"}
+    reaches_high = True   # rule 2: max(low, u * (high - low) + low), no min: the sum can round onto high
 
     def draw(self, request: Request, state: npt.ArrayLike | None = None) -> np.ndarray:
         n, dtype = request.count, request.dtype
@@ -219,4 +220,4 @@ class Jax(Convention):
                           "JAX 0.10.2 CPU); a wrong conversion is off by far more in most elements")
 
 
-JAX = register(Jax())
+JAX = Jax()

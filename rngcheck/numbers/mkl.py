@@ -46,11 +46,11 @@ import math
 import numpy as np
 import numpy.typing as npt
 
-from . import BITS, NORMAL, UNIFORM, Convention, Request, register, required_state
+from . import BITS, NORMAL, UNIFORM, Convention, Request, required_state
 from .box_muller import radius32, sincos32
 from .curand import SAME_ARITHMETIC
 from .tensorflow import interleave, stream
-from .tolerance import EXACT, Bound, one_rounding
+from .tolerance import EXACT, Bound, Interval, one_rounding
 
 SOURCE_V = "oneMKL Developer Reference: Statistical Functions / Random Number Generators (VSL)"
 SOURCE_M = "measured: libmkl_rt (MKL 2026.2) viRngUniformBits32 against vsRngUniform/vdRngUniform/v?RngGaussian"
@@ -110,6 +110,12 @@ class Mkl(Convention):
                NORMAL: f"{SOURCE_V} (vsRngGaussian, vdRngGaussian: VSL_RNG_METHOD_GAUSSIAN_BOXMULLER); {SOURCE_M}",
                BITS: f"{SOURCE_V} (viRngUniformBits32)"}
 
+    def interval(self, request: Request) -> Interval | None:
+        """Rule 1: the STD method reaches b (V; [0, 1) in float: 1.0 from 191 words): [a, b]."""
+        if request.kind == UNIFORM:
+            return Interval(*request.uniform_range, high_closed=True)
+        return super().interval(request)
+
     def draw(self, request: Request, state: npt.ArrayLike | None = None) -> np.ndarray:
         n = request.count
         if request.kind == UNIFORM:
@@ -136,4 +142,4 @@ class Mkl(Convention):
                         "4 ULP; measured 3 (MKL 2026.2, float and double)")
 
 
-MKL = register(Mkl())
+MKL = Mkl()

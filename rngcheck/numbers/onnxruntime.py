@@ -43,7 +43,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from . import NORMAL, UNIFORM, Convention, Request, floats, register, required_state
+from . import NORMAL, UNIFORM, Convention, Request, floats, required_state
 from .box_muller import polar32
 from .tensorflow import interleave, stream, uint32_to_float
 from .tolerance import EXACT, Bound
@@ -96,4 +96,4 @@ class OnnxRuntimeDml(Convention):
                         "tolerances may be wider on some hardware; not measured here: no DirectML device)")
 
 
-ONNXRUNTIME_DML = register(OnnxRuntimeDml())
+ONNXRUNTIME_DML = OnnxRuntimeDml()

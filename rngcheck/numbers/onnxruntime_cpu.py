@@ -40,7 +40,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import counter
-from . import NORMAL, UNIFORM, Convention, Request, register, required_state
+from . import NORMAL, UNIFORM, Convention, Request, required_state
 from .tolerance import EXACT, Bound, one_rounding
 
 SOURCE_O = "onnxruntime/core/providers/cpu/generator/random.cc"
@@ -127,6 +127,7 @@ class OnnxRuntimeCpu(Convention):
     name = "onnxruntime-cpu"
     title = "ONNX Runtime CPU (RandomUniform, RandomNormal; not Philox: minstd_rand0)"
     generator = "minstd_rand0"
+    reaches_high = True   # rule 4: u * (high - low) + low in the dtype can round onto high
     kinds = {UNIFORM: ("float32", "float64"), NORMAL: ("float32", "float64")}
     sources = {UNIFORM: f"{SOURCE_O} (RandomUniform); {SOURCE_L} (minstd_rand0, generate_canonical, "
                         "uniform_real_distribution)",
@@ -153,4 +154,4 @@ class OnnxRuntimeCpu(Convention):
                         "rounds each step once: at most 4 ULP")
 
 
-ONNXRUNTIME_CPU = register(OnnxRuntimeCpu())
+ONNXRUNTIME_CPU = OnnxRuntimeCpu()

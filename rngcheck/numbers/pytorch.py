@@ -46,7 +46,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from . import BITS, INTEGERS, NORMAL, UNIFORM, Convention, Request, floats, register, required_state
+from . import BITS, INTEGERS, NORMAL, UNIFORM, Convention, Request, floats, required_state
 from .curand import SAME_ARITHMETIC, box_muller_double, box_muller_float, uniform_double, uniform_float
 from .jax import fused
 from .tensorflow import interleave, stream
@@ -165,4 +165,4 @@ class PyTorch(Convention):
                         "not measured (no CUDA device)")
 
 
-PYTORCH = register(PyTorch())
+PYTORCH = PyTorch()

@@ -51,7 +51,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, SupportsInt
 
 import numpy as np
@@ -63,16 +63,16 @@ from . import (
     BITS,
     INTEGERS,
     NORMAL,
+    TRUNCATE,
     TRUNCATED_NORMAL,
     UNIFORM,
     Convention,
     Request,
     floats,
-    register,
     required_state,
 )
 from .box_muller import polar32, polar64
-from .tolerance import EXACT, Bound, one_rounding
+from .tolerance import EXACT, Bound, Interval, one_rounding
 
 SOURCE_R = "tensorflow/core/lib/random/random_distributions.h"
 SOURCE_U = "tensorflow/core/lib/random/random_distributions_utils.h"
@@ -81,7 +81,6 @@ SOURCE_S = "tensorflow/core/kernels/stateless_random_ops.cc"
 SOURCE_G = "tensorflow/python/ops/stateful_random_ops.py"
 
 EPSILON = 1.0e-7
-TRUNCATE = 2.0
 RESERVED_SAMPLES_PER_OUTPUT = 256     # F: kReservedSamplesPerOutput; also G's skip multiplier
 LANES = 4
 MASK64 = (1 << 64) - 1
@@ -269,6 +268,14 @@ class TensorFlow(Convention):
                INTEGERS: f"{SOURCE_R} (UniformDistribution<int32/int64>, SignedAdd)",
                BITS: f"{SOURCE_R} (UniformFullIntDistribution32/64)"}
     seeded = True
+    reaches_high = True   # rule 4 rounds each step in the dtype: u * (high - low) + low can round onto high
+
+    def interval(self, request: Request) -> Interval | None:
+        """Rule 7 keeps |x| < 2 in float32; rounded to float16 or bfloat16, 2 itself can come out."""
+        interval = super().interval(request)
+        if interval is not None and request.kind == TRUNCATED_NORMAL and request.dtype in ("float16", "bfloat16"):
+            return replace(interval, low_closed=True, high_closed=True)
+        return interval
 
     def draw(self, request: Request, state: npt.ArrayLike | None = None) -> np.ndarray:
         if request.seed is not None:
@@ -305,7 +312,7 @@ class TensorFlow(Convention):
                         "at most 4 ULP of the output format")
 
 
-TENSORFLOW = register(TensorFlow())
+TENSORFLOW = TensorFlow()
 
 
 # ---------------------------------------------------------------------------------- stream semantics

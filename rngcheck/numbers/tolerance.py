@@ -20,6 +20,24 @@ rngcheck makes "almost" a number per conversion:
      the narrow result must be the rounding of a wide value within that bound of the exact model,
      i.e. lie between the roundings of the two ends of the interval. Rounding instead of
      truncating then shows wherever the interval does not straddle a rounding boundary.
+  6. Some numbers fail however few ULPs they are from the reference, because the convention cannot
+     draw them (a ULP distance, above all one counted in a large scale's ULPs by rule 2, is blind to
+     them: +Inf was once 0 ULP of 7.25 from every number of [-3.5, 7.25)). Each counts as
+     ``floats.INFINITE_ULPS``: past every bound, and the worst of a comparison.
+       a. A NaN or an infinity where the reference draws another value (rule 4), whatever the scale.
+       b. A value outside the request's interval (``Interval``, declared by the convention:
+          rngcheck.numbers.Convention.interval): a uniform's [low, high) ([0, 1) unless ranged), a
+          truncated normal's (-2, 2), an integer's [low, high). An end is in it only where the
+          convention's arithmetic reaches it (MKL's uniform reaches b; a scaled uniform rounded in
+          the dtype can round onto high; cuRAND's is (0, 1]). The ends are rounded to the format;
+          -0.0 is outside an interval whose closed low end is +0.0 ([0, 1)). Where the reference
+          itself draws a value outside the interval, the convention reaches there and the bound
+          alone decides.
+     A zero of the other sign than the reference's shares its ordinal (floats rule 3) but not its
+     sign bit: it is one step away, which an exact bound (rule 1: bits only) fails and a bound of a
+     step or more admits (unless b excludes it). ``distances`` applies the rule (b given the
+     interval), ``compare`` with the bound's interval (rngcheck.numbers.bound sets it), and
+     ``interval_excess`` (rule 5) given the interval.
 A bound must admit the 1-2 ULP differences of real implementations (the guide's own printed
 numbers differ from the exact model by that much) and still fail a wrong conversion, which is
 off by many ULPs in most elements (tests/test_numbers.py holds both).
@@ -37,11 +55,41 @@ HISTOGRAM_EDGES = (0, 1, 2, 4, 16, 256, 1 << 16)   # bins: 0, 1, 2-3, 4-15, 16-2
 
 
 @dataclass(frozen=True)
+class Interval:
+    """Rule 6b: where a convention's numbers lie: ``low`` to ``high``, each end in or out."""
+
+    low: float | int
+    high: float | int
+    low_closed: bool = True
+    high_closed: bool = False
+
+    def outside(self, dtype: str, values: np.ndarray) -> np.ndarray:
+        """Per element, whether ``values`` (held per floats rule 1) lie outside; a NaN always does."""
+        fmt = floats.FORMATS.get(dtype)
+        if fmt is None:
+            held = np.asarray(values)
+            low, high = (np.asarray(end).astype(held.dtype) for end in (self.low, self.high))
+            below: np.ndarray = held < low if self.low_closed else held <= low
+            return below | (held > high if self.high_closed else held >= high)
+        v = floats.as_values(fmt, values)
+        low, high = (floats.as_values(fmt, floats.round_to(fmt, np.array([end], dtype=np.float64)))[0]
+                     for end in (self.low, self.high))
+        with np.errstate(invalid="ignore"):
+            out: np.ndarray = ~((v > low) | ((v == low) & self.low_closed)) | \
+                ~((v < high) | ((v == high) & self.high_closed))
+        zero = v == 0
+        if self.low_closed and low == 0 and not np.signbit(low):
+            out |= zero & np.signbit(v)
+        return out
+
+
+@dataclass(frozen=True)
 class Bound:
     ulps: int
     why: str
     wide: str | None = None     # rule 5: the format the bound is counted in before the last rounding
     scale: float | None = None  # rule 2: ULPs of this magnitude, not of each result
+    interval: Interval | None = None   # rule 6b: where the numbers lie (rngcheck.numbers.bound sets it)
 
     @property
     def exact(self) -> bool:
@@ -90,20 +138,37 @@ def histogram(distances: np.ndarray) -> dict[str, int]:
     return {label: int(n) for label, n in zip(histogram_labels(), counts) if n}
 
 
-def distances(dtype: str, expected: np.ndarray, actual: np.ndarray, scale: float | None = None) -> np.ndarray:
+def distances(dtype: str, expected: np.ndarray, actual: np.ndarray, scale: float | None = None,
+              interval: Interval | None = None) -> np.ndarray:
     """Per element: ULPs for a float format (of each value, or of ``scale``: rule 2), 0/1 (equal or
-    not) for integers."""
+    not) for integers; rule 6's values INFINITE_ULPS (those outside ``interval`` only when given)."""
     fmt = floats.FORMATS.get(dtype)
     if fmt is None:
         unequal: np.ndarray = np.asarray(expected) != np.asarray(actual)
-        return unequal.astype(np.int64)
+        return _outside(dtype, expected, actual, interval, unequal.astype(np.int64))
     ulps = floats.ulp_distance(fmt, expected, actual)
-    if scale is None or scale == 0:
-        return ulps
-    with np.errstate(invalid="ignore", over="ignore"):
-        apart = np.abs(floats.as_values(fmt, expected) - floats.as_values(fmt, actual)) / floats.spacing(fmt, scale)
-        scaled = np.ceil(np.nan_to_num(apart, nan=0.0, posinf=0.0))
-    return np.where(ulps == floats.INFINITE_ULPS, ulps, np.minimum(scaled, ulps).astype(np.int64))
+    e, a = floats.as_values(fmt, expected), floats.as_values(fmt, actual)
+    if scale is not None and scale != 0:
+        with np.errstate(invalid="ignore", over="ignore"):
+            apart = np.abs(e - a) / floats.spacing(fmt, scale)
+            scaled = np.ceil(np.nan_to_num(apart, nan=0.0, posinf=0.0))
+        ulps = np.where(ulps == floats.INFINITE_ULPS, ulps, np.minimum(scaled, ulps).astype(np.int64))
+    with np.errstate(invalid="ignore"):
+        other_infinity = (np.isinf(e) | np.isinf(a)) & ~(e == a)                  # rule 6a (rule 4)
+    ulps = np.where(other_infinity, floats.INFINITE_ULPS, ulps)
+    zeros = (e == 0) & (a == 0) & (np.signbit(e) != np.signbit(a))              # rule 6c
+    ulps = np.where(zeros, np.maximum(ulps, 1), ulps)
+    return _outside(dtype, expected, actual, interval, ulps)
+
+
+def _outside(dtype: str, expected: np.ndarray, actual: np.ndarray, interval: Interval | None,
+             distances: np.ndarray) -> np.ndarray:
+    """Rule 6b: INFINITE_ULPS where ``actual`` is outside the interval and ``expected`` is not."""
+    if interval is None:
+        return distances
+    out = interval.outside(dtype, actual) & ~interval.outside(dtype, expected)
+    result: np.ndarray = np.where(out, floats.INFINITE_ULPS, distances).astype(np.int64)
+    return result
 
 
 def from_ordinal(fmt: floats.Format, ordinals: np.ndarray) -> np.ndarray:
@@ -117,8 +182,11 @@ def from_ordinal(fmt: floats.Format, ordinals: np.ndarray) -> np.ndarray:
     return fmt.from_bits(bits)
 
 
-def interval_excess(dtype: str, wide: str, wide_values: np.ndarray, ulps: int, actual: np.ndarray) -> np.ndarray:
-    """Rule 5: per element, how many narrow ULPs ``actual`` lies outside [round(w - ulps), round(w + ulps)]."""
+def interval_excess(dtype: str, wide: str, wide_values: np.ndarray, ulps: int, actual: np.ndarray,
+                    interval: Interval | None = None) -> np.ndarray:
+    """Rule 5: per element, how many narrow ULPs ``actual`` lies outside [round(w - ulps), round(w + ulps)];
+    rule 6: INFINITE_ULPS for a NaN or an infinity outside it, and for a value outside ``interval``
+    (where the rounding of w is not)."""
     narrow_fmt, wide_fmt = floats.format_of(dtype), floats.format_of(wide)
     centre = wide_fmt.ordinal(wide_values)
     ends = [floats.round_to(narrow_fmt, floats.as_values(wide_fmt, from_ordinal(wide_fmt, centre + step)))
@@ -128,14 +196,18 @@ def interval_excess(dtype: str, wide: str, wide_values: np.ndarray, ulps: int, a
     excess = np.where(position < low, low - position, np.where(position > high, position - high, 0))
     nan = narrow_fmt.is_nan(actual) | wide_fmt.is_nan(wide_values)
     both = narrow_fmt.is_nan(actual) & wide_fmt.is_nan(wide_values)
-    return np.where(nan & ~both, floats.INFINITE_ULPS, np.where(both, 0, excess)).astype(np.int64)
+    excess = np.where(np.isinf(floats.as_values(narrow_fmt, actual)) & (excess > 0), floats.INFINITE_ULPS, excess)
+    excess = np.where(nan & ~both, floats.INFINITE_ULPS, np.where(both, 0, excess)).astype(np.int64)
+    rounded = floats.round_to(narrow_fmt, floats.as_values(wide_fmt, wide_values))
+    return _outside(dtype, rounded, actual, interval, excess)
 
 
 def compare(dtype: str, expected: np.ndarray, actual: np.ndarray, bound: Bound, shown: int = 8,
             excess: np.ndarray | None = None) -> Comparison:
-    """Elements past the bound: ULP distance over ``bound.ulps``, or (rule 5) a positive ``excess``."""
-    d = distances(dtype, expected, actual, bound.scale)
-    over = np.flatnonzero(d > bound.ulps if excess is None else excess > 0)
+    """Elements past the bound: ULP distance over ``bound.ulps``, or (rule 5) a positive ``excess``;
+    either way rule 6's values (``bound.interval``'s outside included)."""
+    d = distances(dtype, expected, actual, bound.scale, bound.interval)
+    over = np.flatnonzero(d > bound.ulps if excess is None else (excess > 0) | (d == floats.INFINITE_ULPS))
     worst_index = int(np.argmax(d)) if d.size else 0
     return Comparison(count=int(d.size), over=int(over.size), worst=int(d[worst_index]) if d.size else 0,
                       worst_index=worst_index, histogram=histogram(d), first_over=[int(i) for i in over[:shown]])
