@@ -19,7 +19,8 @@ import pytest
 
 from rngcheck import counter, numbers, philox, reference
 from rngcheck.backends.reference import NumpyBackend
-from rngcheck.conformance import check, operators
+from rngcheck.conformance import axes
+from rngcheck.conformance.directml import check
 from rngcheck.numbers import Request, floats, tolerance
 from rngcheck.numbers.floats import INFINITE_ULPS
 
@@ -28,7 +29,7 @@ DTYPES = ("float16", "float32", "float64")
 
 def _uniform_cases(ranged: bool) -> list:
     out = []
-    for case in operators.cases_for("quick"):
+    for case in axes.cases_for("quick"):
         if case.procedure != "numbers" or case.expected_values is not None:
             continue
         request = case.numbers_request
@@ -134,7 +135,7 @@ def at(elements, value_of):
 
 
 def verdict(backend, case):
-    return operators.run_case(backend, case)
+    return axes.run_case(backend, case)
 
 
 def test_the_quick_profile_has_the_ranged_cases_of_the_report():
@@ -269,7 +270,7 @@ def test_the_reference_s_numbers_lie_in_their_intervals():
     """Each convention's interval (Convention.interval) holds what its reference draws, for every
     numbers case of the quick profile and for the edge state."""
     checked = 0
-    for case in operators.cases_for("quick"):
+    for case in axes.cases_for("quick"):
         if case.procedure != "numbers":
             continue
         request = case.numbers_request

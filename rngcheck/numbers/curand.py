@@ -56,8 +56,8 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from . import BITS, NORMAL, UNIFORM, Convention, Request, required_state
 from .box_muller import polar32, polar64
+from .request import BITS, NORMAL, UNIFORM, Convention, Request, required_state
 from .tensorflow import interleave, stream
 from .tolerance import EXACT, Bound, Interval
 

@@ -55,7 +55,8 @@ from typing import SupportsFloat
 import numpy as np
 import numpy.typing as npt
 
-from . import BITS, NORMAL, UNIFORM, Convention, Request, floats, required_state
+from . import floats
+from .request import BITS, NORMAL, UNIFORM, Convention, Request, required_state
 from .tensorflow import stream
 from .tolerance import EXACT, Bound
 

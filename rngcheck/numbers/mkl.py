@@ -46,9 +46,9 @@ import math
 import numpy as np
 import numpy.typing as npt
 
-from . import BITS, NORMAL, UNIFORM, Convention, Request, required_state
 from .box_muller import radius32, sincos32
 from .curand import SAME_ARITHMETIC
+from .request import BITS, NORMAL, UNIFORM, Convention, Request, required_state
 from .tensorflow import interleave, stream
 from .tolerance import EXACT, Bound, Interval, one_rounding
 

@@ -43,8 +43,9 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from . import NORMAL, UNIFORM, Convention, Request, floats, required_state
+from . import floats
 from .box_muller import polar32
+from .request import NORMAL, UNIFORM, Convention, Request, required_state
 from .tensorflow import interleave, stream, uint32_to_float
 from .tolerance import EXACT, Bound
 

@@ -40,7 +40,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import counter
-from . import NORMAL, UNIFORM, Convention, Request, required_state
+from .request import NORMAL, UNIFORM, Convention, Request, required_state
 from .tolerance import EXACT, Bound, one_rounding
 
 SOURCE_O = "onnxruntime/core/providers/cpu/generator/random.cc"

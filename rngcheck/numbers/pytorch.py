@@ -46,9 +46,10 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from . import BITS, INTEGERS, NORMAL, UNIFORM, Convention, Request, floats, required_state
+from . import floats
 from .curand import SAME_ARITHMETIC, box_muller_double, box_muller_float, uniform_double, uniform_float
 from .jax import fused
+from .request import BITS, INTEGERS, NORMAL, UNIFORM, Convention, Request, required_state
 from .tensorflow import interleave, stream
 from .tolerance import EXACT, Bound, one_rounding
 

@@ -59,7 +59,9 @@ import numpy.typing as npt
 
 from .. import counter as state_words
 from .. import philox, reference
-from . import (
+from . import floats
+from .box_muller import polar32, polar64
+from .request import (
     BITS,
     INTEGERS,
     NORMAL,
@@ -68,10 +70,8 @@ from . import (
     UNIFORM,
     Convention,
     Request,
-    floats,
     required_state,
 )
-from .box_muller import polar32, polar64
 from .tolerance import EXACT, Bound, Interval, one_rounding
 
 SOURCE_R = "tensorflow/core/lib/random/random_distributions.h"

@@ -86,7 +86,7 @@ def _numbers_case(case_id, category, description, request, state, *, source, exp
 def convention_cases() -> list[Case]:
     cases = []
     carry_state = counter.make_state((1 << 64) - 2, (0xA4093822, 0x299F31D0))
-    for name, convention in sorted(_conventions().items()):
+    for name, convention in sorted(numbers.CONVENTIONS.items()):
         for kind, dtypes in convention.kinds.items():
             category = NUMBER_CATEGORIES[kind]
             for dtype in dtypes:
@@ -120,11 +120,6 @@ def _ranges(kind, dtype):
     if kind == UNIFORM:
         return [("", None, None), ("range", *FLOAT_RANGE)]
     return [("", None, None)]
-
-
-def _conventions():
-    numbers.convention_of("tensorflow")  # the registry is loaded
-    return numbers.CONVENTIONS
 
 
 def special_cases() -> list[Case]:

@@ -60,7 +60,7 @@ def _comparison(request, expected, actual, mask, bound, excess=None):
     cmp = tolerance.compare(request.dtype, expected[mask], actual[mask], bound,
                             excess=None if excess is None else excess[mask])
     positions = np.flatnonzero(mask)
-    distances = tolerance.distances(request.dtype, expected, actual, bound.scale)
+    distances = tolerance.distances(request.dtype, expected, actual, bound.scale, bound.interval)
     distances[~mask] = 0
     rows = [number_row(request, int(i), expected[i], actual[i], distances[i])
             for i in positions[cmp.first_over][:SHOWN]]
@@ -126,7 +126,7 @@ def repro_text(request, values, rows: int = 16) -> list[str]:
     expected, actual, mask, excess = values
     fmt = request.format
     bound = numbers.bound(request)
-    distances = tolerance.distances(request.dtype, expected, actual, bound.scale)
+    distances = tolerance.distances(request.dtype, expected, actual, bound.scale, bound.interval)
     past = (excess > 0) if excess is not None else (distances > bound.ulps)
     past &= mask
     order = list(np.flatnonzero(past)[:rows])

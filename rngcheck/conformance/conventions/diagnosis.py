@@ -291,7 +291,6 @@ IDS = {v.id: v.summary for v in VARIANTS} | {UNKNOWN: UNKNOWN_SUMMARY}
 def registered_ids() -> dict[str, str]:
     """Every id this axis's diagnosis gives, with its summary (a convention-NAME id: another
     registered convention's conversion)."""
-    numbers.convention_of("tensorflow")  # the registry is loaded
     conventions = {f"convention-{name}": f"{convention.title}'s conversion"
                    for name, convention in sorted(numbers.CONVENTIONS.items())}
     return {**IDS, **conventions}
@@ -319,7 +318,6 @@ def diagnose(request, state, actual: np.ndarray, right: np.ndarray | None = None
         right = numbers.draw(request, state)
         wide = numbers.wide_reference(request, state)
     matches = []
-    numbers.convention_of(request.convention)  # the registry is loaded
     for variant in (*VARIANTS, *_convention_variants(request)):
         if request.kind not in variant.kinds:
             continue
