@@ -462,6 +462,7 @@ class ExecBackend(Backend):
         return self.child.guarded(lambda deadline: self._exchange(deadline, message, arguments), self.run_deadline)
 
     def _exchange(self, deadline: float, message: P.Message, arguments: tuple):
+        """``message``'s request for ``arguments`` sent and its answer read, both before ``deadline``."""
         try:
             asked = message.ask(self.child.hello, *arguments)   # the HELO of the child that will answer
         except NotApplicable as error:

@@ -13,10 +13,10 @@ The kinds of request are one table, MESSAGES (at the end of this module), of :cl
    carries, how the runner asks (``ask``: the payload, the largest answer, how the answer's payload
    becomes what the method returns), how the child reads it (``decode``) and answers it with its
    backend (``serve``), and, for an optional kind, the HELO list that says what a child serves.
-2. Both sides have one code path for every entry: the runner's exchange (exec_backend.ExecBackend,
-   whose contract methods are one-line calls of it) and the worker's dispatch by tag
-   (worker.serve). A new kind is a new entry, and the HELO list it names is read, checked and
-   advertised with the others.
+2. Both sides have one code path for every entry: the runner's exchange (ExecBackend._ask in
+   exec_backend; each contract method there is one call of it) and the worker's dispatch by tag
+   (worker.serve). A new kind is a new entry (and the contract method's one line that asks it);
+   the HELO list it names is read, checked and advertised with the others.
 3. An optional kind is not sent, and the call is not applicable, when the child's HELO list lacks
    the call's subject (a convention, a generator, an operator). ``ask`` may refuse a call too
    (NotApplicable, saying why, not naming the child: the runner puts its name before it).
