@@ -248,8 +248,8 @@ def test_a_child_that_advertises_no_generators_is_never_sent_a_genb():
 
     backend = isolated(f"{Path(__file__).resolve().parent / 'faults.py'}:Correct")
     sent = []
-    send = backend._send
-    backend._send = lambda data, deadline: (sent.append(bytes(data[:4])), send(data, deadline))[1]
+    send = backend.child.send
+    backend.child.send = lambda data, deadline: (sent.append(bytes(data[:4])), send(data, deadline))[1]
     try:
         assert backend.generators == ()
         with pytest.raises(NotApplicable, match="computes no threefry2x32 blocks"):

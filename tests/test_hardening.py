@@ -78,8 +78,8 @@ def test_a_stderr_flood_is_kept_as_a_bounded_tail(tmp_path):
     try:
         call(backend, (7,))
         call(backend, (8,))
-        tail = backend._stderr_tail()
-        assert len(backend.stderr.kept) <= STDERR_KEPT
+        tail = backend.child.stderr_tail()
+        assert len(backend.child.stderr.kept) <= STDERR_KEPT
         # nothing of the flood is held in a file either (it used to grow an unlinked temporary file)
         for fd in os.listdir("/proc/self/fd"):
             try:
@@ -88,7 +88,7 @@ def test_a_stderr_flood_is_kept_as_a_bounded_tail(tmp_path):
                 continue
     finally:
         backend.close()
-    wait_until(lambda: "the last line of the flood" in backend.stderr.tail(), what="the flood's end in the tail")
+    wait_until(lambda: "the last line of the flood" in backend.child.stderr.tail(), what="the flood's end in the tail")
     assert "driver: debug" in tail or "the last line" in tail
 
 
@@ -123,15 +123,15 @@ def test_every_failed_call_ends_the_child_and_carries_its_stderr_tail(mode, erro
     backend = ExecBackend(EXEC_CHILD + [mode], timeout=5 if mode == "grandchild" else 120)
     try:
         call(backend, (8,))  # a good call first: the child's stderr line has been drained
-        child = backend.process.pid
+        child = backend.child.process.pid
         with pytest.raises(errors.BackendProcessFailed) as caught:
             call(backend, (7,))
         assert type(caught.value).__name__ == error_name and words in str(caught.value)
         assert f"exec-child {mode}: started" in caught.value.stderr_tail
-        assert backend.process is None  # the leader was reaped; the group, grandchildren included, ends:
+        assert backend.child.process is None  # the leader was reaped; the group, grandchildren included, ends:
         wait_until(lambda: not living_in_group(child), limit=30, what=f"the end of process group {child}")
         state, returned = call(backend, (8,))
-        assert returned is not None and backend.process.pid != child
+        assert returned is not None and backend.child.process.pid != child
     finally:
         backend.close()
 

@@ -181,7 +181,7 @@ def test_a_shared_buffer_crosses_the_exec_protocol_by_name_and_is_written_in_pla
     assert len(payload) < 200   # the words are not in the message
     backend = isolated("numpy")
     try:
-        assert backend.hello.get("shared_buffer") is True
+        assert backend.child.hello.get("shared_buffer") is True
         returned = backend.random_generator(state, (1000,), None, view)
     finally:
         backend.close()
@@ -195,18 +195,18 @@ def test_a_shared_buffer_crosses_the_exec_protocol_by_name_and_is_written_in_pla
 def test_a_buffer_past_the_pipe_limit_to_a_child_without_shared_buffers_is_not_applicable():
     import sys
 
-    child = ExecBackend([sys.executable, "-m", "rngcheck.backends.worker", "numpy"])
-    child.hello.pop("shared_buffer", None)   # as a child that does not map shared buffers answers
+    backend = ExecBackend([sys.executable, "-m", "rngcheck.backends.worker", "numpy"])
+    backend.child.hello.pop("shared_buffer", None)   # as a child that does not map shared buffers answers
     huge = np.broadcast_to(np.uint32(0), ((1 << 30) + 1,))   # 4 GiB + 4 bytes, no memory behind it
     try:
         with pytest.raises(NotApplicable, match="over the exec protocol's 4 GiB message limit"):
-            child.random_generator(np.zeros(6, dtype=np.uint32), ((1 << 30) + 1,), None, huge)
+            backend.random_generator(np.zeros(6, dtype=np.uint32), ((1 << 30) + 1,), None, huge)
     finally:
-        child.close()
+        backend.close()
 
 
 def _worker_maps_a_buffer(backend) -> bool:
-    with open(f"/proc/{backend.process.pid}/maps") as maps:
+    with open(f"/proc/{backend.child.process.pid}/maps") as maps:
         return any("rngcheck-buffer" in line for line in maps)
 
 

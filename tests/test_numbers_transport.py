@@ -105,8 +105,8 @@ def test_a_request_the_reference_cannot_draw_fails_with_its_reason(hosted):
 def test_a_backend_without_conventions_is_not_applicable_and_no_draw_is_sent():
     backend = isolated(f"{FAULTS}:Correct", timeout=120)
     sent = []
-    send = backend._send
-    backend._send = lambda data, deadline: (sent.append(bytes(data[:4])), send(data, deadline))[1]
+    send = backend.child.send
+    backend.child.send = lambda data, deadline: (sent.append(bytes(data[:4])), send(data, deadline))[1]
     try:
         assert backend.conventions == ()
         request_ = numbers.Request("tensorflow", numbers.NORMAL, "float32", 4)
@@ -129,7 +129,7 @@ def test_a_convention_the_child_did_not_advertise_is_not_sent():
             backend.random_numbers(other, STATE)
         request_ = numbers.Request("tensorflow", numbers.NORMAL, "float32", 4)
         assert same_bits(numbers.draw(request_, STATE), backend.random_numbers(request_.to_dict(), STATE))
-        assert backend._stderr_tail().count("draw-child got DRAW") == 1  # the second request only
+        assert backend.child.stderr_tail().count("draw-child got DRAW") == 1  # the second request only
     finally:
         backend.close()
 
@@ -149,7 +149,7 @@ def test_a_child_that_crashes_during_a_draw_is_backend_crashed_and_the_next_chil
         assert same_bits(numbers.draw(harmless(), STATE), backend.random_numbers(harmless().to_dict(), STATE))
         with pytest.raises(BackendCrashed, match=r"signal 11 \(SIGSEGV\)"):
             backend.random_numbers(trigger(), STATE)
-        assert backend.process is None
+        assert backend.child.process is None
         assert same_bits(numbers.draw(harmless(), STATE), backend.random_numbers(harmless().to_dict(), STATE))
     finally:
         backend.close()
@@ -160,7 +160,7 @@ def test_a_child_that_hangs_during_a_draw_is_backend_timeout():
     try:
         with pytest.raises(BackendTimeout, match="did not answer within 5 s"):
             backend.random_numbers(trigger(), STATE)
-        assert backend.process is None
+        assert backend.child.process is None
     finally:
         backend.close()
 
@@ -180,7 +180,7 @@ def test_garbage_during_a_draw_is_a_protocol_error_and_ends_the_child(mode, dtyp
         with pytest.raises(BackendProtocolError, match=words) as raised:
             backend.random_numbers(trigger(dtype), STATE)
         assert "draw-child got DRAW" in raised.value.stderr_tail
-        assert backend.process is None
+        assert backend.child.process is None
     finally:
         backend.close()
 
@@ -198,10 +198,10 @@ def test_a_draw_the_child_cannot_express_is_not_applicable_with_its_reason():
 def test_numbers_the_protocol_cannot_carry_are_a_failure_not_a_crash():
     backend = isolated(f"{FAULTS}:DrawReturnsObjects", timeout=120)
     try:
-        pid = backend.process.pid
+        pid = backend.child.process.pid
         with pytest.raises(RemoteError, match="the exec protocol carries float16, bfloat16"):
             backend.random_numbers(trigger(), STATE)
-        assert backend.process.pid == pid
+        assert backend.child.process.pid == pid
     finally:
         backend.close()
 

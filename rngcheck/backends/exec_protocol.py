@@ -2,28 +2,52 @@
 the child's stdin and stdout. The full description is docs/exec-protocol.md.
 
 Every message is: a 4-byte ASCII tag, a u32 payload length, the payload. All integers are
-little-endian. Child to runner: HELO (once, first), then DONE, RJCT or FAIL per CALL, and NUMS,
-RJCT or FAIL per DRAW, BLKS or FAIL per GENB. Runner to child: CALL, DRAW (only to a child whose
-HELO advertised the request's convention), GENB (only for a generator its HELO advertised), and QUIT
-at the end.
+little-endian. Child to runner: HELO (once, first), then one answer per request: its answer tag
+(DONE for a CALL, NUMS for a DRAW, BLKS for a GENB, BITS for an OPER), RJCT or FAIL. Runner to
+child: the requests (CALL to every child; DRAW, GENB and OPER only for what the child's HELO
+advertised), and QUIT at the end.
+
+The kinds of request are one table, MESSAGES (at the end of this module), of :class:`Message`:
+
+1. A kind of request is one entry: its tag and its answer's, the contract methods whose calls it
+   carries, how the runner asks (``ask``: the payload, the largest answer, how the answer's payload
+   becomes what the method returns), how the child reads it (``decode``) and answers it with its
+   backend (``serve``), and, for an optional kind, the HELO list that says what a child serves.
+2. Both sides have one code path for every entry: the runner's exchange (ExecBackend._ask in
+   exec_backend; each contract method there is one call of it) and the worker's dispatch by tag
+   (worker.serve). A new kind is a new entry (and the contract method's one line that asks it);
+   the HELO list it names is read, checked and advertised with the others.
+3. An optional kind is not sent, and the call is not applicable, when the child's HELO list lacks
+   the call's subject (a convention, a generator, an operator). ``ask`` may refuse a call too
+   (NotApplicable, saying why, not naming the child: the runner puts its name before it).
+4. A ``serve`` that raises is the child's answer too: Rejected is RJCT; NotApplicable is FAIL with
+   ``not_applicable``; anything else is FAIL with the error's one line.
+5. The table only arranges the encoders below, which docs/exec-protocol.md describes byte by byte:
+   no byte on the wire depends on it.
 """
 
 from __future__ import annotations
 
 import json
 import struct
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from .. import counter, stablehlo
 from ..counter import as_state_words
+from ..errors import NotApplicable, RemoteError
+from ..numbers import Request
+from ..registry import Registry
+from .contract import OPERATOR_METHODS
 
 PROTOCOL_VERSION = 1
 HELLO, CALL, DONE, REJECT, FAIL, QUIT = b"HELO", b"CALL", b"DONE", b"RJCT", b"FAIL", b"QUIT"
 DRAW, NUMBERS = b"DRAW", b"NUMS"  # the numbers layer (optional: a child advertises conventions in its HELO)
 GENERATE, BLOCKS = b"GENB", b"BLKS"  # the generators (optional: a child advertises generators in its HELO)
 OPERATE, BITS = b"OPER", b"BITS"  # another operator (optional: a child advertises operators in its HELO)
-TAGS = {HELLO, CALL, DONE, REJECT, FAIL, QUIT, DRAW, NUMBERS, GENERATE, BLOCKS, OPERATE, BITS}
 HEADER = struct.Struct("<4sI")
 MAX_PAYLOAD = (1 << 32) - 1
 
@@ -47,6 +71,38 @@ class ProtocolError(Exception):
     """The other side broke the protocol (noise on stdout, a wrong tag, a short message)."""
 
 
+class Exchange(NamedTuple):
+    """One request as the runner sends it (rule 1): what ``Message.ask`` makes of a call."""
+
+    payload: bytes                 # the request's payload
+    limit: int                     # the largest answer payload it can get (a longer one is refused from its header)
+    read: Callable[[bytes], Any]   # the answer's payload as the contract method returns it (ProtocolError: broken)
+
+
+def _every_child(*arguments) -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class Message:
+    """One kind of request and its answer: an entry of MESSAGES (rules 1-4 of this module)."""
+
+    tag: bytes                         # the request's tag, runner to child
+    answer: bytes                      # its answer's tag, child to runner (or RJCT / FAIL)
+    methods: tuple[str, ...]           # the backend-contract methods whose calls it carries
+    ask: Callable[..., Exchange]       # runner: (the child's HELO, the call's arguments) -> Exchange (rule 3)
+    decode: Callable[[bytes], tuple]   # child: the request's payload -> serve's arguments (after the backend)
+    serve: Callable[..., bytes]        # child: (backend, *arguments) -> the answer's payload (rule 4)
+    advertised: str = ""               # an optional kind's HELO list of what the child serves; "": every child
+    subject: Callable[..., object] = _every_child   # runner: what of the call's arguments that list must name
+    unserved: str = ""                 # runner: "{label} " + this, formatted with the subject, for a call not sent
+
+    @property
+    def name(self) -> str:
+        """The request's tag as text: its name in MESSAGES."""
+        return self.tag.decode()
+
+
 def frame(tag: bytes, payload: bytes = b"") -> bytes:
     if len(payload) > MAX_PAYLOAD:
         raise ProtocolError(f"a {tag.decode()} message of {len(payload)} bytes is over the protocol's "
@@ -63,18 +119,20 @@ def dtype_code(array: np.ndarray, what: str) -> int:
 
 
 def hello_payload(name: str, validates: bool, describe: dict, error: str | None = None,
-                  unavailable: bool = False, conventions=(), generators=(), operators=()) -> bytes:
-    """A HELO payload: the backend's name, whether it validates, its describe() and, when it draws
-    numbers, its ``conventions``; when it computes generator blocks, its ``generators``; or, for a
-    child that cannot serve, its one-line ``error``
+                  unavailable: bool = False, **served: Any) -> bytes:
+    """A HELO payload: the backend's name, whether it validates, its describe() and what it serves of
+    the optional kinds (``served``, by the HELO lists of MESSAGES: ``conventions`` when it draws
+    numbers, ``generators`` when it computes generator blocks, ``operators`` when it runs other
+    operators; an empty one is left out); or, for a child that cannot serve, its one-line ``error``
     (``unavailable``: it cannot run on this machine, as opposed to a spec that names nothing loadable)."""
+    lists = [message.advertised for message in MESSAGES.values() if message.advertised]
+    unknown = sorted(set(served) - set(lists))
+    if unknown:
+        raise TypeError(f"hello_payload: no HELO list {', '.join(unknown)} (the lists: {', '.join(lists)})")
     body = {"protocol": PROTOCOL_VERSION, "name": name, "validates": validates, "describe": describe}
-    if conventions:
-        body["conventions"] = [str(c) for c in conventions]
-    if generators:
-        body["generators"] = [str(g) for g in generators]
-    if operators:
-        body["operators"] = [str(o) for o in operators]
+    for listed in lists:   # in the table's order: the JSON's keys keep theirs
+        if served.get(listed):
+            body[listed] = [str(item) for item in served[listed]]
     if error:
         body = {"protocol": PROTOCOL_VERSION, "error": error}
         if unavailable:
@@ -477,3 +535,115 @@ def decode_bits(payload: bytes) -> tuple[np.ndarray, np.ndarray]:
     r = Reader(payload)
     state = _read_u64_words(r)
     return state, _read_elements(r, "BITS", OPERATOR_DTYPES)
+
+
+# ---------------------------------------------------------------------------------- the message kinds
+# Each kind's ask (the runner's side), then its serve (the child's), then its entry (rule 1).
+
+def _ask_call(hello: dict, state, sizes, strides, buffer, output_state, feature_level) -> Exchange:
+    """A CALL of random_generator. A buffer in shared memory (rngcheck.sharedmem) goes to a child that
+    maps shared buffers by its file's name alone; any other goes as its words, within MAX_PAYLOAD."""
+    from .. import sharedmem
+
+    shared = sharedmem.segment_of(np.asarray(buffer)) if hello.get("shared_buffer") is True else None
+    if shared is None and call_payload_bytes(state, sizes, strides, buffer) > MAX_PAYLOAD:
+        raise NotApplicable(f"a buffer of {np.asarray(buffer).nbytes} bytes is over the exec protocol's 4 GiB "
+                            f"message limit, and this child maps no shared buffers")
+    payload = encode_call(state, sizes, strides, buffer, output_state, feature_level, shared=shared)
+    buffer_words = 0 if shared is not None else np.asarray(buffer).view("<u4").size
+    return Exchange(payload, done_limit(int(np.asarray(state).size), buffer_words),
+                    lambda done: _read_done(done, state, buffer, shared is not None))
+
+
+def _read_done(payload: bytes, state, buffer, shared: bool):
+    """A DONE read into the call's own arrays, as an in-process backend leaves them: the buffer's words
+    written into ``buffer`` (a shared one the child wrote in place), the input state as the child
+    holds it after the call written into ``state``; returns the returned state."""
+    returned, words, input_after = decode_done(payload)
+    target = np.asarray(buffer).view("<u4")
+    if (words is None) != shared:
+        raise ProtocolError(f"answered a CALL {'with' if shared else 'without'} a shared buffer "
+                            f"{'with its words' if shared else 'as if it were shared'}")
+    if words is not None and words.size != target.size:
+        raise RemoteError(f"returned a buffer of {words.size} words for one of {target.size}")
+    if words is not None:
+        target[:] = words
+    if input_after is not None:
+        # What the child holds as the input state after the call: a backend that wrote into it is
+        # seen by the caller as if it had run here (the check names it input-state-modified).
+        mine = np.asarray(state)
+        if input_after.size == mine.size and mine.dtype.itemsize == 4 and mine.flags.writeable:
+            np.copyto(mine, input_after.view(mine.dtype).reshape(mine.shape))
+    return returned
+
+
+def _serve_call(backend, call: dict) -> bytes:
+    """DONE's payload: the buffer, the returned state, and the input state as the backend left it (the
+    runner compares it with what it sent, input-state-modified, as for an in-process backend)."""
+    returned = backend.random_generator(call["state"], call["sizes"], call["strides"], call["buffer"],
+                                        output_state=call["output_state"], feature_level=call["feature_level"])
+    return encode_done(returned, call["buffer"], call["state"], shared=call["shared"])
+
+
+def _ask_draw(hello: dict, request: dict, state) -> Exchange:
+    payload = encode_draw(request, state)
+    return Exchange(payload, numbers_limit(Request.from_dict(request).count), decode_numbers)
+
+
+def _serve_draw(backend, request: dict, state) -> bytes:
+    random_numbers = getattr(backend, "random_numbers", None)
+    if not callable(random_numbers):
+        raise NotApplicable("the backend draws no numbers")
+    return encode_numbers(random_numbers(request, state), request.get("dtype"))
+
+
+def _ask_generate(hello: dict, generator: str, rounds: int, counters, key) -> Exchange:
+    payload = encode_generate(generator, rounds, counters, key)
+    return Exchange(payload, blocks_limit(*np.shape(counters)), decode_blocks)
+
+
+def _serve_generate(backend, generator: str, rounds: int, counters, key) -> bytes:
+    generator_blocks = getattr(backend, "generator_blocks", None)
+    if not callable(generator_blocks):
+        raise NotApplicable("the backend computes no generator blocks")
+    return encode_blocks(generator_blocks(generator, rounds, counters, key))
+
+
+def _ask_operate(hello: dict, operator: str, arguments: dict, state, count: int) -> Exchange:
+    """An OPER: ``arguments`` are the operator's contract method's but the state; ``count``, its output's size."""
+    return Exchange(encode_operate(operator, arguments, state), bits_limit(count), decode_bits)
+
+
+def _serve_operate(backend, operator: str, arguments: dict, state) -> bytes:
+    method = getattr(backend, OPERATOR_METHODS.get(operator, ""), None)
+    if operator not in tuple(getattr(backend, "operators", ()) or ()) or not callable(method):
+        raise NotApplicable(f"the backend runs no {operator} operator")
+    new_state, output = method(state=state, **arguments)
+    return encode_bits(new_state, output)
+
+
+MESSAGES: Registry[Message] = Registry("exec-protocol request", error=ProtocolError)
+
+
+def _entry(message: Message) -> Message:
+    """``message`` in MESSAGES, by its request's tag (rule 1: a tag is one entry, once)."""
+    return MESSAGES.add(message.name, message)
+
+
+RANDOM_GENERATOR = _entry(Message(
+    CALL, DONE, ("random_generator",), _ask_call, lambda payload: (decode_call(payload),), _serve_call))
+RANDOM_NUMBERS = _entry(Message(
+    DRAW, NUMBERS, ("random_numbers",), _ask_draw, decode_draw, _serve_draw, advertised="conventions",
+    subject=lambda request, state: request.get("convention") if isinstance(request, dict) else None,
+    unserved="draws no numbers under the {!r} convention"))
+GENERATOR_BLOCKS = _entry(Message(
+    GENERATE, BLOCKS, ("generator_blocks",), _ask_generate, decode_generate, _serve_generate,
+    advertised="generators", subject=lambda generator, rounds, counters, key: generator,
+    unserved="computes no {} blocks"))
+OTHER_OPERATOR = _entry(Message(
+    OPERATE, BITS, tuple(OPERATOR_METHODS.values()), _ask_operate, decode_operate, _serve_operate,
+    advertised="operators", subject=lambda operator, arguments, state, count: operator,
+    unserved="runs no {} operator"))
+
+# Every tag a message may start with: the handshake, the answers every request may get, QUIT, and the table's.
+TAGS = {HELLO, REJECT, FAIL, QUIT} | {m.tag for m in MESSAGES.values()} | {m.answer for m in MESSAGES.values()}

@@ -1,7 +1,9 @@
 """Host a Python backend in its own process: ``python -m rngcheck.backends.worker SPEC``.
 
 It speaks the exec protocol on the stdout it was started with; anything the backend itself
-prints goes to stderr, so it cannot corrupt the protocol.
+prints goes to stderr, so it cannot corrupt the protocol. Every request is answered the same way,
+by its entry of the protocol's table (exec_protocol.MESSAGES): ``serve`` looks the tag up there,
+and ``answer`` decodes it and has the entry serve it with the backend.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import json
 import os
 import sys
 import traceback
+from typing import Any
 
 from ..errors import one_line
 from . import exec_protocol as P
@@ -33,44 +36,33 @@ class Channel:
 
 
 def serve(backend, channel: Channel) -> int:
-    """Answer CALLs, DRAWs, GENBs and OPERs with the backend until QUIT or end of input."""
+    """Answer each request of the protocol's table (exec_protocol.MESSAGES, by its tag) with the
+    backend, until QUIT or end of input; any other message ends the worker (status 3)."""
     while True:
         message = channel.receive()
         if message is None or message[0] == P.QUIT:
             return 0
         tag, payload = message
-        if tag == P.DRAW:
-            draw(backend, channel, payload)
-            continue
-        if tag == P.GENERATE:
-            generate(backend, channel, payload)
-            continue
-        if tag == P.OPERATE:
-            operate(backend, channel, payload)
-            continue
-        if tag != P.CALL:
+        kind = P.MESSAGES.find(tag.decode(errors="replace"))
+        if kind is None:
             print(f"worker: unexpected message {tag!r}", file=sys.stderr)
             return 3
         # The answer is made in a function of its own: a shared buffer's mapping (rngcheck.sharedmem)
         # ends with it, before the runner hears the answer, whatever the answer is.
-        channel.send(*answer_call(backend, payload))
+        channel.send(*answer(backend, kind, payload))
 
 
-def answer_call(backend, payload: bytes) -> tuple[bytes, bytes]:
-    """(tag, payload) answering one CALL: DONE, RJCT or FAIL."""
+def answer(backend, kind: P.Message, payload: bytes) -> tuple[bytes, bytes]:
+    """(tag, payload) answering one request of ``kind``: its answer, or the RJCT / FAIL that its
+    undecodable payload or the backend's exception is (exec_protocol's rule 4)."""
     from ..errors import NotApplicable, Rejected
 
     try:
-        call = P.decode_call(payload)
+        arguments = kind.decode(payload)
     except Exception as error:
-        return P.FAIL, json.dumps({"error": f"worker cannot decode the CALL: {one_line(error)}"}).encode()
-    buffer = call.pop("buffer")
-    shared = call.pop("shared", False)
-    state = call["state"]
+        return P.FAIL, json.dumps({"error": f"worker cannot decode the {kind.name}: {one_line(error)}"}).encode()
     try:
-        returned = backend.random_generator(call["state"], call["sizes"], call["strides"], buffer,
-                                            output_state=call["output_state"],
-                                            feature_level=call["feature_level"])
+        return kind.answer, kind.serve(backend, *arguments)
     except Rejected as error:
         return P.REJECT, json.dumps({"message": str(error), "rule": getattr(error, "rule", None)}).encode()
     except NotApplicable as error:
@@ -78,81 +70,6 @@ def answer_call(backend, payload: bytes) -> tuple[bytes, bytes]:
     except Exception as error:
         traceback.print_exc(file=sys.stderr)
         return P.FAIL, json.dumps({"error": one_line(error)}).encode()
-    # The input state as the backend left it: the runner compares it with what it sent
-    # (input-state-modified), as it does for an in-process backend.
-    return P.DONE, P.encode_done(returned, buffer, state, shared=shared)
-
-
-def draw(backend, channel: Channel, payload: bytes) -> None:
-    """Answer one DRAW: NUMS with the backend's numbers, or RJCT / FAIL as for a CALL."""
-    try:
-        request, state = P.decode_draw(payload)
-    except Exception as error:
-        channel.send(P.FAIL, json.dumps({"error": f"worker cannot decode the DRAW: {one_line(error)}"}).encode())
-        return
-    random_numbers = getattr(backend, "random_numbers", None)
-    if not callable(random_numbers):
-        channel.send(P.FAIL, json.dumps({"error": "the backend draws no numbers", "not_applicable": True}).encode())
-        return
-    answer(channel, P.NUMBERS, lambda: P.encode_numbers(random_numbers(request, state), request.get("dtype")))
-
-
-def generate(backend, channel: Channel, payload: bytes) -> None:
-    """Answer one GENB: BLKS with the backend's generator blocks, or FAIL."""
-    try:
-        generator, rounds, counters, key = P.decode_generate(payload)
-    except Exception as error:
-        channel.send(P.FAIL, json.dumps({"error": f"worker cannot decode the GENB: {one_line(error)}"}).encode())
-        return
-    generator_blocks = getattr(backend, "generator_blocks", None)
-    if not callable(generator_blocks):
-        channel.send(P.FAIL, json.dumps({"error": "the backend computes no generator blocks",
-                                         "not_applicable": True}).encode())
-        return
-    answer(channel, P.BLOCKS, lambda: P.encode_blocks(generator_blocks(generator, rounds, counters, key)))
-
-
-def answer(channel: Channel, tag: bytes, compute) -> None:
-    """Send ``tag`` with ``compute()``'s payload, or the RJCT / FAIL that its exception is."""
-    from ..errors import NotApplicable, Rejected
-
-    try:
-        payload = compute()
-    except Rejected as error:
-        channel.send(P.REJECT, json.dumps({"message": str(error), "rule": getattr(error, "rule", None)}).encode())
-    except NotApplicable as error:
-        channel.send(P.FAIL, json.dumps({"error": str(error), "not_applicable": True}).encode())
-    except Exception as error:
-        traceback.print_exc(file=sys.stderr)
-        channel.send(P.FAIL, json.dumps({"error": one_line(error)}).encode())
-    else:
-        channel.send(tag, payload)
-
-
-def operate(backend, channel: Channel, payload: bytes) -> None:
-    """Answer one OPER: BITS with the operator's new state and output, or RJCT / FAIL as for a CALL."""
-    try:
-        operator, arguments, state = P.decode_operate(payload)
-    except Exception as error:
-        channel.send(P.FAIL, json.dumps({"error": f"worker cannot decode the OPER: {one_line(error)}"}).encode())
-        return
-    method = getattr(backend, operator_method(operator), None)
-    if operator not in tuple(getattr(backend, "operators", ()) or ()) or not callable(method):
-        channel.send(P.FAIL, json.dumps({"error": f"the backend runs no {operator} operator",
-                                         "not_applicable": True}).encode())
-        return
-    def bits() -> bytes:
-        new_state, output = method(state=state, **arguments)
-        return P.encode_bits(new_state, output)
-
-    answer(channel, P.BITS, bits)
-
-
-def operator_method(operator: str) -> str:
-    """The contract method of an operator (rngcheck.backends.contract.OPERATOR_METHODS)."""
-    from .contract import OPERATOR_METHODS
-
-    return OPERATOR_METHODS.get(operator, "")
 
 
 def main(argv=None) -> int:
@@ -174,11 +91,12 @@ def main(argv=None) -> int:
 
     try:
         backend = load(argv[0])
-        hello = P.hello_payload(str(getattr(backend, "name", argv[0])), bool(getattr(backend, "validates", False)),
-                                {str(k): str(v) for k, v in dict(backend.describe() or {}).items()},
-                                conventions=tuple(getattr(backend, "conventions", ()) or ()),
-                                generators=tuple(getattr(backend, "generators", ()) or ()),
-                                operators=tuple(getattr(backend, "operators", ()) or ()))
+        name, validates = str(getattr(backend, "name", argv[0])), bool(getattr(backend, "validates", False))
+        described = {str(k): str(v) for k, v in dict(backend.describe() or {}).items()}
+        # what it serves of the optional kinds, by their HELO lists (conventions, generators, operators)
+        served: dict[str, Any] = {message.advertised: tuple(getattr(backend, message.advertised, ()) or ())
+                                  for message in P.MESSAGES.values() if message.advertised}
+        hello = P.hello_payload(name, validates, described, **served)
         hello = P.with_shared_buffers(hello)
     except BackendUnavailable as error:
         channel.send(P.HELLO, P.hello_payload("", False, {}, error=str(error), unavailable=True))

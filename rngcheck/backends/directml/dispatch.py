@@ -31,6 +31,8 @@ from __future__ import annotations
 
 import ctypes
 from ctypes import addressof, c_uint32, c_uint64, c_void_p, sizeof
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -111,6 +113,52 @@ def descriptor_array(descs):
     for i, desc in enumerate(descs):
         array[i] = desc
     return array
+
+
+@dataclass
+class Bindings:
+    """What one execution binds through (step 3): the binding table and its command recorder, the
+    shader-visible descriptor heap (``heaps``, as SetDescriptorHeaps takes it) and its range, the compiled
+    operator's binding properties, the temporary and persistent resources (None: not asked for), and every
+    ctypes structure handed to DirectML (``keep``: alive until the execution is over)."""
+
+    table: int
+    recorder: int
+    heaps: Any
+    cpu: Any
+    gpu: Any
+    descriptors: int
+    exec_props: Any
+    temporary: int | None
+    temporary_size: int
+    persistent: int | None
+    persistent_size: int
+    keep: list = field(default_factory=list)
+
+    def bind(self, com: Com, resource: int, size: int, method: str) -> None:
+        """One buffer bound by IDMLBindingTable::BindTemporaryResource / BindPersistentResource."""
+        desc, binding = buffer_binding(resource, size)
+        self.keep.extend([desc, binding])
+        com.call(self.table, "IDMLBindingTable", method, addressof(desc))
+
+
+@dataclass
+class Buffers:
+    """The buffers of one execution (step 4): default-heap (UAV) ones for the input state, the output
+    and the output state (None: not described), the upload and readback buffers, and their sizes in
+    bytes; the readback buffer holds the output state at 0, the output at UPLOAD_OUTPUT_OFFSET and the
+    input state back at ``input_back``."""
+
+    state_in: int
+    output: int
+    state_out: int | None
+    upload: int
+    readback: int
+    in_state_bytes: int
+    out_bytes: int
+    out_state_bytes: int
+    input_back: int
+    staging_bytes: int
 
 
 class Device:
@@ -276,6 +324,15 @@ class Device:
                                                           "backend, not a rejected description)") from None
 
     def _run(self, scope, compiled, state, buffer, input_state, output, output_state):
+        """Steps 3 to 5 of the module doc, in that order."""
+        bindings = self._initialize(scope, compiled)
+        buffers = self._stage(scope, state, buffer, input_state, output, output_state)
+        self._bind_operator(bindings, compiled, buffers)
+        return self._dispatch(bindings, compiled, buffers, state, buffer)
+
+    def _initialize(self, scope, compiled) -> Bindings:
+        """Step 3: the descriptor heap, the binding table and its recorder; the initializer bound (its
+        temporary and persistent resources when asked for), recorded and executed."""
         com, dml, device = self.com, self.dml, self.device
         operators = (c_void_p * 1)(compiled)
         initializer = com.create(dml, "IDMLDevice", "CreateOperatorInitializer", 1, addressof(operators),
@@ -305,28 +362,26 @@ class Device:
                                  S.D3D12_RESOURCE_STATE_UNORDERED_ACCESS) if temporary_size else None
         persistent = self._buffer(scope, S.D3D12_HEAP_TYPE_DEFAULT, persistent_size,
                                   S.D3D12_RESOURCE_STATE_UNORDERED_ACCESS) if persistent_size else None
-        keep = []
-
-        def bind(resource, size, method):
-            """One buffer bound by IDMLBindingTable::BindTemporaryResource / BindPersistentResource."""
-            desc, binding = buffer_binding(resource, size)
-            keep.extend([desc, binding])
-            com.call(table, "IDMLBindingTable", method, addressof(desc))
+        bindings = Bindings(table, recorder, heaps, cpu, gpu, descriptors, exec_props, temporary, temporary_size,
+                            persistent, persistent_size, keep=[operators, heap_desc, table_desc])
 
         # The initializer (once per compiled operator).
         if temporary and init_props.TemporaryResourceSize:
-            bind(temporary, temporary_size, "BindTemporaryResource")
+            bindings.bind(com, temporary, temporary_size, "BindTemporaryResource")
         if persistent:
             desc, binding = buffer_binding(persistent, persistent_size)
             outputs = descriptor_array([desc])
-            keep += [binding, outputs]
+            bindings.keep += [desc, binding, outputs]
             com.call(table, "IDMLBindingTable", "BindOutputs", 1, addressof(outputs))
         self._begin()
         com.call(self.list, "ID3D12GraphicsCommandList", "SetDescriptorHeaps", 1, addressof(heaps))
         com.call(recorder, "IDMLCommandRecorder", "RecordDispatch", self.list, initializer, table)
         self._submit_and_wait()
+        return bindings
 
-        # Buffers: default (UAV) for the three tensors, upload in, readback out.
+    def _stage(self, scope, state, buffer, input_state, output, output_state) -> Buffers:
+        """Step 4: default (UAV) buffers for the three tensors, an upload buffer in (the input state and the
+        prefilled caller buffer, written here), a readback buffer out."""
         in_state_bytes, out_bytes = input_state.total_bytes, output.total_bytes
         out_state_bytes = output_state.total_bytes if output_state else 0
         state_in = self._buffer(scope, S.D3D12_HEAP_TYPE_DEFAULT, in_state_bytes, S.D3D12_RESOURCE_STATE_COPY_DEST)
@@ -340,50 +395,61 @@ class Device:
         upload = self._buffer(scope, S.D3D12_HEAP_TYPE_UPLOAD, staging_bytes, S.D3D12_RESOURCE_STATE_GENERIC_READ)
         readback = self._buffer(scope, S.D3D12_HEAP_TYPE_READBACK, staging_bytes, S.D3D12_RESOURCE_STATE_COPY_DEST)
         self._write(upload, [(0, state), (UPLOAD_OUTPUT_OFFSET, buffer)])
+        return Buffers(state_in, output_buffer, state_out, upload, readback, in_state_bytes, out_bytes,
+                       out_state_bytes, input_back, staging_bytes)
 
-        # The operator's bindings.
-        reset = S.DML_BINDING_TABLE_DESC(compiled, cpu, gpu, descriptors)
+    def _bind_operator(self, bindings: Bindings, compiled, buffers: Buffers) -> None:
+        """Step 5, the bindings: the table reset for the compiled operator; its temporary and persistent
+        resources, BindInputs (the input state), BindOutputs (the output, the output state or
+        DML_BINDING_TYPE_NONE)."""
+        com, table = self.com, bindings.table
+        reset = S.DML_BINDING_TABLE_DESC(compiled, bindings.cpu, bindings.gpu, bindings.descriptors)
         com.hr(table, "IDMLBindingTable", "Reset", addressof(reset))
-        if temporary and exec_props.TemporaryResourceSize:
-            bind(temporary, temporary_size, "BindTemporaryResource")
-        if persistent:
-            bind(persistent, persistent_size, "BindPersistentResource")
-        in_desc, in_binding = buffer_binding(state_in, in_state_bytes)
+        if bindings.temporary and bindings.exec_props.TemporaryResourceSize:
+            bindings.bind(com, bindings.temporary, bindings.temporary_size, "BindTemporaryResource")
+        if bindings.persistent:
+            bindings.bind(com, bindings.persistent, bindings.persistent_size, "BindPersistentResource")
+        in_desc, in_binding = buffer_binding(buffers.state_in, buffers.in_state_bytes)
         inputs = descriptor_array([in_desc])
-        out_desc, out_binding = buffer_binding(output_buffer, out_bytes)
-        if state_out:
-            state_desc, state_binding = buffer_binding(state_out, out_state_bytes)
+        out_desc, out_binding = buffer_binding(buffers.output, buffers.out_bytes)
+        if buffers.state_out:
+            state_desc, state_binding = buffer_binding(buffers.state_out, buffers.out_state_bytes)
         else:
             state_desc, state_binding = S.DML_BINDING_DESC(S.DML_BINDING_TYPE_NONE, None), None
         outputs = descriptor_array([out_desc, state_desc])
-        keep += [in_binding, out_binding, state_binding, inputs, outputs]
+        bindings.keep += [reset, in_desc, out_desc, state_desc, in_binding, out_binding, state_binding, inputs, outputs]
         com.call(table, "IDMLBindingTable", "BindInputs", 1, addressof(inputs))
         com.call(table, "IDMLBindingTable", "BindOutputs", 2, addressof(outputs))
 
+    def _dispatch(self, bindings: Bindings, compiled, buffers: Buffers, state, buffer):
+        """Step 5, the execution: record the copies in, COPY_DEST -> UNORDERED_ACCESS barriers, RecordDispatch,
+        a UAV barrier, UNORDERED_ACCESS -> COPY_SOURCE, the copies out; execute; wait; read the readback
+        buffer into ``buffer`` (and input_state_after); returns the output state's bytes or None."""
+        com, b = self.com, buffers
         self._begin()
-        com.call(self.list, "ID3D12GraphicsCommandList", "SetDescriptorHeaps", 1, addressof(heaps))
+        com.call(self.list, "ID3D12GraphicsCommandList", "SetDescriptorHeaps", 1, addressof(bindings.heaps))
         copy = lambda dst, dst_offset, src, src_offset, size: com.call(  # noqa: E731
             self.list, "ID3D12GraphicsCommandList", "CopyBufferRegion", dst, dst_offset, src, src_offset, size)
-        copy(state_in, 0, upload, 0, state.nbytes)
-        copy(output_buffer, 0, upload, UPLOAD_OUTPUT_OFFSET, buffer.nbytes)
-        self._barriers([(state_in, S.D3D12_RESOURCE_STATE_COPY_DEST, S.D3D12_RESOURCE_STATE_UNORDERED_ACCESS),
-                        (output_buffer, S.D3D12_RESOURCE_STATE_COPY_DEST, S.D3D12_RESOURCE_STATE_UNORDERED_ACCESS)])
-        com.call(recorder, "IDMLCommandRecorder", "RecordDispatch", self.list, compiled, table)
-        after = [None, (output_buffer, S.D3D12_RESOURCE_STATE_UNORDERED_ACCESS, S.D3D12_RESOURCE_STATE_COPY_SOURCE),
-                 (state_in, S.D3D12_RESOURCE_STATE_UNORDERED_ACCESS, S.D3D12_RESOURCE_STATE_COPY_SOURCE)]
-        if state_out:
-            after.append((state_out, S.D3D12_RESOURCE_STATE_UNORDERED_ACCESS, S.D3D12_RESOURCE_STATE_COPY_SOURCE))
+        copy(b.state_in, 0, b.upload, 0, state.nbytes)
+        copy(b.output, 0, b.upload, UPLOAD_OUTPUT_OFFSET, buffer.nbytes)
+        self._barriers([(b.state_in, S.D3D12_RESOURCE_STATE_COPY_DEST, S.D3D12_RESOURCE_STATE_UNORDERED_ACCESS),
+                        (b.output, S.D3D12_RESOURCE_STATE_COPY_DEST, S.D3D12_RESOURCE_STATE_UNORDERED_ACCESS)])
+        com.call(bindings.recorder, "IDMLCommandRecorder", "RecordDispatch", self.list, compiled, bindings.table)
+        after = [None, (b.output, S.D3D12_RESOURCE_STATE_UNORDERED_ACCESS, S.D3D12_RESOURCE_STATE_COPY_SOURCE),
+                 (b.state_in, S.D3D12_RESOURCE_STATE_UNORDERED_ACCESS, S.D3D12_RESOURCE_STATE_COPY_SOURCE)]
+        if b.state_out:
+            after.append((b.state_out, S.D3D12_RESOURCE_STATE_UNORDERED_ACCESS, S.D3D12_RESOURCE_STATE_COPY_SOURCE))
         self._barriers(after)
-        copy(readback, UPLOAD_OUTPUT_OFFSET, output_buffer, 0, buffer.nbytes)
-        copy(readback, input_back, state_in, 0, state.nbytes)
-        if state_out:
-            copy(readback, 0, state_out, 0, out_state_bytes)
+        copy(b.readback, UPLOAD_OUTPUT_OFFSET, b.output, 0, buffer.nbytes)
+        copy(b.readback, b.input_back, b.state_in, 0, state.nbytes)
+        if b.state_out:
+            copy(b.readback, 0, b.state_out, 0, b.out_state_bytes)
         self._submit_and_wait()
 
-        data = self._read(readback, staging_bytes)
+        data = self._read(b.readback, b.staging_bytes)
         buffer.view(np.uint8).reshape(-1)[:] = data[UPLOAD_OUTPUT_OFFSET:UPLOAD_OUTPUT_OFFSET + buffer.nbytes]
-        self.input_state_after = data[input_back:input_back + state.nbytes].copy()
-        return data[:out_state_bytes].copy() if state_out else None
+        self.input_state_after = data[b.input_back:b.input_back + state.nbytes].copy()
+        return data[:b.out_state_bytes].copy() if b.state_out else None
 
     # -- helpers ------------------------------------------------------------------------------
 
