@@ -1,7 +1,8 @@
 """The ``rngcheck`` command.
 
-Exit codes (public): 0 every required case passed; 1 a required case failed or errored
-(or nothing passed); 2 usage or input error (one line, no traceback); 130 interrupted.
+Exit codes (public): 0 every required case passed; 1 a required case failed, errored, crashed, timed
+out or was not run; 2 usage or input error (one line, no traceback); 5 nothing ran (no selected case
+applies to a backend: pytest's convention); 130 interrupted.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from .errors import BackendProcessFailed, BackendStopped, RngcheckError, one_lin
 from .results import verdicts
 from .results.text import printable
 
-EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_NOTHING_RAN, EXIT_INTERRUPTED = 0, 1, 2, 5, 130
 DEFAULT_BACKENDS = ("numpy", "opencl", "directml")  # opencl and directml only when available
 
 
@@ -270,7 +271,24 @@ def _write_run(args, document, journal_path, deferred) -> int:
         print(f"rngcheck: the --deadline of {args.deadline:g} s passed; the cases left are not-run", file=sys.stderr)
     if args.baseline or args.expected_failures:
         return _gate(document, args)
-    return EXIT_PASS if document["summary"]["verdict"] == verdicts.PASS else EXIT_FAIL
+    return verdict_exit(document)
+
+
+def verdict_exit(document: dict) -> int:
+    """The exit code of a finished run's verdict (rngcheck.results.verdicts, decided once in the document):
+    0 pass, 5 nothing ran (said on stderr too, so that --quiet says it), 1 otherwise."""
+    verdict = document["summary"]["verdict"]
+    if verdict == verdicts.PASS:
+        return EXIT_PASS
+    if verdict == verdicts.NOTHING_RAN:
+        idle = [b for b in document["backends"] if b.get("verdict") == verdicts.NOTHING_RAN]
+        names = ", ".join(printable(b["name"]) for b in idle) or "any backend"
+        reasons = {r["message"] for r in document["results"] if r["backend"] in {b["name"] for b in idle}}
+        why = f" ({printable(sorted(reasons)[0])[:160]})" if len(reasons) == 1 else ""
+        print(f"rngcheck: nothing ran on {names}: no selected case applies to it{why}; exit {EXIT_NOTHING_RAN}",
+              file=sys.stderr)
+        return EXIT_NOTHING_RAN
+    return EXIT_FAIL
 
 
 def _gate(document: dict, args) -> int:
@@ -400,7 +418,7 @@ def cmd_repro(args) -> int:
             axis.repro.write(args.json, document, case, looked)
         else:
             write(document, args.json)
-    return EXIT_PASS if document["summary"]["verdict"] == verdicts.PASS else EXIT_FAIL
+    return verdict_exit(document)
 
 
 def _positive(text: str) -> int:

@@ -32,6 +32,11 @@ class NotApplicable(Exception):
     answer it could have computed."""
 
 
+class NotRunHere(Exception):
+    """The case applies and could run, but not here and now: this machine lacks the memory for its
+    buffer, say. The case is reported as skipped, with the reason (never n/a, never a pass)."""
+
+
 class BackendUnavailable(RngcheckError):
     """The backend cannot run on this machine (library missing, no device, ...)."""
 

@@ -36,10 +36,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # rngcheck from this checkout
 
 from rngcheck.generators import NAMES as GENERATOR_NAMES  # noqa: E402
-from rngcheck.results.statuses import BROKEN, PASSED, SKIPPED  # noqa: E402
+from rngcheck.results.statuses import BROKEN, NOT_APPLICABLE, PASSED, RAN  # noqa: E402
 from rngcheck.results.tables import table as results_table  # noqa: E402
 from rngcheck.results.text import printable  # noqa: E402
-from rngcheck.results.verdicts import run_verdict  # noqa: E402
+from rngcheck.results.verdicts import run_verdict, said  # noqa: E402
 
 DEFAULT = ["numpy", "opencl", "randomgen", "tensorflow", "tensorflow:state=spec", "jax", "jax:state_words=3",
            "mkl", "random123", "random123:mode=engine", "curand", "pyopencl", "pyopencl:mode=generator",
@@ -86,7 +86,7 @@ def cell(rows, category: str, divergences=frozenset()) -> str:
     if not len(mine):
         return "–"
     broken = mine[mine["required"] & mine["status"].isin(BROKEN)]
-    absent = int(((mine["status"] == SKIPPED) & mine["message"].str.startswith("not applicable")).sum())
+    absent = int((mine["status"] == NOT_APPLICABLE).sum())
     tail = f", {absent} n/a" if absent else ""
     if not len(broken):
         passed = int((mine["status"] == PASSED).sum())
@@ -119,7 +119,7 @@ def table(documents: list[dict], categories=CATEGORIES, divergences=frozenset())
     for _, rows in data.groupby("run", sort=False):
         rows = rows[rows["backend"] == rows["backend"].iloc[0]]   # each document: one backend
         rows = rows[rows["category"].isin(categories)]
-        if not len(rows) or (rows["status"] == SKIPPED).all() and not (
+        if not len(rows) or (rows["status"] == NOT_APPLICABLE).all() and not (
                 numbers_table and (~rows["message"].str.contains("the backend draws no")).any()):
             continue   # (a numbers row stays when the backend says why its numbers are not applicable)
         first = rows.iloc[0]
@@ -133,9 +133,10 @@ def table(documents: list[dict], categories=CATEGORIES, divergences=frozenset())
 
 
 def row_verdict(rows) -> str:
-    """A backend's verdict column (results.verdicts.run_verdict, upper case): FAIL when a required case
-    is broken."""
-    return run_verdict(failed=int((rows["required"] & rows["status"].isin(BROKEN)).sum()), passed=None).upper()
+    """A backend's verdict column (results.verdicts.run_verdict, as the terminal says it): FAIL when a
+    required case is broken, NOTHING RAN when no case of the table applies to it."""
+    return said(run_verdict(failed=int((rows["required"] & rows["status"].isin(BROKEN)).sum()),
+                            ran=int(rows["status"].isin(RAN).sum())))
 
 
 def table_row(cells) -> str:

@@ -34,7 +34,7 @@ def test_quick_run_on_numpy_passes_and_writes_consistent_json_and_junit(tmp_path
     assert result.returncode == 0, result.stdout + result.stderr
     assert "rngcheck: PASS" in result.stdout
     document = json.loads((tmp_path / "r.json").read_text())
-    assert document["schema"] == "rngcheck-result" and document["schema_version"] == 1
+    assert document["schema"] == "rngcheck-result" and document["schema_version"] == 2
     assert document["summary"]["verdict"] == "pass"
     assert document["backends"][0]["describe"]["implementation"].startswith("rngcheck reference")
     assert "--seed 0" in document["reproduce"] and "--profile quick" in document["reproduce"]

@@ -32,7 +32,7 @@ def _uniform_cases(ranged: bool) -> list:
     for case in axes.cases_for("quick"):
         if case.procedure != "numbers" or case.expected_values is not None:
             continue
-        request = case.numbers_request
+        request = case.request
         if request.kind == numbers.UNIFORM and request.dtype in DTYPES and (request.low is not None) == ranged:
             out.append(case)
     return out
@@ -82,7 +82,7 @@ def test_the_edge_state_s_first_block_is_the_chosen_one():
 def at_edge(case):
     """The case drawn from EDGE, and the elements where its reference draws the range's low end
     (+0.0 for [0, 1))."""
-    request = case.numbers_request
+    request = case.request
     expected = numbers.draw(request, EDGE)
     low = np.asarray(request.uniform_range[0], dtype=request.dtype)
     where = np.flatnonzero((expected == low) & (np.signbit(expected) == np.signbit(low)))
@@ -90,7 +90,7 @@ def at_edge(case):
 
 
 def _with_edge(cases):
-    return [c for c in cases if c.numbers_request.seed is None and at_edge(c)[1].size]
+    return [c for c in cases if c.request.seed is None and at_edge(c)[1].size]
 
 
 RANGED_EDGE, UNIT_EDGE = _with_edge(RANGED), _with_edge(UNIT)
@@ -104,8 +104,8 @@ def test_the_edge_state_reaches_low_in_every_case_it_can():
     assert {c.id for c in RANGED} - {c.id for c in RANGED_EDGE} == {
         "uniform/onnxruntime-cpu/float64-range", "uniform/onnxruntime-cpu/float64-range-block0",
         "uniform/jax/float64-range"}
-    assert {c.numbers_request.dtype for c in UNIT_EDGE} == set(DTYPES)
-    assert {c.numbers_request.convention for c in UNIT_EDGE} == {
+    assert {c.request.dtype for c in UNIT_EDGE} == set(DTYPES)
+    assert {c.request.convention for c in UNIT_EDGE} == {
         "tensorflow", "jax", "pytorch", "mkl", "onnxruntime-cpu", "onnxruntime-dml"}   # cuRAND: (0, 1]
 
 
@@ -139,9 +139,9 @@ def verdict(backend, case):
 
 
 def test_the_quick_profile_has_the_ranged_cases_of_the_report():
-    conventions = {c.numbers_request.convention for c in RANGED}
+    conventions = {c.request.convention for c in RANGED}
     assert conventions >= {"mkl", "onnxruntime-cpu", "pytorch", "tensorflow"}
-    assert {c.numbers_request.dtype for c in RANGED} == set(DTYPES) and len(RANGED) >= 15
+    assert {c.request.dtype for c in RANGED} == set(DTYPES) and len(RANGED) >= 15
 
 
 # ---------------------------------------------------------------------------------- non-finite values
@@ -150,7 +150,7 @@ def test_the_quick_profile_has_the_ranged_cases_of_the_report():
 def test_an_infinity_for_every_number_fails(case, value):
     outcome = verdict(every(value), case)
     assert outcome.status == check.FAILED, outcome.message
-    assert outcome.numbers["over"] == case.numbers_request.count
+    assert outcome.numbers["over"] == case.request.count
     assert outcome.numbers["worst"]["ulps"] == INFINITE_ULPS
     assert outcome.numbers["mismatches"][0]["actual"].startswith("inf" if value > 0 else "-inf")
 
@@ -167,7 +167,7 @@ def test_one_infinity_among_the_right_numbers_fails_and_its_row_shows_it(case):
 @pytest.mark.parametrize("case", RANGED, ids=_ids)
 def test_nan_for_every_number_fails(case):
     outcome = verdict(every(np.nan), case)
-    assert outcome.status == check.FAILED and outcome.numbers["over"] == case.numbers_request.count
+    assert outcome.status == check.FAILED and outcome.numbers["over"] == case.request.count
 
 
 # ---------------------------------------------------------------------------------- signed zeros
@@ -215,7 +215,7 @@ def test_a_number_just_below_low_fails(case):
 def test_a_number_just_above_low_passes_where_the_bound_admits_a_step(case):
     edge, where = at_edge(case)
     outcome = verdict(at(where, lambda r, v: _next(r, v, np.inf)), edge)
-    bound = numbers.bound(case.numbers_request)
+    bound = numbers.bound(case.request)
     if bound.exact:   # JAX: bit-exact, so one step inside is still a failure (of the bound, not the interval)
         assert outcome.status == check.FAILED
     else:
@@ -273,7 +273,7 @@ def test_the_reference_s_numbers_lie_in_their_intervals():
     for case in axes.cases_for("quick"):
         if case.procedure != "numbers":
             continue
-        request = case.numbers_request
+        request = case.request
         interval = numbers.bound(request).interval
         if interval is None:
             assert request.kind in (numbers.NORMAL, numbers.BITS), case.id

@@ -57,8 +57,9 @@ from ..errors import (
     Rejected,
     RemoteError,
 )
-from . import Backend, lifetime
 from . import exec_protocol as P
+from . import lifetime
+from .contract import Backend
 
 E = TypeVar("E", bound=Exception)
 T = TypeVar("T")

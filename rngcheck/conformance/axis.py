@@ -48,7 +48,6 @@ class Repro:
 class Axis:
     name: str                          # the registry key; a backend lists it in ``operators`` unless required
     title: str
-    layer: str                         # what a backend that lacks it does not implement, in a few words
     spec: str                          # the spec module (the reference model)
     method: str                        # the backend contract method (rngcheck.backends.contract)
     rules: Mapping[str, str]           # the description rules, by id

@@ -30,6 +30,9 @@ class Case:
     """The shared header (rules 1-3); an axis's subclass adds its call's fields (rule 4)."""
 
     axis: ClassVar[str] = ""           # the axis that owns the subclass (rngcheck.conformance.axes)
+    # What a backend that lacks the axis does not implement, in a few words ("numbers", "StableHLO"):
+    # the result document records it, and a backend's n/a results are counted by it.
+    layer: ClassVar[str] = ""
 
     id: str
     category: str
@@ -43,6 +46,11 @@ class Case:
     def inputs(self) -> dict[str, Any]:
         """The call's inputs as the result document records them (JSON values)."""
         return {}
+
+    def size(self) -> int:
+        """How many values the call produces (elements, numbers, blocks): the smallest failing case of a
+        group of failures is the one to reproduce first."""
+        return 1
 
     def reproduction(self) -> dict[str, Any] | None:
         """The call as the result document's ``reproduce`` record; None when ``rngcheck repro`` cannot

@@ -5,7 +5,8 @@ procedure). In order:
 
 1. The procedure's own outcome, or the first failed expectation it raised (CaseFailed).
 2. A refusal (Rejected) of a valid call: failed, diagnosed as the case says (``Case.refused``).
-3. Not applicable (the backend does not implement what the case asks): its own status, with why.
+3. Not applicable (the backend does not implement what the case asks): n/a, with why; a case that
+   applies but cannot run here (NotRunHere: the memory) is skipped, with why.
 4. The backend's own exception (BackendRaised): error, with the last frames of its traceback.
 5. A backend process that crashed, hung, stopped or broke the exec protocol: crashed, timeout,
    not-run, error.
@@ -25,10 +26,11 @@ from ..errors import (
     BackendStopped,
     BackendTimeout,
     NotApplicable,
+    NotRunHere,
     Rejected,
     one_line,
 )
-from ..results.statuses import BROKEN, CRASHED, ERROR, FAILED, NOT_RUN, SKIPPED, TIMEOUT
+from ..results.statuses import BROKEN, CRASHED, ERROR, FAILED, NOT_APPLICABLE, NOT_RUN, SKIPPED, TIMEOUT
 from .case import Case
 from .checks import named
 from .outcome import BackendRaised, CaseFailed, Outcome
@@ -43,7 +45,9 @@ def judged(case: Case, procedure: Callable[[], Outcome]) -> Outcome:
     except Rejected as error:
         outcome = _rejected_valid(case, error)
     except NotApplicable as error:
-        outcome = Outcome(SKIPPED, f"not applicable: {' '.join(str(error).split())}")
+        outcome = Outcome(NOT_APPLICABLE, f"not applicable: {' '.join(str(error).split())}")
+    except NotRunHere as error:
+        outcome = Outcome(SKIPPED, f"skipped: {' '.join(str(error).split())}")
     except BackendRaised as raised:
         outcome = Outcome(ERROR, f"backend raised {raised}",
                           detail="".join(traceback.format_exception(raised.error)[-6:]))

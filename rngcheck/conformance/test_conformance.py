@@ -12,7 +12,7 @@ import pytest
 
 from rngcheck.conformance import axes, runner
 from rngcheck.results import document as D
-from rngcheck.results.statuses import PASSED, SKIPPED
+from rngcheck.results.statuses import NOT_APPLICABLE, PASSED, SKIPPED
 from rngcheck.results.text import failure_lines, printable, properties
 
 
@@ -23,7 +23,7 @@ def test_case(request, rngcheck_backend, rngcheck_backend_spec, rngcheck_case):
     required = runner.is_required(rngcheck_backend, rngcheck_case)
     result = D.result_entry(rngcheck_backend_spec, rngcheck_case, outcome, required, 0.0, rngcheck_backend_spec)
     request.node.user_properties.extend(properties(result))
-    if outcome.status == SKIPPED:
+    if outcome.status in (NOT_APPLICABLE, SKIPPED):   # the reason says which: "not applicable: ...", "skipped: ..."
         pytest.skip(outcome.message)
     said = "\n".join(map(printable, failure_lines(result, D.case_entry(rngcheck_case))))
     if D.is_failure(result):

@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from ..results.verdicts import STATS_PASS
+from ..results.verdicts import REPORT_NOTHING_RAN, STATS_PASS
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -52,4 +52,4 @@ def run(args, expected_cases=None) -> int:
         written = " and ".join(filter(None, [args.html, args.summary]))
         print(f"rngcheck report: {model['verdict']} ({len(model['columns'])} backend columns, "
               f"{len(model['stats'])} stats documents); wrote {written}")
-    return 0 if model["verdict"] == STATS_PASS else 1
+    return 0 if model["verdict"] == STATS_PASS else 5 if model["verdict"] == REPORT_NOTHING_RAN else 1

@@ -26,6 +26,7 @@ TITLES = {
     "regression": "Regressions (newly failing)", "fixed": "Newly passing", "changed": "Output changed (both pass)",
     "xfail": "Expected failures (xfail)", "xpass": "Unexpected passes (xpass)", "still": "Still failing",
     "added": "Added cases", "removed": "Removed cases",
+    "n/a": "Not comparable (n/a on the new backend, which is another implementation)",
 }
 
 
@@ -99,15 +100,15 @@ def text(comparison, quiet: bool = False) -> str:
     verdict = COMPARE_REGRESSED if counts["regression"] else COMPARE_OK
     head = (f"rngcheck compare: {verdict}: {counts['regression']} regressions, {counts['fixed']} newly passing, "
             f"{counts['changed']} outputs changed, {counts['xfail']} expected failures, {counts['xpass']} unexpected "
-            f"passes, {counts['still']} still failing, {counts['added']} added, {counts['removed']} removed "
-            f"({comparison.common} cases in common)")
+            f"passes, {counts['still']} still failing, {counts['added']} added, {counts['removed']} removed, "
+            f"{counts['n/a']} not comparable ({comparison.common} cases in common)")
     if quiet:
         return head
     lines = [f"baseline: {', '.join(map(printable, comparison.baseline_runs))}; "
              f"new: {', '.join(map(printable, comparison.new_runs))}"]
     lines += [f"note: {printable(n)}" for n in comparison.notes]
     for kind in ("regression", "xpass", "fixed", "changed", "xfail", "still", "added", "removed"):
-        changes = comparison.of(kind)
+        changes = comparison.of(kind)   # (not comparable: counted once, in the notes and the verdict line)
         if not changes:
             continue
         lines.append(f"{TITLES[kind]}: {len(changes)}")

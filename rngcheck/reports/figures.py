@@ -20,7 +20,8 @@ import numpy as np
 
 LANES, BITS = 4, 32
 STATUS_COLOURS = {"passed": "#2e7d32", "failed": "#c62828", "error": "#6a1b9a", "crashed": "#4a148c",
-                  "timeout": "#e65100", "info": "#1565c0", "skipped": "#9e9e9e"}
+                  "timeout": "#e65100", "info": "#1565c0", "n/a": "#cfd8dc",
+                  "skipped": "#9e9e9e"}
 _counter = itertools.count(1)
 
 

@@ -1,8 +1,11 @@
 """JUnit XML from a result document: one testsuite per backend, one testcase per case.
 
-A suite's properties are its backend's ``describe()``; a test case that did not pass carries
-its result's properties (rngcheck.results.text.properties: status, diagnosis, first mismatch,
-reproduce command), as ``pytest --junitxml`` does for the rngcheck pytest plugin's tests.
+A suite's properties are its backend's ``describe()``, its verdict and its failure groups
+(rngcheck.results.groups: ``rngcheck.group.N`` = "count: diagnosis (pattern)", with the smallest
+case's reproduce line); a test case that did not pass carries its result's properties
+(rngcheck.results.text.properties: status, diagnosis, first mismatch, reproduce command), as
+``pytest --junitxml`` does for the rngcheck pytest plugin's tests. A case that is n/a or skipped is
+``<skipped>`` with its reason ("not applicable: ...", "skipped: ...").
 """
 
 from __future__ import annotations
@@ -13,7 +16,8 @@ from pathlib import Path
 
 from ..jsonfile import atomic_write
 from ..results import text
-from ..results.statuses import CRASHED, ERROR, FAILED, NOT_RUN, SKIPPED, TIMEOUT, effective
+from ..results.groups import failure_groups
+from ..results.statuses import CRASHED, ERROR, FAILED, NOT_APPLICABLE, NOT_RUN, SKIPPED, TIMEOUT, effective
 
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
@@ -29,6 +33,7 @@ def to_junit(document: dict) -> ET.ElementTree[ET.Element]:
     root = ET.Element("testsuites", name="rngcheck", tests="0", failures="0", errors="0", skipped="0")
     cases = {c["id"]: c for c in document["cases"]}
     totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    groups = failure_groups(document)
     for backend in document["backends"]:
         results = [r for r in document["results"] if r["backend"] == backend["name"]]
         suite = ET.SubElement(root, "testsuite", name=clean(f"rngcheck.{backend['name']}"))
@@ -36,6 +41,11 @@ def to_junit(document: dict) -> ET.ElementTree[ET.Element]:
         properties = ET.SubElement(suite, "properties")
         for key, value in backend["describe"].items():
             ET.SubElement(properties, "property", name=clean(key), value=clean(value))
+        ET.SubElement(properties, "property", name="rngcheck.verdict", value=clean(backend.get("verdict", "")))
+        for number, group in enumerate(groups.get(backend["name"], []), 1):
+            ET.SubElement(properties, "property", name=f"rngcheck.group.{number}", value=clean(group.label()))
+            ET.SubElement(properties, "property", name=f"rngcheck.group.{number}.reproduce",
+                          value=clean(group.reproduce))
         for result in results:
             case = cases.get(result["case"], {})
             element = ET.SubElement(suite, "testcase", name=result["case"],
@@ -57,7 +67,7 @@ def to_junit(document: dict) -> ET.ElementTree[ET.Element]:
                 counts["errors"] += 1
                 ET.SubElement(element, "error", message=clean(result["message"][:500])).text = clean(
                     body + "\n" + result["detail"])
-            elif status == SKIPPED:
+            elif status in (NOT_APPLICABLE, SKIPPED):
                 counts["skipped"] += 1
                 ET.SubElement(element, "skipped", message=clean(result["message"][:500]))
             elif result["message"] or result["observations"]:

@@ -24,9 +24,10 @@ from typing import Any
 
 from .. import __version__
 from ..results.document import agreement
+from ..results.groups import FailureGroup, failure_groups
 from ..results.records import CaseRecord, ResultRecord
 from ..results.sources import Source
-from ..results.statuses import BROKEN, INFO, PASSED, STATUSES, effective
+from ..results.statuses import BROKEN, INFO, RAN, STATUSES, effective
 from ..results.tables import counts as status_counts
 from ..results.tables import frame, records, run_labels
 from ..results.text import anatomy_lines, mismatch_fields
@@ -58,6 +59,14 @@ UNDIAGNOSED = {  # a failure without a diagnosis, by status
 def build(sources: list[Source], figures: bool = True) -> dict:
     """The comparison model of the sources (``figures=False``: no SVG is drawn, e.g. for the summary)."""
     results_sources = [s for s in sources if s.kind == "result"]
+    found_groups: dict[int, dict[str, list[FailureGroup]]] = {}
+
+    def groups_of(source: Source) -> dict[str, list[FailureGroup]]:
+        """The source's failure groups (rngcheck.results.groups), by backend name."""
+        if id(source) not in found_groups:
+            found_groups[id(source)] = {_text(k, 200): v for k, v in failure_groups(source.doc).items()}
+        return found_groups[id(source)]
+
     stats_sources = [s for s in sources if s.kind == "stats"]
     runs: list[dict[str, Any]] = []
     columns: list[dict[str, Any]] = []
@@ -96,7 +105,8 @@ def build(sources: list[Source], figures: bool = True) -> dict:
                     results[case_id] = record
                     if case_id not in cases:
                         cases[case_id] = {"id": case_id, "category": case_id.split("/")[0] if "/" in case_id else "?"}
-            columns.append({"name": name, "run": run, "entry": entry, "results": results})
+            columns.append({"name": name, "run": run, "entry": entry, "results": results,
+                            "groups": groups_of(source).get(name, [])})
     multiple_runs = len(results_sources) > 1
     # Every count below comes from the results table, one row per result.
     data = frame([row for row, _ in table_records])
@@ -237,19 +247,24 @@ def _fill_column(column: dict, counts: dict) -> None:
             failures.append(_failure_view(column, case_id, result))
     for number, failure in enumerate(failures):
         failure["detailed"] = number < DETAILED_FAILURES
-    verdict = run_verdict(failed=len(failures), passed=counts[PASSED], complete=column["run"]["complete"],
+    verdict = run_verdict(failed=len(failures), ran=sum(counts[s] for s in RAN), complete=column["run"]["complete"],
                           failure_stands=True)
-    groups: OrderedDict[str, dict[str, Any]] = OrderedDict()
-    for failure in failures:
-        key = failure["diagnosis_id"] or f"({failure['status']})"
-        group = groups.setdefault(key, {"id": failure["diagnosis_id"], "summary": failure["diagnosis_summary"],
-                                        "label": UNDIAGNOSED.get(failure["status"], UNDIAGNOSED["failed"]),
-                                        "alternatives": [], "count": 0, "first": failure, "cases": []})
-        group["count"] += 1
-        group["cases"].append(failure["case"])
-        for alternative in failure["alternatives"]:
-            if alternative not in group["alternatives"]:
-                group["alternatives"].append(alternative)
+    by_case = {failure["case"]: failure for failure in failures}
+    groups = []
+    for found in column["groups"]:   # rngcheck.results.groups: what the failures share, the smallest case
+        first = by_case.get(_text(found.example.get("case"), 300)) or (failures[0] if failures else None)
+        if first is None:
+            continue
+        alternatives: list[str] = []
+        for case in found.cases:
+            for alternative in by_case.get(_text(case, 300), {}).get("alternatives", []):
+                if alternative not in alternatives:
+                    alternatives.append(alternative)
+        label = UNDIAGNOSED.get(first["status"], UNDIAGNOSED["failed"])
+        groups.append({"id": found.diagnosis if first["diagnosis_id"] else "", "summary": found.summary,
+                       "pattern": _text(found.pattern), "label": label,
+                       "text": _text(found.label()), "reproduce": _text(found.reproduce), "alternatives": alternatives,
+                       "count": found.count, "first": first, "cases": [_text(c, 300) for c in found.cases]})
     column.update({
         "spec": _text(entry.get("spec")),
         "validates": entry.get("validates"),
@@ -258,7 +273,7 @@ def _fill_column(column: dict, counts: dict) -> None:
         "failures": failures,
         "detailed_failures": [f for f in failures if f["detailed"]],
         "brief_failures": [f for f in failures if not f["detailed"]],
-        "diagnoses": sorted(groups.values(), key=lambda g: -g["count"]),
+        "diagnoses": groups,
         "verdict": verdict,
         "passed": verdict == PASS,   # for the template, which compares no verdict
         "failed": verdict == FAIL,

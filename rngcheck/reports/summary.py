@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..jsonfile import atomic_write
 from ..results.text import visible
-from ..results.verdicts import STATS_BAD, STATS_FAIL, STATS_PASS, STATS_SUSPECT
+from ..results.verdicts import STATS_BAD, STATS_FAIL, STATS_PASS, STATS_SUSPECT, said
 
 SHOWN_DIAGNOSES = 6
 SHOWN_FAILURES = 5
@@ -58,16 +58,16 @@ def render(model: dict, html_name: str | None = None) -> str:
         broken = counts.get("error", 0) + counts.get("crashed", 0) + counts.get("timeout", 0)
         lines.append(f"{len(model['columns'])} backend(s), {model['case_count']} cases: {counts['passed']} passed, "
                      f"{counts['failed']} failed, {broken} errors (crashed or timed out included), "
-                     f"{counts['info']} implementation-defined, {counts['skipped']} skipped; "
+                     f"{counts['info']} implementation-defined, {counts['n/a']} n/a, {counts['skipped']} skipped; "
                      f"**{model['required_failed']} required failed**.")
         lines.append("")
-        lines.append("| backend | verdict | passed | failed | errors | impl.-defined | skipped |")
-        lines.append("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
+        lines.append("| backend | verdict | passed | failed | errors | impl.-defined | n/a | skipped |")
+        lines.append("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
         for column in model["columns"]:
             c = column["counts"]
             errors = c.get("error", 0) + c.get("crashed", 0) + c.get("timeout", 0)
-            lines.append(f"| {md(column['label'], 80)} | {column['verdict'].upper()} | {c['passed']} | {c['failed']} | "
-                         f"{errors} | {c['info']} | {c['skipped']} |")
+            lines.append(f"| {md(column['label'], 80)} | {said(column['verdict'])} | {c['passed']} | {c['failed']} | "
+                         f"{errors} | {c['info']} | {c['n/a']} | {c['skipped']} |")
         lines.append("")
     if model["problems"]:
         lines.append("**Incomplete:** " + "; ".join(md(p, 200) for p in model["problems"][:4]))
@@ -80,15 +80,16 @@ def render(model: dict, html_name: str | None = None) -> str:
                 what = group["summary"] or group["first"]["message"]
             else:
                 name, what = group["first"]["status"], f"{group['label']}: {group['first']['message']}"
-            lines.append(f"- {name}: {md(what, 200)} — {group['count']} "
-                         f"case(s), first {_case_ref(group['first']['case'], group['first']['anchor'], html_name)}")
+            shared = f" ({md(group['pattern'], 160)})" if group["pattern"] else ""
+            lines.append(f"- {name}: {md(what, 200)}{shared} — {group['count']} "
+                         f"case(s), smallest {_case_ref(group['first']['case'], group['first']['anchor'], html_name)}")
         if len(column["diagnoses"]) > SHOWN_DIAGNOSES:
             lines.append(f"- ... and {len(column['diagnoses']) - SHOWN_DIAGNOSES} more diagnoses")
-        first = next((f for f in column["failures"] if f["reproduce_command"]), None)
-        if first:
+        first = column["diagnoses"][0] if column["diagnoses"] else None
+        if first and first["reproduce"]:
             lines.append("")
-            lines.append(f"Reproduce {md(first['case'], 120)}:")
-            lines.append(code_block(first["reproduce_command"]))
+            lines.append(f"Reproduce {md(first['first']['case'], 120)} (the smallest case of the largest group):")
+            lines.append(code_block(first["reproduce"]))
         lines.append("")
     for stats in model["stats"]:
         c = stats["counts"]

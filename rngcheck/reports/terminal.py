@@ -1,12 +1,22 @@
-"""The terminal summary of a result document."""
+"""The terminal summary of a result document: per backend, what passed, what does not apply, the
+failures grouped (rngcheck.results.groups), the verdict; then the run's verdict and how to reproduce it.
+
+A backend on which everything passed takes a few lines whatever the profile: the categories that
+passed whole are one line, those wholly not applicable are folded into the n/a line, which counts
+them by what the backend does not implement (the case records' ``layer``).
+"""
 
 from __future__ import annotations
 
-from ..results.statuses import STATUSES, is_failure
-from ..results.text import detail_lines, printable
+from collections import Counter
 
-SHOWN_FAILURES = 12
-SHOWN_MISMATCHES = 2   # mismatch lines a failure shows (the JSON document lists more)
+from ..results.groups import failure_groups, group_lines
+from ..results.statuses import INFO, NOT_APPLICABLE, PASSED, SKIPPED, STATUSES, effective
+from ..results.text import printable
+from ..results.verdicts import said
+
+SHOWN_GROUPS = 4       # failure groups a backend shows (the JSON document and the page have every one)
+SHOWN_INFO = 3         # implementation-defined observations a backend shows
 
 
 def category_counts(document: dict) -> dict:
@@ -23,30 +33,69 @@ def category_counts(document: dict) -> dict:
     return out
 
 
-def summary(document: dict) -> str:
+def not_applicable_line(results: list[dict], layers: dict[str, str]) -> str:
+    """``n/a 365 (not implemented here): numbers 271, generator blocks 67, StableHLO 92``, or ""."""
+    counted = Counter(layers.get(r["case"]) or "other" for r in results if r["status"] == NOT_APPLICABLE)
+    if not counted:
+        return ""
+    parts = ", ".join(f"{layer} {n}" for layer, n in counted.most_common())
+    return f"n/a {sum(counted.values())} (what this backend does not implement): {parts}"
+
+
+def _category_lines(by_category: dict[str, dict[str, int]]) -> list[str]:
+    """One line for the categories that passed whole; one each for the others (wholly n/a ones folded)."""
+    whole = [(c, n[PASSED]) for c, n in by_category.items() if n[PASSED] and n[PASSED] == sum(n.values()) - n[
+        NOT_APPLICABLE]]
     lines = []
+    if whole:
+        lines.append(f"  passed {sum(n for _, n in whole)}: " + ", ".join(f"{c} {n}" for c, n in whole))
+    for category, counts in by_category.items():
+        if (category, counts[PASSED]) in whole or sum(counts.values()) == counts[NOT_APPLICABLE]:
+            continue
+        parts = ", ".join(f"{counts[s]} {s}" for s in STATUSES if counts[s] and s != NOT_APPLICABLE)
+        lines.append(f"  {category:<11} {parts}")
+    return lines
+
+
+def backend_lines(document: dict, backend: dict, by_category: dict, groups: list, layers: dict[str, str]) -> list[str]:
+    name = printable(backend["name"])
+    results = [r for r in document["results"] if r["backend"] == backend["name"]]
+    device = printable(backend["describe"].get("device", backend["describe"].get("implementation", "")))
+    lines = [f"{name}  ({device})  profile {document['profile']}, seed {document['seed']}"]
+    lines += _category_lines(by_category)
+    absent = not_applicable_line(results, layers)
+    if absent:
+        lines.append("  " + absent)
+    skipped = [r for r in results if r["status"] == SKIPPED]
+    if skipped:
+        lines.append(f"  skipped {len(skipped)}: {printable(skipped[0]['message'])[:140]}"
+                     + (" (and others: see the JSON document)" if len(skipped) > 1 else ""))
+    if groups:
+        failed = sum(g.count for g in groups)
+        lines.append(f"  failures: {failed} in {len(groups)} group{'s' if len(groups) != 1 else ''} "
+                     f"(what they share, the smallest case, how to reproduce it)")
+        lines += ["    " + printable(line) for line in group_lines(groups, shown=SHOWN_GROUPS)]
+        if len(groups) > SHOWN_GROUPS:
+            rest = sum(g.count for g in groups[SHOWN_GROUPS:])
+            lines.append(f"    ... and {len(groups) - SHOWN_GROUPS} more groups ({rest} cases): see the JSON "
+                         f"document or the HTML report")
+    info = [r for r in results if effective(r["status"], r["required"]) == INFO and r["observations"]]
+    for r in info[:SHOWN_INFO]:
+        lines.append(f"  info {r['case']}: {printable(r['observations'][0])[:140]}")
+    if len(info) > SHOWN_INFO:
+        lines.append(f"  info: {len(info) - SHOWN_INFO} more implementation-defined observations in the JSON document")
+    lines.append(f"  => {said(backend['verdict'])}")
+    return lines
+
+
+def summary(document: dict) -> str:
     by_category = category_counts(document)
+    groups = failure_groups(document)
+    layers = {str(c.get("id")): str(c.get("layer") or "") for c in document["cases"] if isinstance(c, dict)}
+    lines: list[str] = []
     for backend in document["backends"]:
-        name = printable(backend["name"])
-        results = [r for r in document["results"] if r["backend"] == backend["name"]]
-        device = printable(backend["describe"].get("device", backend["describe"].get("implementation", "")))
-        lines.append(f"{name}  ({device})  profile {document['profile']}, seed {document['seed']}")
-        for category, counts in by_category.get(backend["name"], {}).items():
-            parts = ", ".join(f"{counts[s]} {s}" for s in STATUSES if counts[s])
-            lines.append(f"  {category:<11} {parts}")
-        failures = [r for r in results if is_failure(r["status"], r["required"])]
-        for r in failures[:SHOWN_FAILURES]:
-            tag = f" [{printable(r['diagnosis'].get('id'))}]" if isinstance(r.get("diagnosis"), dict) else ""
-            lines.append(f"  {r['status'].upper()} {r['case']}{tag}: {printable(r['message'])[:160]}")
-            family = isinstance(r.get("diagnosis"), dict) and "parameters" in r["diagnosis"]  # says its parameters
-            lines += [f"       {printable(line)}"
-                      for line in detail_lines(r, mismatches=SHOWN_MISMATCHES, diagnosis=family)]
-        if len(failures) > SHOWN_FAILURES:
-            lines.append(f"  ... and {len(failures) - SHOWN_FAILURES} more failures (see the JSON document)")
-        info = [r for r in results if r["status"] == "info" and r["observations"]]
-        for r in info[:4]:
-            lines.append(f"  info {r['case']}: {printable(r['observations'][0])[:140]}")
-        lines.append(f"  => {backend['verdict'].upper()}")
+        lines += backend_lines(document, backend, by_category.get(backend["name"], {}),
+                               groups.get(backend["name"], []), layers)
     if document.get("agreement"):
         disagree = [a["case"] for a in document["agreement"] if not a["agree"]]
         lines.append(f"cross-backend: {len(document['agreement']) - len(disagree)} of {len(document['agreement'])} "
@@ -54,6 +103,6 @@ def summary(document: dict) -> str:
                      + (f"; differ: {', '.join(disagree[:8])}" if disagree else ""))
     s = document["summary"]
     counts = ", ".join(f"{n} {k}" for k, n in s["counts"].items() if n)
-    lines.append(f"rngcheck: {s['verdict'].upper()} ({counts}; {s['required_failed']} required failed)")
+    lines.append(f"rngcheck: {said(s['verdict'])} ({counts}; {s['required_failed']} required failed)")
     lines.append(f"reproduce: {document['reproduce']}")
     return "\n".join(lines)

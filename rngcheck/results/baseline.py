@@ -5,12 +5,17 @@
     change.regressions   # newly failing: exit 1
 
 Results are matched by (backend, case). When each side has exactly one backend and their names
-differ (one driver against another), that one pair is matched. A result's outcome is its
-effective status (rngcheck.results.statuses); of two outcomes:
+differ (one driver against another), that one pair is matched. A backend's identity is its
+registered name without options (``directml`` for ``directml:lib=0.2.0``), else its whole spec
+(``exec:./philox_exec``, ``file.py:Class``). A result's outcome is its effective status
+(rngcheck.results.statuses); of two outcomes:
   regression   it fails now and did not in the baseline (or the baseline did not have the case),
-               or a required case that passed in the baseline is not applicable (skipped) now (a
-               driver that answers NotApplicable to everything passes nothing), and no
-               expected-failures entry names it
+               or a required case that passed in the baseline is n/a or skipped now on the same
+               backend identity (a driver version that answers NotApplicable to everything passes
+               nothing), and no expected-failures entry names it
+  n/a          not comparable: a case that passed in the baseline is n/a now on another backend
+               identity (a reference run against an implementation of part of it: what the
+               implementation does not implement). Counted and said once, never a regression
   fixed        it failed in the baseline and passes now
   changed      it passes on both sides but the output words' digest differs
   still        it fails on both sides (a known failure the baseline already had)
@@ -35,14 +40,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import RngcheckError
-from .statuses import BROKEN, PASSED, SKIPPED, XFAIL, XPASS
+from .statuses import BROKEN, NOT_APPLICABLE, PASSED, SKIPPED, XFAIL, XPASS
 
 if TYPE_CHECKING:
     import pandas as pd  # the results table (rngcheck.results.tables)
 
 MAX_EXPECTED = 100_000             # entries of an expected-failures file
 MAX_EXPECTED_BYTES = 16 << 20      # its size
-KINDS = ("regression", "fixed", "changed", "still", "xfail", "xpass", "added", "removed")
+KINDS = ("regression", "fixed", "changed", "still", "xfail", "xpass", "added", "removed", "n/a")
+NOT_COMPARABLE = "n/a"
 
 
 @dataclass(frozen=True)
@@ -192,8 +198,11 @@ def compare(baseline: pd.DataFrame, new: pd.DataFrame, expected: list[Expected] 
     expected = expected or []
     notes: list[str] = []
     old_backends, new_backends = list(dict.fromkeys(baseline["backend"])), list(dict.fromkeys(new["backend"]))
+    other_identity = False
     if len(old_backends) == 1 and len(new_backends) == 1 and old_backends != new_backends:
         notes.append(f"baseline backend {old_backends[0]!r} compared with new backend {new_backends[0]!r}")
+        old_spec, new_spec = (str(data["spec"].iloc[0]) for data in (baseline, new))
+        other_identity = identity(old_spec) != identity(new_spec)
         baseline = baseline.assign(backend=new_backends[0])
     for what, column in (("rngcheck", "rngcheck_version"), ("schema version", "schema_version")):
         old_values, new_values = set(map(str, baseline[column])), set(map(str, new[column]))
@@ -230,7 +239,9 @@ def compare(baseline: pd.DataFrame, new: pd.DataFrame, expected: list[Expected] 
                 kind = "still"
             else:
                 kind = "regression"   # newly failing, or failing in a case the baseline did not have
-        elif was == PASSED and now == SKIPPED and bool(before is not None and before["required"]):
+        elif was == PASSED and now == NOT_APPLICABLE and other_identity:
+            kind = NOT_COMPARABLE   # the other implementation does not implement it: nothing to compare
+        elif was == PASSED and now in (NOT_APPLICABLE, SKIPPED) and bool(before is not None and before["required"]):
             kind = XFAIL if entry is not None else "regression"   # it passed; now it is not even run
         elif entry is not None and now == PASSED:
             kind = XPASS
@@ -243,17 +254,30 @@ def compare(baseline: pd.DataFrame, new: pd.DataFrame, expected: list[Expected] 
             kind = "changed"
         if kind is None:
             continue
-        source = after if after is not None and (now in BROKEN or now == SKIPPED) else \
+        source = after if after is not None and (now in BROKEN or now in (NOT_APPLICABLE, SKIPPED)) else \
             before if before is not None else row
         changes.append(Change(kind, key[0], key[1], str(row["category"]), was, now,
                               diagnosis=str(source["diagnosis"]), message=str(source["message"]),
                               reason=entry.reason if entry is not None and kind in (XFAIL, XPASS) else ""))
+    absent = sum(c.kind == NOT_COMPARABLE for c in changes)
+    if absent:
+        notes.append(f"{absent} cases that passed on the baseline's backend are n/a on the new one (another "
+                     f"implementation: what it does not implement is not compared)")
     if unfinished:
         changes = [c if c.kind != "removed" else Change("removed", c.backend, c.case, c.category, c.before, "",
                                                          c.diagnosis, "not run: the new run did not finish")
                    for c in changes]
     return Comparison(list(dict.fromkeys(baseline["run"])), list(dict.fromkeys(new["run"])), common, changes,
                       notes, [e for e in expected if e not in used])
+
+
+def identity(spec: str) -> str:
+    """A backend's identity across runs: a registered name without its options, else the whole spec
+    (a program, module or file names itself)."""
+    head, sep, _ = spec.partition(":")
+    if sep and head in ("exec",) or "/" in head or head.endswith(".py") or "." in head:
+        return spec
+    return head
 
 
 def gate(data: pd.DataFrame, expected: list[Expected]) -> tuple[list[Change], list[Change]]:

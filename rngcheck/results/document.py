@@ -126,13 +126,16 @@ def finish(document: dict[str, Any]) -> dict[str, Any]:
     for entry in document["backends"]:
         results = by_backend.get(entry["name"], [])
         entry["summary"] = {s: sum(r["status"] == s for r in results) for s in STATUSES}
-        entry["verdict"] = run_verdict(failed=sum(is_failure(r) for r in results))
+        entry["verdict"] = run_verdict(failed=sum(is_failure(r) for r in results),
+                                       ran=sum(r["status"] in statuses.RAN for r in results))
     if len(document["backends"]) > 1:
         document["agreement"] = agreement((r["case"], r["backend"], r["output_sha256"]) for r in document["results"])
     counts = {s: sum(r["status"] == s for r in document["results"]) for s in STATUSES}
     failed = sum(is_failure(r) for r in document["results"])
-    verdict = run_verdict(failed=failed, passed=counts[statuses.PASSED], complete=document.get("complete", True),
-                          stats=[s["verdict"] for s in document.get("stats", [])])
+    stats = [s["verdict"] for s in document.get("stats", [])]
+    verdict = run_verdict(failed=failed, ran=sum(counts[s] for s in statuses.RAN),
+                          complete=document.get("complete", True), stats=stats,
+                          backends=[entry["verdict"] for entry in document["backends"]])
     document["summary"] = {"verdict": verdict, "counts": counts, "required_failed": failed,
                            "cases": len(document["cases"]), "backends": len(document["backends"])}
     return document
@@ -186,8 +189,27 @@ def load(path: str | Path) -> dict[str, Any]:
     return read(path)
 
 
+def upgraded(document: dict[str, Any]) -> dict[str, Any]:
+    """A result document of an older schema version read as this version says it (in place): version 1's
+    "skipped" results that said "not applicable" are n/a (statuses.read_status), and the summaries and
+    verdicts are decided again by today's rule. A document of this version is returned as it is."""
+    version = document.get("schema_version")
+    results = document.get("results")
+    if not isinstance(version, int) or version >= SCHEMA_VERSION or not isinstance(results, list):
+        return document
+    for result in results:
+        if isinstance(result, dict):
+            result["status"] = statuses.read_status(result.get("status"), result.get("message"))
+    if isinstance(document.get("backends"), list) and all(isinstance(r, dict) for r in results):
+        try:
+            finish(document)
+        except (KeyError, TypeError):   # a damaged document: its readers say what is missing
+            pass
+    return document
+
+
 def read(path: str | Path) -> dict[str, Any]:
-    """A result document, checked (raises RngcheckError with one line)."""
+    """A result document, checked (raises RngcheckError with one line), read as this version says it."""
     path = Path(path)
     document = read_json(path, what="result document")
     if not isinstance(document, dict) or document.get("schema") != SCHEMA:
@@ -196,4 +218,4 @@ def read(path: str | Path) -> dict[str, Any]:
     if not isinstance(version, int) or version > SCHEMA_VERSION:
         raise RngcheckError(f"{path}: schema_version {version!r} is newer than this rngcheck reads "
                             f"({SCHEMA_VERSION})")
-    return document
+    return upgraded(document)

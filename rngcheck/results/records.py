@@ -13,7 +13,7 @@ import math
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from .statuses import ERROR, STATUSES
+from .statuses import read_status
 
 
 def _str(value: object, default: str = "") -> str:
@@ -60,12 +60,14 @@ class CaseRecord:
     procedure: str
     note: str
     inputs: dict[str, Any]
+    layer: str = ""     # what a backend that cannot run the case lacks (version 2; "" before)
+    size: int = 0       # how many values the call produces (version 2; 0: not recorded)
 
     @classmethod
     def of(cls, case: Any) -> CaseRecord:  # a rngcheck.conformance.case.Case (conformance sits above results)
         """The record of a conformance case: its header, and its inputs as its axis records them."""
         return cls(case.id, case.category, case.description, case.rule, case.source, case.procedure, case.note,
-                   dict(case.inputs()))
+                   dict(case.inputs()), case.layer, case.size())
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -76,7 +78,8 @@ class CaseRecord:
         return cls(id=_str(found.get("id")), category=_str(found.get("category")),
                    description=_str(found.get("description")), rule=_str(found.get("rule")),
                    source=_str(found.get("source")), procedure=_str(found.get("procedure")),
-                   note=_str(found.get("note")), inputs=as_dict(found.get("inputs")))
+                   note=_str(found.get("note")), inputs=as_dict(found.get("inputs")),
+                   layer=_str(found.get("layer")), size=as_int(found.get("size")))
 
 
 @dataclass
@@ -137,7 +140,7 @@ class ResultRecord(Verdict):
         returned = value.get("returned_state")
         return cls(
             backend=_str(value.get("backend")), case=_str(value.get("case")),
-            status=status if status in STATUSES else ERROR, required=value.get("required") is not False,
+            status=read_status(status, value.get("message")), required=value.get("required") is not False,
             seconds=_float(value.get("seconds") or 0.0), message=_str(value.get("message")),
             diagnosis=dict(diagnosis) if isinstance(diagnosis, dict) else None,
             mismatches=[m for m in as_list(value.get("mismatches")) if isinstance(m, dict)],

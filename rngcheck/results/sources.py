@@ -57,7 +57,7 @@ def classify(doc: object, where: str = "document") -> Source:
     schema = doc.get("schema")
     if schema == D.SCHEMA:
         _version_check(doc, schema, D.SCHEMA_VERSION, where)
-        source = Source("result", doc, where)
+        source = Source("result", D.upgraded(doc), where)
         if doc.get("complete") is False or doc.get("interrupted"):
             source.problems.append("the run was interrupted before every case ran")
         source.problems += D.result_problems(doc, where)  # counted: a document's "complete" is not trusted

@@ -7,9 +7,16 @@ A case's status on one backend:
   crashed   the backend's process died during the call
   timeout   the backend did not answer in time; its process was ended
   info      implementation-defined, or a non-validating backend's answer to an invalid description
-  skipped   not applicable to this backend
-  not-run   the backend stopped answering (too many fresh workers in a row hung or died) or the
-            run's --deadline came first; the reason is the message
+  n/a       not applicable: the case asks for what this backend does not implement (a layer, a
+            convention, a generator or round count, validation); the reason is the message. Never a
+            pass and never a failure (result schema version 2; version 1 wrote "skipped" with a
+            message starting "not applicable", which a reader takes as n/a)
+  skipped   could have run and did not: this machine lacks the memory, say; the reason is the message
+  not-run   the backend stopped answering (too many fresh workers in a row hung or died), or the
+            run's --deadline or --maxfail came first; the reason is the message
+
+What ran: a result that is neither n/a, skipped nor not-run (RAN). A backend on which nothing ran
+has its own verdict (rngcheck.results.verdicts.NOTHING_RAN), never a pass.
 
 A result is a failure of the run only when it is required and broken (see ``effective``).
 Comparing runs adds two labels that are never a result's own status:
@@ -19,10 +26,12 @@ Comparing runs adds two labels that are never a result's own status:
 
 from __future__ import annotations
 
-PASSED, FAILED, ERROR, CRASHED, TIMEOUT, INFO, SKIPPED, NOT_RUN = (
-    "passed", "failed", "error", "crashed", "timeout", "info", "skipped", "not-run")
-STATUSES = (PASSED, FAILED, ERROR, CRASHED, TIMEOUT, INFO, SKIPPED, NOT_RUN)
+PASSED, FAILED, ERROR, CRASHED, TIMEOUT, INFO, NOT_APPLICABLE, SKIPPED, NOT_RUN = (
+    "passed", "failed", "error", "crashed", "timeout", "info", "n/a", "skipped", "not-run")
+STATUSES = (PASSED, FAILED, ERROR, CRASHED, TIMEOUT, INFO, NOT_APPLICABLE, SKIPPED, NOT_RUN)
 BROKEN = (FAILED, ERROR, CRASHED, TIMEOUT, NOT_RUN)
+RAN = (PASSED, FAILED, ERROR, CRASHED, TIMEOUT, INFO)
+NOT_APPLICABLE_PREFIX = "not applicable"   # how a version 1 document's skipped n/a result begins
 XFAIL, XPASS = "xfail", "xpass"
 
 
@@ -33,6 +42,16 @@ def effective(status: object, required: object) -> str:
     if known in BROKEN and required is False:
         return INFO
     return known
+
+
+def read_status(status: object, message: object = "") -> str:
+    """A document's status as this version says it: an unknown one is error; a version 1 "skipped"
+    whose message says "not applicable" is n/a."""
+    if not isinstance(status, str) or status not in STATUSES:
+        return ERROR
+    if status == SKIPPED and isinstance(message, str) and message.startswith(NOT_APPLICABLE_PREFIX):
+        return NOT_APPLICABLE
+    return status
 
 
 def is_failure(status: object, required: object) -> bool:

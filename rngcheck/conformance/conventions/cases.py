@@ -29,11 +29,15 @@ class Case(CaseHeader):
     """One draw: a request (convention, kind, dtype, count, range or stateless seed) from a state."""
 
     axis = "numbers"
+    layer = "numbers"
 
     state: tuple[int, ...] = (0, 0, 0, 0, 0, 0)
     request: Request
     procedure: str = NUMBERS
     expected_values: tuple | None = None              # printed numbers (None where not printed)
+
+    def size(self) -> int:
+        return self.request.count
 
     def inputs(self) -> dict[str, Any]:
         return {"state": [f"0x{int(w):08x}" for w in self.state], "request": self.request.to_dict()}

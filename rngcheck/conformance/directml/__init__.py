@@ -15,7 +15,7 @@ ERRATA = (
 )
 
 AXIS = Axis(
-    name="directml", title="DirectML DML_RANDOM_GENERATOR (Philox4x32-10)", layer="the DirectML operator",
+    name="directml", title="DirectML DML_RANDOM_GENERATOR (Philox4x32-10)",
     spec="rngcheck.reference", method="random_generator", rules=description.RULES, cases=cases.directml_cases,
     categories=("kat", "vectors", "mapping", "counter", "key", "layout", "state", "validation", "property", "scale"),
     procedures={**check.PROCEDURES, cases.PROPERTY: property_search.check_property}, required=True,

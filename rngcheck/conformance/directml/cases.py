@@ -47,6 +47,7 @@ class Case(CaseHeader):
     """One call of the operator: a state, sizes, strides, a feature level, and what is expected."""
 
     axis = "directml"
+    layer = "the DirectML operator"
 
     state: tuple[int, ...] = (0, 0, 0, 0, 0, 0)
     sizes: tuple[int, ...] = (4,)
@@ -74,6 +75,10 @@ class Case(CaseHeader):
         if self.state_shape is not None:
             return self.state_shape
         return (1, 1, 1, 6) if self.feature_level == FEATURE_LEVEL_3_0 else (6,)
+
+    def size(self) -> int:
+        """The elements of the call (a property case has no one call: 0, its found description says)."""
+        return 0 if self.procedure == PROPERTY else self.element_count
 
     def inputs(self) -> dict[str, Any]:
         output_state = self.output_state if isinstance(self.output_state, bool) else list(self.output_state)

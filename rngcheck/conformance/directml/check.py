@@ -14,8 +14,19 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ... import counter, layout, reference, sharedmem
-from ...errors import NotApplicable, Rejected, one_line
-from ...results.statuses import BROKEN, CRASHED, ERROR, FAILED, INFO, NOT_RUN, PASSED, SKIPPED, TIMEOUT  # noqa: F401
+from ...errors import NotRunHere, Rejected, one_line
+from ...results.statuses import (  # noqa: F401  (the statuses, as the checks of this axis name them)
+    BROKEN,
+    CRASHED,
+    ERROR,
+    FAILED,
+    INFO,
+    NOT_APPLICABLE,
+    NOT_RUN,
+    PASSED,
+    SKIPPED,
+    TIMEOUT,
+)
 from ...vectors import sha256_of_words
 from ..checks import looks_like, named
 from ..judging import judged
@@ -71,7 +82,7 @@ def new_buffer(words: int) -> np.ndarray:
     available = sharedmem.memory_available()
     needed = words * sharedmem.WORD_BYTES
     if available is not None and needed + MEMORY_MARGIN > available:
-        raise NotApplicable(f"not run on this machine: the buffer needs {needed / 2**30:.1f} GiB and "
+        raise NotRunHere(f"not run on this machine: the buffer needs {needed / 2**30:.1f} GiB and "
                             f"{available / 2**30:.1f} GiB is available (MemAvailable), {MEMORY_MARGIN >> 30} GiB "
                             f"kept free")
     return sharedmem.allocate(words)
@@ -457,7 +468,8 @@ def check_chain(backend, case: C.Case, strict: bool) -> Outcome:
 def check_reject(backend, case: C.Case, strict: bool) -> Outcome:
     validates = bool(getattr(backend, "validates", False))
     if not validates and case.only_if_validating:
-        return Outcome(SKIPPED, f"not run on a backend that does not validate: {case.only_if_validating}")
+        return Outcome(NOT_APPLICABLE, f"not applicable: not run on a backend that does not validate: "
+                                       f"{case.only_if_validating}")
     try:
         execution = execute(backend, case)
     except Rejected as error:

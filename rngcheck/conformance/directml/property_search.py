@@ -14,7 +14,7 @@ import numpy as np
 
 from ... import counter
 from ...errors import one_line
-from ...results.statuses import CRASHED, ERROR, FAILED, NOT_RUN, PASSED, SKIPPED, TIMEOUT
+from ...results.statuses import CRASHED, ERROR, FAILED, NOT_APPLICABLE, NOT_RUN, PASSED, SKIPPED, TIMEOUT
 from ..checks import looks_like, named
 from ..outcome import Outcome
 from . import anatomy
@@ -55,7 +55,7 @@ def check_property(backend, case: C.Case, strict: bool, seed: int) -> Outcome:
             failures[drawn] = outcome
             abandoned.append(drawn)
             raise Abandon
-        tried["not applicable" if outcome.status == SKIPPED else "run"] += 1
+        tried["not applicable" if outcome.status in (NOT_APPLICABLE, SKIPPED) else "run"] += 1
         answers[drawn] = outcome.status in (FAILED, ERROR)
         if answers[drawn]:
             failures[drawn] = outcome
@@ -74,7 +74,7 @@ def check_property(backend, case: C.Case, strict: bool, seed: int) -> Outcome:
                                          suppress_health_check=list(HealthCheck)))
     except NoSuchExample:
         if not tried["run"]:
-            return Outcome(SKIPPED, f"not applicable: none of {tried['not applicable']} random descriptions "
+            return Outcome(NOT_APPLICABLE, f"not applicable: none of {tried['not applicable']} random descriptions "
                                     f"could be expressed (seed {seed})")
         absent = f"; {tried['not applicable']} not applicable" if tried["not applicable"] else ""
         return Outcome(PASSED, f"{tried['run']} random descriptions agree with the reference (seed {seed}{absent})")

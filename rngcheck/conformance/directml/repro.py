@@ -30,6 +30,7 @@ from ...errors import Rejected, RngcheckError
 from ...jsonfile import write_json
 from ...reference import LANES
 from ...results import verdicts
+from ...results.statuses import RAN
 from ..axis import Repro
 from ..outcome import Outcome
 from . import cases as C
@@ -69,7 +70,9 @@ def settle_aliasing(result_document: dict) -> str:
     there are implementation-defined (info), so nothing needs to pass; a required result that
     broke (input state, guards, returned state) fails it. Written into the document, and returned."""
     summary = result_document["summary"]
-    summary["verdict"] = verdicts.run_verdict(failed=summary["required_failed"], complete=result_document["complete"])
+    ran = sum(summary["counts"].get(status, 0) for status in RAN)
+    summary["verdict"] = verdicts.run_verdict(failed=summary["required_failed"], ran=ran,
+                                              complete=result_document["complete"])
     return str(summary["verdict"])
 
 

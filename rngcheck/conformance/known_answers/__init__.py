@@ -9,7 +9,7 @@ from . import cases, check, diagnosis
 # Asked of every backend (required): whether a backend computes a generator, and at that round count, is
 # each case's to say (not applicable, never a pass).
 AXIS = Axis(
-    name="known-answers", title="Counter-based generators (Random123's known answers)", layer="generator blocks",
+    name="known-answers", title="Counter-based generators (Random123's known answers)",
     spec="rngcheck.generators", method="generator_blocks", rules={}, cases=cases.generator_cases,
     categories=cases.CATEGORIES, procedures={cases.GENERATOR: check.check_generator}, required=True,
     diagnoses=diagnosis.registered_ids)

@@ -25,6 +25,7 @@ class Case(CaseHeader):
     """One block: the generator, its round count, counter and key, and Random123's answer."""
 
     axis = "known-answers"
+    layer = "generator blocks"
 
     known_answer: KatVector
     procedure: str = GENERATOR

@@ -8,7 +8,7 @@ from ..axis import Axis
 from . import cases, check, diagnosis, repro
 
 AXIS = Axis(
-    name="stablehlo", title="StableHLO rng_bit_generator (XLA's variant as the reference)", layer="StableHLO",
+    name="stablehlo", title="StableHLO rng_bit_generator (XLA's variant as the reference)",
     spec=stablehlo.__name__, method="rng_bit_generator", rules=stablehlo.RULES, cases=cases.stablehlo_cases,
     categories=cases.CATEGORIES, procedures={cases.RNG_BIT_GENERATOR: check.check},
     divergences=diagnosis.DIVERGENCES, diagnoses=diagnosis.registered_ids, repro=repro.REPRO)

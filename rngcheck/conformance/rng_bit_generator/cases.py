@@ -10,6 +10,7 @@ its shape the output's, its dtype the element type, its algorithm the rng_algori
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,6 +36,7 @@ class Case(CaseHeader):
     """One program: rng_algorithm, the u64 state, the output's shape and element type, and what is expected."""
 
     axis = "stablehlo"
+    layer = "StableHLO"
 
     algorithm: str
     state: tuple[int, ...]
@@ -44,6 +46,9 @@ class Case(CaseHeader):
     expected_words: tuple[int, ...] | None = None     # explicit expectation (the vectors file)
     expected_state: tuple[int, ...] | None = None
     expected_rule: str | None = None                  # a program the rules forbid: the rule it breaks
+
+    def size(self) -> int:
+        return math.prod(self.shape)
 
     def inputs(self) -> dict[str, Any]:
         return {"algorithm": self.algorithm, "state": [f"0x{int(w):016x}" for w in self.state],
