@@ -281,12 +281,15 @@ def verdict_exit(document: dict) -> int:
     if verdict == verdicts.PASS:
         return EXIT_PASS
     if verdict == verdicts.NOTHING_RAN:
-        idle = [b for b in document["backends"] if b.get("verdict") == verdicts.NOTHING_RAN]
-        names = ", ".join(printable(b["name"]) for b in idle) or "any backend"
-        reasons = {r["message"] for r in document["results"] if r["backend"] in {b["name"] for b in idle}}
-        why = f" ({printable(sorted(reasons)[0])[:160]})" if len(reasons) == 1 else ""
-        print(f"rngcheck: nothing ran on {names}: no selected case applies to it{why}; exit {EXIT_NOTHING_RAN}",
-              file=sys.stderr)
+        from .reports.terminal import not_applicable_line
+
+        idle = [b["name"] for b in document["backends"] if b.get("verdict") == verdicts.NOTHING_RAN]
+        results = [r for r in document["results"] if r["backend"] in idle]
+        layers = {str(c.get("id")): str(c.get("layer") or "") for c in document["cases"] if isinstance(c, dict)}
+        absent = not_applicable_line(results, layers)
+        example = f"; e.g. {printable(results[0]['message'])[:120]}" if results else ""
+        print(f"rngcheck: nothing ran on {', '.join(map(printable, idle)) or 'any backend'}: no selected case "
+              f"applies ({absent or 'no case selected'}{example}); exit {EXIT_NOTHING_RAN}", file=sys.stderr)
         return EXIT_NOTHING_RAN
     return EXIT_FAIL
 

@@ -320,3 +320,28 @@ def draw_child(mode: str) -> int:
                 send(P.HEADER.pack(P.NUMBERS, P.MAX_PAYLOAD))
                 time.sleep(300)
         send(P.frame(P.NUMBERS, answer))
+
+
+class FlipsBitOfElement5(Correct):
+    """Right but for bit 0 of logical element 5 (when there is one): one fault, many failing cases."""
+
+    name = "flips-bit-0-of-element-5"
+
+    def random_generator(self, state, sizes, strides, buffer, **kw):
+        from rngcheck import layout
+
+        returned = super().random_generator(state, sizes, strides, buffer, **kw)
+        if layout.element_count(sizes) > 5:
+            buffer[int(layout.physical_offsets(sizes, strides, 5, 1)[0])] ^= np.uint32(1)
+        return returned
+
+
+class NothingApplies(Correct):
+    """Answers NotApplicable to every call: a backend on which nothing runs."""
+
+    name = "nothing-applies"
+
+    def random_generator(self, state, sizes, strides, buffer, **kw):
+        from rngcheck.errors import NotApplicable
+
+        raise NotApplicable("this backend implements nothing rngcheck asks")
