@@ -84,12 +84,92 @@ def attach(path: str, offset: int, words: int) -> np.ndarray:
 
 
 def memory_available() -> int | None:
-    """Bytes the kernel says can still be allocated without swapping (MemAvailable), or None if unknown."""
+    """Bytes this process can still allocate (the tightest of memory_limits), or None if unknown."""
+    limits = memory_limits()
+    return min(limits.values()) if limits else None
+
+
+def memory_limits() -> dict[str, int]:
+    """Bytes this process can still allocate under each limit that applies to it, by its name:
+
+    1. ``MemAvailable``: what the kernel says can be allocated without swapping (/proc/meminfo).
+    2. ``RLIMIT_AS``: the address-space limit (``ulimit -v``) less the process's virtual size
+       (/proc/self/status VmSize): an mmap or a numpy array past it fails, whatever memory is free.
+    3. ``cgroup``: the memory limit of the process's control group less its usage (cgroup v2
+       memory.max - memory.current, or v1 memory.limit_in_bytes - memory.usage_in_bytes): past it the
+       kernel kills the process (an OOM kill, not an error rngcheck could report).
+    A limit that cannot be read, or is unlimited, is left out.
+    """
+    limits: dict[str, int] = {}
+    meminfo = _meminfo_value("/proc/meminfo", "MemAvailable:")
+    if meminfo is not None:
+        limits["MemAvailable"] = meminfo
     try:
-        with open("/proc/meminfo") as meminfo:
-            for line in meminfo:
-                if line.startswith("MemAvailable:"):
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+        size = _meminfo_value("/proc/self/status", "VmSize:")
+        if soft != resource.RLIM_INFINITY and size is not None:
+            limits["RLIMIT_AS"] = max(0, soft - size)
+    except (ImportError, OSError, ValueError):
+        pass
+    group = _cgroup_headroom()
+    if group is not None:
+        limits["cgroup"] = group
+    return limits
+
+
+def shortfall(needed: int, margin: int = 0) -> str | None:
+    """Why ``needed`` bytes (and ``margin`` kept free) do not fit this process now, naming the limit
+    (memory_limits), or None when they fit or nothing is known."""
+    limits = memory_limits()
+    if not limits:
+        return None
+    name, room = min(limits.items(), key=lambda item: item[1])
+    if needed + margin <= room:
+        return None
+    kept = f", {margin / 2**30:.1f} GiB kept free" if margin else ""
+    return (f"it needs {needed / 2**30:.1f} GiB and this process can allocate {room / 2**30:.1f} GiB "
+            f"({name}{kept})")
+
+
+def _meminfo_value(path: str, key: str) -> int | None:
+    """A ``key: N kB`` line of a /proc file, in bytes."""
+    try:
+        with open(path) as lines:
+            for line in lines:
+                if line.startswith(key):
                     return int(line.split()[1]) * 1024
     except (OSError, ValueError, IndexError):
         return None
+    return None
+
+
+def _read_int(path: str) -> int | None:
+    try:
+        with open(path) as file:
+            text = file.read().strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None
+
+
+def _cgroup_headroom() -> int | None:
+    """The process's control group's memory limit less its usage (v2, else v1), or None."""
+    try:
+        with open("/proc/self/cgroup") as lines:
+            entries = [line.strip().split(":", 2) for line in lines if line.count(":") >= 2]
+    except OSError:
+        return None
+    for _, controllers, path in entries:
+        if controllers == "":   # cgroup v2: "0::/path"
+            base = "/sys/fs/cgroup" + path.rstrip("/")
+            limit, usage = _read_int(base + "/memory.max"), _read_int(base + "/memory.current")
+            if limit is not None and usage is not None:
+                return max(0, limit - usage)
+        elif "memory" in controllers.split(","):
+            for base in ("/sys/fs/cgroup/memory" + path.rstrip("/"), "/sys/fs/cgroup/memory"):
+                limit, usage = _read_int(base + "/memory.limit_in_bytes"), _read_int(base + "/memory.usage_in_bytes")
+                if limit is not None and usage is not None and limit < 1 << 62:
+                    return max(0, limit - usage)
     return None

@@ -62,6 +62,11 @@ class Case:
         for :meth:`reproduction`."""
         return None
 
+    def memory_needed(self) -> int:
+        """Bytes the check of this case holds at once beyond what rngcheck holds anyway (0: its check
+        says itself, as DirectML's buffers do); the judging chain skips a case that does not fit."""
+        return 0
+
     def required_on(self, backend) -> bool:
         """Whether a failure of this case on ``backend`` fails the run (what is implementation-defined
         there comes back as info and never fails)."""

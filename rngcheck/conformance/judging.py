@@ -11,6 +11,10 @@ procedure). In order:
 5. A backend process that crashed, hung, stopped or broke the exec protocol: crashed, timeout,
    not-run, error.
 6. Anything else is a bug in rngcheck itself: error, said so, and the run goes on.
+   Before any of it: a case whose check would hold more memory than this process can allocate
+   (Case.memory_needed against rngcheck.sharedmem's limits: MemAvailable, the address-space limit,
+   the control group's) is skipped with the limit named, and so is a call that runs out of memory in
+   this process (a MemoryError through call_backend): the machine's, not the backend's, fault.
 7. A broken outcome records the call that reruns it (``Outcome.reproduced_by``, else the case):
    the document's ``reproduce`` and the ``rngcheck repro`` arguments of its command line.
 """
@@ -20,6 +24,7 @@ from __future__ import annotations
 import traceback
 from collections.abc import Callable
 
+from .. import sharedmem
 from ..errors import (
     BackendCrashed,
     BackendProtocolError,
@@ -35,10 +40,13 @@ from .case import Case
 from .checks import named
 from .outcome import BackendRaised, CaseFailed, Outcome
 
+MEMORY_MARGIN = 256 << 20   # bytes kept free beside what a case's check holds (Case.memory_needed)
+
 
 def judged(case: Case, procedure: Callable[[], Outcome]) -> Outcome:
     """``procedure()``'s outcome for ``case`` (rules 1-7), whatever the backend it calls does."""
     try:
+        fits(case)
         outcome = procedure()
     except CaseFailed as failed:
         outcome = failed.outcome
@@ -70,6 +78,14 @@ def judged(case: Case, procedure: Callable[[], Outcome]) -> Outcome:
                           diagnosis=named("rngcheck-internal-error"),
                           detail="".join(traceback.format_exception(error)[-8:]))
     return reproduced(case, outcome)
+
+
+def fits(case: Case) -> None:
+    """NotRunHere when the case's check does not fit this process's memory now (rule 6)."""
+    needed = case.memory_needed()
+    why = sharedmem.shortfall(needed, MEMORY_MARGIN) if needed else None
+    if why is not None:
+        raise NotRunHere(f"not run on this machine: {why}")
 
 
 def reproduced(case: Case, outcome: Outcome) -> Outcome:

@@ -8,7 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import BackendProcessFailed, BackendStopped, NotApplicable, Rejected, one_line
+from .. import sharedmem
+from ..errors import BackendProcessFailed, BackendStopped, NotApplicable, NotRunHere, Rejected, one_line
 from ..results.records import Verdict
 
 
@@ -43,11 +44,15 @@ PASSED_THROUGH = (Rejected, NotApplicable, BackendProcessFailed, BackendStopped)
 
 def call_backend(backend, method: str, *args, **kwargs):
     """``backend.method(*args, **kwargs)``, one of the contract's methods: what PASSED_THROUGH names
-    passes through, any other exception (a missing method's included) becomes BackendRaised."""
+    passes through, a MemoryError in this process is the machine's (NotRunHere: skipped), any other
+    exception (a missing method's included) becomes BackendRaised."""
     try:
         return getattr(backend, method)(*args, **kwargs)
     except PASSED_THROUGH:
         raise
+    except MemoryError:   # in this process: the machine's limit, not the backend's answer
+        raise NotRunHere(f"not run on this machine: {method} ran out of memory in rngcheck's process "
+                         f"(rngcheck.sharedmem.memory_limits: {sharedmem.memory_limits()})") from None
     except Exception as error:
         raise BackendRaised(error) from error
 

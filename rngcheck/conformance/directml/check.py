@@ -79,12 +79,9 @@ def new_buffer(words: int) -> np.ndarray:
     worker maps it instead of receiving a copy), after checking that this machine has room for it."""
     if words < sharedmem.SHARED_WORDS:
         return np.empty(words, dtype=np.uint32)
-    available = sharedmem.memory_available()
-    needed = words * sharedmem.WORD_BYTES
-    if available is not None and needed + MEMORY_MARGIN > available:
-        raise NotRunHere(f"not run on this machine: the buffer needs {needed / 2**30:.1f} GiB and "
-                            f"{available / 2**30:.1f} GiB is available (MemAvailable), {MEMORY_MARGIN >> 30} GiB "
-                            f"kept free")
+    why = sharedmem.shortfall(words * sharedmem.WORD_BYTES, MEMORY_MARGIN)
+    if why is not None:
+        raise NotRunHere(f"not run on this machine: the buffer does not fit: {why}")
     return sharedmem.allocate(words)
 
 
