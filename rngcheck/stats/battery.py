@@ -85,6 +85,7 @@ import os
 import time
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -347,6 +348,10 @@ def run(source, *, tier: str = "smoke", nbytes: int | None = None, seed=None, re
         workers: int | None = None, interstream: bool = True, progress=None, executor=None) -> dict:
     """Run the battery on ``source``; return the result document (see module docstring).
 
+    The steps: the streams to read (``stream_groups``: the main stream, and the XOR pairs of its
+    neighbours), reading them (``read_streams``), the first verdicts (``judge_first``), the
+    retest of every SUSPECT on fresh data (``retest_suspects``), the document (``document``).
+
     ``executor``: feeds every stream elsewhere, range by range, with the same results
     (``executor.feed(source, factories, words, offset=, stream=)`` like ``feed``; e.g.
     distributed.DaskExecutor); its ``execution()`` goes into the document as "execution"."""
@@ -354,74 +359,124 @@ def run(source, *, tier: str = "smoke", nbytes: int | None = None, seed=None, re
     if tier not in TIERS:
         raise ValueError(f"unknown tier {tier!r}")
     nbytes = int(nbytes or TIERS[tier])
-    words = nbytes // 4
     workers = workers or min(2, os.cpu_count() or 1)
     say = progress or (lambda text: None)
+    groups = stream_groups(source, tier, nbytes, interstream)
+    reading = read_streams(groups, tier, workers=workers, progress=progress, executor=executor)
+    suspect_at = judge_first(reading.results)
+    if not reading.interrupted:
+        retest_suspects(source, reading, suspect_at, workers=workers, say=say, executor=executor)
+    doc = document(reading, source=source, tier=tier, nbytes=nbytes, seed=seed, reproduce=reproduce,
+                   suspect_at=suspect_at, elapsed=time.perf_counter() - began)
+    if executor is not None and hasattr(executor, "execution"):
+        doc["execution"] = executor.execution()
+    return doc
 
-    groups = []  # (stream name, source, factories, words)
-    groups.append(("main", source, [budgeted(f, nbytes) for f in main_tests(tier, nbytes)], words))
+
+@dataclass(frozen=True)
+class StreamGroup:
+    """One stream the battery reads, and the tests it reads it with."""
+    name: str          # "main", or "xor <neighbour kind>"
+    source: Any        # a streams.Source
+    factories: list    # accumulator factories (each called with start=...)
+    words: int         # words to read
+
+
+@dataclass
+class Reading:
+    """What reading the streams gave (read_streams), the retests add to it (retest_suspects)."""
+    results: list = field(default_factory=list)   # one entry per p-value, in stream then test order
+    not_run: list = field(default_factory=list)   # {"test", "stream", "reason"}: too little data
+    groups_read: dict = field(default_factory=dict)  # stream name -> its StreamGroup, once read whole
+    bytes_tested: int = 0                          # of the main stream
+    complete: bool = True
+    message: str = ""                              # why not complete
+    interrupted: bool = False                      # Ctrl-C or SIGTERM
+    backend_failed: bool = False                   # crashed, hung or broke its protocol
+
+
+def stream_groups(source, tier: str, nbytes: int, interstream: bool) -> list[StreamGroup]:
+    """The main stream with the tier's tests (their budgets applied), then, where ``source`` has
+    neighbours and ``interstream`` is set, each NEIGHBOURS XOR pair with the inter-stream tests."""
+    words = nbytes // 4
+    groups = [StreamGroup("main", source, [budgeted(f, nbytes) for f in main_tests(tier, nbytes)], words)]
     if interstream:
         for kind in NEIGHBOURS:
             other = source.neighbour(kind) if hasattr(source, "neighbour") else None
             if other is None:
                 continue
             share = max(words // INTERSTREAM_SHARE, min(words, MiB // 4))
-            groups.append((f"xor {kind}", XorSource(source.at(0), other.at(0), kind), interstream_tests(), share))
+            groups.append(StreamGroup(f"xor {kind}", XorSource(source.at(0), other.at(0), kind),
+                                      interstream_tests(), share))
+    return groups
 
-    results, not_run, accs_by_stream = [], [], {}
-    bytes_tested, complete, message, interrupted, backend_failed = 0, True, "", False, False
+
+def read_streams(groups: list[StreamGroup], tier: str, *, workers: int, progress=None, executor=None) -> Reading:
+    """Each group's stream fed to its tests, in order, and their results. An interrupt or a
+    failing backend ends the reading: the streams read before it keep their results."""
+    reading = Reading()
+    say = progress or (lambda text: None)
     begin, tick = getattr(progress, "begin", None), getattr(progress, "advance", None)  # a progress bar
-    for stream, src, factories, want in groups:
-        say(f"{stream}: reading {want * 4 / MiB:.0f} MiB")
+    for group in groups:
+        say(f"{group.name}: reading {group.words * 4 / MiB:.0f} MiB")
         if begin:
-            begin(f"{stream} stream", want * 4, "bytes")
+            begin(f"{group.name} stream", group.words * 4, "bytes")
         try:
             if executor is not None:
-                accs, got = executor.feed(src, factories, want, offset=0, stream=stream)
+                accs, got = executor.feed(group.source, group.factories, group.words, offset=0, stream=group.name)
             else:  # an inter-stream pair is cut into ranges too when it is seekable (XorSource.at)
-                accs, got = feed_parallel(src, factories, want, workers,
+                accs, got = feed_parallel(group.source, group.factories, group.words, workers,
                                           tick=(lambda n: tick(4 * n)) if tick else None)
         except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the streams read so far make a partial document
-            interrupted, complete = True, False
-            message = f"interrupted while reading the {stream} stream; the tests of the streams read before are kept"
+            reading.interrupted, reading.complete = True, False
+            reading.message = (f"interrupted while reading the {group.name} stream; the tests of the streams "
+                               "read before are kept")
             break
         except (BackendProcessFailed, BackendStopped, RemoteError) as failure:  # it crashed, hung or raised mid-stream
-            complete, backend_failed = False, True
-            message = (f"the backend failed while reading the {stream} stream ({one_line(failure)}); "
-                       "the tests of the streams read before are kept")
+            reading.complete, reading.backend_failed = False, True
+            reading.message = (f"the backend failed while reading the {group.name} stream ({one_line(failure)}); "
+                               "the tests of the streams read before are kept")
             break
-        if stream == "main":
-            bytes_tested = got * 4
-            if got < want:
-                complete = False
-                trailing = getattr(src, "trailing_bytes", 0) or _file_trailing_bytes(src)
-                message = (f"the stream ended after {got * 4} bytes ({got} words"
-                           + (f", plus {trailing} trailing bytes ignored" if trailing else "")
-                           + f"); the {tier} tier reads {want * 4} bytes")
-        accs_by_stream[stream] = (src, factories, want)
-        for acc in accs:
-            found = acc.result()
-            if not found:
-                not_run.append({"test": acc.name, "stream": stream,
-                                "reason": f"needs {acc.sample_words * 4} bytes per sample, got {got * 4}"})
-            for entry in found:
-                entry["stream"] = stream
-                entry["words_from"] = 0
-                results.append(entry)
+        _record_stream(reading, group, accs, got, tier)
+    return reading
 
-    m = max(len(results), 1)
-    suspect_at = judge_first(results)
 
-    # Retest every SUSPECT on the next range of its stream (PractRand-style escalation).
-    suspects = [e for e in results if e["verdict"] == STATS_SUSPECT and not interrupted]
+def _record_stream(reading: Reading, group: StreamGroup, accs, got: int, tier: str) -> None:
+    """One stream's results (or why a test could not run), and, for the main stream, how much of
+    it there was."""
+    if group.name == "main":
+        reading.bytes_tested = got * 4
+        if got < group.words:
+            reading.complete = False
+            trailing = getattr(group.source, "trailing_bytes", 0) or _file_trailing_bytes(group.source)
+            reading.message = (f"the stream ended after {got * 4} bytes ({got} words"
+                               + (f", plus {trailing} trailing bytes ignored" if trailing else "")
+                               + f"); the {tier} tier reads {group.words * 4} bytes")
+    reading.groups_read[group.name] = group
+    for acc in accs:
+        found = acc.result()
+        if not found:
+            reading.not_run.append({"test": acc.name, "stream": group.name,
+                                    "reason": f"needs {acc.sample_words * 4} bytes per sample, got {got * 4}"})
+        for entry in found:
+            entry["stream"] = group.name
+            entry["words_from"] = 0
+            reading.results.append(entry)
+
+
+def retest_suspects(source, reading: Reading, suspect_at: float, *, workers: int, say, executor=None) -> None:
+    """Retest every SUSPECT on the next range of its stream (PractRand-style escalation): only
+    the accumulators whose results were suspect, on as many words as the first reading."""
+    suspects = [e for e in reading.results if e["verdict"] == STATS_SUSPECT]
     for stream in sorted({e["stream"] for e in suspects}):
-        src, factories, want = accs_by_stream[stream]
+        group = reading.groups_read[stream]
         names = {e["test"] for e in suspects if e["stream"] == stream}
         say(f"retesting {sorted(names)} on {stream}")
-        # only the accumulators whose results were suspect
-        chosen = [f for f in factories if _produces(f, names)]
+        chosen = [f for f in group.factories if _produces(f, names)]
+        want = group.words
         if executor is not None and (stream == "main" or source.seekable):
-            accs, got = executor.feed(source if stream == "main" else src, chosen, want, offset=want, stream=stream)
+            accs, got = executor.feed(source if stream == "main" else group.source, chosen, want, offset=want,
+                                      stream=stream)
         elif stream == "main":
             accs, got = feed_parallel(source, chosen, want, workers, offset=want)
         else:
@@ -442,10 +497,14 @@ def run(source, *, tier: str = "smoke", nbytes: int | None = None, seed=None, re
                 continue
             record_retest(entry, again, suspect_at, words_from=want, words=got)
 
+
+def document(reading: Reading, *, source, tier: str, nbytes: int, seed, reproduce: str, suspect_at: float,
+             elapsed: float) -> dict:
+    """The result document (module docstring) of a reading whose results are judged."""
+    results = reading.results
+    m = max(len(results), 1)
     counts = {v: sum(e["verdict"] == v for e in results) for v in STATS_JUDGED}
-    verdict = stats_verdict(counts, found=bool(results), complete=complete)
-    elapsed = time.perf_counter() - began
-    document = {
+    doc = {
         "schema": "rngcheck-stats",
         "schema_version": 1,
         "tier": tier,
@@ -453,26 +512,24 @@ def run(source, *, tier: str = "smoke", nbytes: int | None = None, seed=None, re
         "source": source.describe(),
         "reproduce": reproduce,
         "bytes_requested": nbytes,
-        "bytes_tested": bytes_tested,
-        "complete": complete,
-        "message": message,
+        "bytes_tested": reading.bytes_tested,
+        "complete": reading.complete,
+        "message": reading.message,
         "thresholds": {"suspect": suspect_at, "fail": FAIL_AT, "tests": m,
                        "family_false_suspect": FAMILY_SUSPECT,
                        "family_false_fail": m * FAIL_AT + FAMILY_SUSPECT * suspect_at},
-        "verdict": verdict,
+        "verdict": stats_verdict(counts, found=bool(results), complete=reading.complete),
         "counts": counts,
         "elapsed_seconds": elapsed,
-        "throughput_mb_s": bytes_tested / MiB / elapsed if elapsed > 0 else None,
+        "throughput_mb_s": reading.bytes_tested / MiB / elapsed if elapsed > 0 else None,
         "results": results,
-        "not_run": not_run,
+        "not_run": reading.not_run,
     }
-    if interrupted:
-        document["interrupted"] = True
-    if backend_failed:
-        document["backend_failed"] = True
-    if executor is not None and hasattr(executor, "execution"):
-        document["execution"] = executor.execution()
-    return document
+    if reading.interrupted:
+        doc["interrupted"] = True
+    if reading.backend_failed:
+        doc["backend_failed"] = True
+    return doc
 
 
 def _produces(factory, names) -> bool:
