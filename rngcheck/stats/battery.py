@@ -41,7 +41,9 @@ Result document (JSON; schema "rngcheck-stats", schema_version 1), flat on purpo
       samples, sample_words, parameters, and test-specific numbers
   not_run                     [{"test", "stream", "reason"}]: tests that needed more data
 
-Tiers (bytes of the main stream; --bytes overrides): smoke 8 MiB (seconds: a CI gate), standard
+The tests are TESTS, a rngcheck.registry.Registry of BatteryTest under the name their results
+carry, in the order they run and are reported (main_tests: those of a tier; INTERSTREAM_TESTS:
+an XOR pair's). Tiers (bytes of the main stream; --bytes overrides): smoke 8 MiB (seconds: a CI gate), standard
 256 MiB (seconds on 2 cores: about 6 CPU-seconds, benchmarks/bench_stats.py), deep 4 GiB by
 default. Every test reads the whole main stream except the slowest ones (each says its
 Accumulator.budget: matrix rank, serial/ApEn, cumulative sums, coupon collector read 1/8 of it,
@@ -79,10 +81,12 @@ Verdicts. A result's tail probability t is p, or for two-tailed statistics (q no
 
 from __future__ import annotations
 
+import functools
 import math
 import multiprocessing
 import os
 import time
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -92,9 +96,10 @@ import numpy as np
 
 from ..backends.lifetime import die_with_parent
 from ..errors import BackendProcessFailed, BackendStopped, RemoteError, RngcheckError, one_line
+from ..registry import Registry
 from ..results.verdicts import STATS_FAIL, STATS_JUDGED, STATS_PASS, STATS_SUSPECT, stats_verdict
 from . import knuth, lanes, linear, nist, practrand_kinds, rank, testu01
-from .accumulators import shared_chunk
+from .accumulators import Accumulator, shared_chunk
 from .streams import NEIGHBOURS, XorSource
 from .tiers import TIERS, MiB, parse_bytes  # noqa: F401  (one home: stats/tiers.py)
 
@@ -136,36 +141,65 @@ def budgeted(factory, nbytes: int):
     return make
 
 
-def main_tests(tier: str = "deep", nbytes: int | None = None):
-    """Accumulator factories of the main battery (each called with start=...) in ``tier``;
-    ``nbytes``, the tier's size, sets the long linear-complexity sequence (linear_bits)."""
+@dataclass(frozen=True)
+class BatteryTest:
+    """One test of the battery, as TESTS holds it: how its accumulator is built, and the smallest
+    tier it joins (the accumulator's from_tier)."""
+    factory: Callable[..., Any]   # factory(start=..., **sized(nbytes)) -> an Accumulator
+    from_tier: str = "smoke"
+    sized: Callable[[int | None], dict] | None = None  # parameters set by the tier's bytes, if any
+
+    def factory_for(self, nbytes: int | None) -> Callable[..., Any]:
+        """The factory (called with start=...) for a tier of ``nbytes`` bytes."""
+        return self.factory if self.sized is None else functools.partial(self.factory, **self.sized(nbytes))
+
+
+def _register_tests() -> None:
+    """Fills TESTS (rngcheck.registry rule 2): the battery's tests, each under the name its
+    results carry, in the order they run and are reported."""
+    def add(test_class: type[Accumulator], name: str | None = None, sized=None, **parameters) -> None:
+        factory = functools.partial(test_class, **parameters) if parameters else test_class
+        TESTS.add(name or test_class.name, BatteryTest(factory, test_class.from_tier, sized))
+
+    test_class: type[Accumulator]
+    for test_class in (nist.Monobit, nist.BlockFrequency, nist.Runs, nist.LongestRun, nist.MatrixRank,
+                       nist.OverlappingPatterns, nist.CumulativeSums, nist.Spectral,
+                       knuth.ByteFrequency, knuth.Frequency16):
+        add(test_class)
+    for nibble in (7, 0):
+        add(knuth.Gap, f"{knuth.Gap.name}.nibble{nibble}", nibble=nibble)
+    for test_class in (knuth.Poker, knuth.CouponCollector, knuth.MaximumOfT, knuth.RunsUp, knuth.RunsDown,
+                       testu01.BirthdaySpacings, testu01.HammingWeight, testu01.Collision, testu01.RandomWalk,
+                       lanes.LaneBits,
+                       nist.OverlappingTemplate, nist.NonOverlappingTemplate, nist.Universal,
+                       nist.RandomExcursions, nist.LinearComplexity,
+                       practrand_kinds.BlockWeights, practrand_kinds.WeightWindows, practrand_kinds.FloatFrequency,
+                       practrand_kinds.Gap16, practrand_kinds.PowerLags):
+        add(test_class)
+    add(linear.LinearComplexity, f"{linear.LinearComplexity.name}.n{SHORT_LINEAR_BITS}.every_bit",
+        bits=SHORT_LINEAR_BITS, every=True)
+    # the long one: its n (and so its results' name) by the tier's bytes (linear_bits)
+    add(linear.LinearComplexity, sized=lambda nbytes: {"bits": linear_bits(nbytes)})
+    for name, factory, from_tier in rank.battery_tests():
+        TESTS.add(name, BatteryTest(factory, from_tier))
+
+
+TESTS: Registry[BatteryTest] = Registry("statistical test", load=_register_tests)
+# The tests of an inter-stream XOR pair (TESTS' names), in their order
+INTERSTREAM_TESTS = (lanes.LaneBits.name, nist.Monobit.name, knuth.ByteFrequency.name, testu01.HammingWeight.name)
+
+
+def main_tests(tier: str = "deep", nbytes: int | None = None) -> list:
+    """Accumulator factories of the main battery (each called with start=...) in ``tier``, in
+    TESTS' order; ``nbytes``, the tier's size, sets the long linear-complexity sequence (linear_bits)."""
     order = list(TIERS)
-    return [f for f in _main_tests(nbytes)
-            if order.index(getattr(f, "from_tier", "smoke")) <= order.index(tier)]
+    return [test.factory_for(nbytes) for test in TESTS.values()
+            if order.index(test.from_tier) <= order.index(tier)]
 
 
-def _main_tests(nbytes):
-    bits = linear_bits(nbytes)
-    return [
-        nist.Monobit, nist.BlockFrequency, nist.Runs, nist.LongestRun, nist.MatrixRank,
-        nist.OverlappingPatterns, nist.CumulativeSums, nist.Spectral,
-        knuth.ByteFrequency, knuth.Frequency16,
-        lambda start=0: knuth.Gap(start, nibble=7), lambda start=0: knuth.Gap(start, nibble=0),
-        knuth.Poker, knuth.CouponCollector, knuth.MaximumOfT, knuth.RunsUp, knuth.RunsDown,
-        testu01.BirthdaySpacings, testu01.HammingWeight, testu01.Collision, testu01.RandomWalk,
-        lanes.LaneBits,
-        nist.OverlappingTemplate, nist.NonOverlappingTemplate, nist.Universal,
-        nist.RandomExcursions, nist.LinearComplexity,
-        practrand_kinds.BlockWeights, practrand_kinds.WeightWindows, practrand_kinds.FloatFrequency,
-        practrand_kinds.Gap16, practrand_kinds.PowerLags,
-        lambda start=0: linear.LinearComplexity(start, bits=SHORT_LINEAR_BITS, every=True),
-        lambda start=0: linear.LinearComplexity(start, bits=bits),
-        *rank.battery_factories(),
-    ]
-
-
-def interstream_tests():
-    return [lanes.LaneBits, nist.Monobit, knuth.ByteFrequency, testu01.HammingWeight]
+def interstream_tests() -> list:
+    """Accumulator factories of an inter-stream XOR pair (INTERSTREAM_TESTS)."""
+    return [TESTS.get(name).factory for name in INTERSTREAM_TESTS]
 
 
 # ----------------------------------------------------------------------------------------
