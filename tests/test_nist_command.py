@@ -44,6 +44,94 @@ def test_nist_data_file_end_to_end(e_document):
     assert doc["verdict"] == "PASS" and doc["counts"]["FAIL"] == 0
 
 
+def test_a_good_single_sequence_passes_with_p_values_below_alpha(e_document):
+    """One sequence is judged p-value by p-value (rule 2 of nist_sts): e's 188 include 4 below
+    alpha = 0.01 (1.9 expected by chance), none below the level the 188 together ask: PASS."""
+    doc = e_document
+    assert doc["rules"]["rows"] == {nist_sts.RULE_P_VALUE: 188}
+    assert doc["rules"]["single_p_value_level"] == pytest.approx(5.346e-5, rel=1e-3)
+    below = [(r["test"], r["label"]) for r in doc["rows"] if r["p_values"][0] < 0.01]
+    assert below == [("NonOverlappingTemplate", "010001011"), ("NonOverlappingTemplate", "110101100"),
+                     ("NonOverlappingTemplate", "111110000"), ("RandomExcursions", "x = -1")]
+    assert all(r["verdict"] == "PASS" and r["rule"] == nist_sts.RULE_P_VALUE for r in doc["rows"])
+    assert "4 of 188 are below alpha itself" in doc["notes"][0]
+
+
+def test_all_zero_data_as_one_sequence_fails_and_says_why(tmp_path, capsys):
+    """Hardening item 3: on one sequence sts's proportion rule passes anything (its lower bound is
+    int(0.69) = 0), so 125,000 zero bytes passed 162 streams. Now each p-value is judged (rule 2):
+    FAIL, exit 1, and the output and the document say which rule judged and why."""
+    path = tmp_path / "z.bin"
+    path.write_bytes(bytes(125000))
+    out = tmp_path / "z.json"
+    assert main(["nist", str(path), "--workers", "1", "--json", str(out)]) == 1
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[-1].startswith("FAIL: 0 p-value streams pass, 162 fail, 26 not applicable (162 single p-values, "
+                                "judged against alpha = 0.01 together: too few sequences for sts's proportion and "
+                                "uniformity rules)")
+    note = [line for line in lines if line.startswith("Note: ")]
+    assert len(note) == 1 and "its lower bound is 0 below 2 sequences: it fails nothing" in note[0]
+    assert "162 fail; 162 of 162 are below alpha itself" in note[0]
+    assert any(line.endswith("*  Frequency  p = 0.000000 < alpha") for line in lines)
+    doc = json.loads(out.read_text())
+    assert doc["verdict"] == "FAIL" and doc["counts"] == {"PASS": 0, "FAIL": 162, "NOT APPLICABLE": 26}
+    assert doc["rules"]["rows"] == {nist_sts.RULE_P_VALUE: 162} and doc["notes"] == [note[0][len("Note: "):-1]]
+    frequency = _rows(doc, "Frequency")
+    assert frequency["rule"] == nist_sts.RULE_P_VALUE and frequency["verdict"] == "FAIL"
+    assert frequency["reasons"] == ["p = 0.000000 < 6.2e-05 (alpha = 0.01 over 162 single p-values)"]
+    assert main(["nist", str(path), "--workers", "1", "--quiet"]) == 1
+    assert capsys.readouterr().out.startswith("FAIL: 0 pass, 162 fail, 26 not applicable (162 single p-values")
+
+
+def test_the_fewest_sequences_each_rule_needs():
+    """sts-2.1.2's proportion rule can fail a stream from 2 sequences (int(0.69) = 0 passes needed
+    of 1; 1 of 2); its uniformity p-value exists from 10 (rev1a 4.2.2 asks 55); one p-value of k
+    fails below 1 - 0.99^(1/k)."""
+    assert nist_sts.proportion_bounds(1) == (0, 1) and nist_sts.proportion_bounds(2) == (1, 2)
+    assert nist_sts.PROPORTION_FROM == nist_sts.fewest_for_proportion() == 2
+    assert nist_sts.uniformity([1] * 9) is None and nist_sts.uniformity([1] * 10) == pytest.approx(1.0)
+    assert nist_sts.UNIFORMITY_FROM == 10 and nist_sts.UNIFORMITY_ASKED == 55
+    assert nist_sts.single_sequence_level(1) == pytest.approx(0.01)
+    assert 1 - (1 - nist_sts.single_sequence_level(188)) ** 188 == pytest.approx(0.01)
+
+
+def test_two_all_zero_sequences_fail_by_sts_proportion_rule():
+    """From 2 sequences sts's rules judge as before: 0 of 2 passing is below the bound 1."""
+    doc = nist_sts.run(np.zeros(2 * 1000, np.uint8), n=1000, sequences=None, params=nist_sts.Parameters(),
+                       source={})
+    frequency = _rows(doc, "Frequency")
+    assert frequency["rule"] == nist_sts.RULE_PROPORTION and frequency["verdict"] == "FAIL"
+    assert frequency["reasons"] == ["0/2 passed, outside 1..2"] and doc["verdict"] == "FAIL"
+    assert nist_sts.RULE_P_VALUE not in doc["rules"]["rows"] and doc["rules"]["single_p_value_level"] is None
+    assert len(doc["notes"]) == 1 and "fewer than 55 sequences" in doc["notes"][0]
+
+
+def test_a_stream_that_applies_to_one_sequence_of_several_is_judged_by_its_p_value():
+    """The rule is chosen per stream: of e and a walk that never returns (J = 1), the random
+    excursion streams hold e's p-value only (rule 2, k = 26: e's x = -1, 0.0078, passes), the
+    frequency stream both (sts's proportion rule: 1 of 2 passing is its bound, so the walk's
+    failure alone does not fail the stream, as in sts-2.1.2)."""
+    drift = np.ones(10 ** 6, dtype=np.uint8)
+    drift[1::4] = 0
+    doc = nist_sts.run(np.concatenate([e_bits(), drift]), n=10 ** 6, sequences=None,
+                       params=nist_sts.Parameters(), source={})
+    assert doc["rules"]["rows"][nist_sts.RULE_P_VALUE] == 26
+    excursion = _rows(doc, "RandomExcursions", "x = -1")
+    assert excursion["rule"] == nist_sts.RULE_P_VALUE and excursion["sample_size"] == 1
+    assert excursion["p_values"][0] < 0.01 and excursion["verdict"] == "PASS"
+    frequency = _rows(doc, "Frequency")
+    assert frequency["rule"] == nist_sts.RULE_PROPORTION and frequency["passed"] == frequency["proportion_min"] == 1
+    assert frequency["verdict"] == "PASS"
+
+
+def test_a_backend_single_sequence_passes(tmp_path):
+    out = tmp_path / "one.json"
+    assert main(["nist", "--backend", "numpy", "--sequences", "1", "--length", "200000", "--quiet",
+                 "--workers", "1", "--json", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    assert doc["verdict"] == "PASS" and set(doc["rules"]["rows"]) == {nist_sts.RULE_P_VALUE}
+
+
 def test_binary_and_stdin_give_the_same_document(tmp_path, monkeypatch, capsys):
     bits = np.random.default_rng(4).integers(0, 2, 8 * 20000, dtype=np.uint8)
     binary = tmp_path / "r.bin"

@@ -246,6 +246,16 @@ def test_peer_usage_errors(argv, message, monkeypatch):
         command.run(parse(*argv))
 
 
+def test_peers_are_one_registry(monkeypatch):
+    """``--with NAME`` looks the peer up in peers.PEERS (rngcheck.registry): one line for a name it
+    does not hold, naming those it does."""
+    monkeypatch.setattr(peers, "dieharder_path", lambda: "/usr/bin/dieharder")
+    assert peers.PEERS.names() == ("dieharder",)
+    with pytest.raises(RngcheckError) as error:
+        peers.check(["dieharder", "testu01"])
+    assert str(error.value) == "unknown peer 'testu01' (known: dieharder)"
+
+
 def test_parse_dieharder_table():
     text = """#=============================================================================#
         test_name   |ntup| tsamples |psamples|  p-value |Assessment

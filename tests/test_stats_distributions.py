@@ -299,6 +299,15 @@ def test_cli_bad_input_is_one_line_and_exit_2(capsys, argv, message):
     assert len(err.splitlines()) == 1 and err.startswith("rngcheck: error: ") and message in err, err
 
 
+def test_the_distributions_are_one_registry():
+    """``--distribution KIND`` looks the kind up in distributions.MODELS (rngcheck.registry): the
+    Null method that models it, in order; one line for a kind it does not hold."""
+    assert dist.MODELS.names() == ("uniform", "normal", "truncated_normal")
+    assert dist.MODELS["normal"] is dist.Null._normal
+    with pytest.raises(dist.RngcheckError, match=r"^unknown distribution 'poisson' \(known: uniform, normal, "):
+        dist.request_of("poisson", "tensorflow", "float32")
+
+
 def test_cli_in_its_own_process_no_traceback():
     done = subprocess.run([sys.executable, "-m", "rngcheck", "stats", "--distribution", "uniform", "--low", "1",
                            "--high", "nan"], capture_output=True, text=True, timeout=120, check=False,

@@ -190,3 +190,46 @@ def test_pvalue_display_never_rounds():
     assert far["p"] == 0.0 and -50000 < far["log10_p"] < -20000
     z = pvalues.normal_two_sided(60.0)
     assert z["p"] == 0.0 and z["log10_p"] == pytest.approx(-783.4, abs=1.0)
+
+
+# -- the battery's tests: one registry (rngcheck.registry) ----------------------------------
+
+def test_the_battery_tests_are_one_registry():
+    """battery.TESTS: each test under the name its results carry (the long linear complexity's n,
+    in its name, is the tier's), with its accumulator's from_tier, in the battery's order; the
+    tiers and the XOR pairs take theirs from it; an unknown name is one line."""
+    from rngcheck.errors import RngcheckError
+
+    names = battery.TESTS.names()
+    assert len(names) == len(set(names)) == 41
+    assert names[:3] == ("nist.monobit", "nist.block_frequency", "nist.runs") and names[-1] == "rank.binary.2048.all"
+    for name, test in battery.TESTS.items():
+        acc = test.factory_for(1 << 20)(start=0)
+        assert acc.name == (name if name != "linear.complexity" else "linear.complexity.n32768")
+        assert acc.from_tier == test.from_tier
+    assert battery.TESTS["linear.complexity"].factory_for(1 << 30)(start=0).name == "linear.complexity.n131072"
+    assert [len(battery.main_tests(tier)) for tier in ("smoke", "standard", "deep")] == [38, 39, 41]
+    deep = [f(start=0).name for f in battery.main_tests("deep", 1 << 20)]
+    assert deep == [n if n != "linear.complexity" else "linear.complexity.n32768" for n in names]
+    assert [f(start=0).name for f in battery.interstream_tests()] == list(battery.INTERSTREAM_TESTS) == [
+        "lanes", "nist.monobit", "knuth.byte_frequency", "testu01.hamming"]
+    with pytest.raises(RngcheckError, match=r"^unknown statistical test 'nist\.nope' \(known: nist\.monobit, "):
+        battery.TESTS.get("nist.nope")
+
+
+def test_no_function_in_rngcheck_stats_is_over_80_lines():
+    """A longer function is cut into named steps, or its docstring says why it is not (saying
+    "over 80 lines")."""
+    import ast
+    from pathlib import Path
+
+    import rngcheck.stats
+
+    long = []
+    for path in sorted(Path(rngcheck.stats.__file__).parent.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno - node.lineno >= 80:
+                if "over 80 lines" not in (ast.get_docstring(node) or ""):
+                    long.append(f"{path.name}:{node.lineno} {node.name} ({node.end_lineno - node.lineno + 1} lines)")
+    assert not long, long
+

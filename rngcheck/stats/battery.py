@@ -41,7 +41,9 @@ Result document (JSON; schema "rngcheck-stats", schema_version 1), flat on purpo
       samples, sample_words, parameters, and test-specific numbers
   not_run                     [{"test", "stream", "reason"}]: tests that needed more data
 
-Tiers (bytes of the main stream; --bytes overrides): smoke 8 MiB (seconds: a CI gate), standard
+The tests are TESTS, a rngcheck.registry.Registry of BatteryTest under the name their results
+carry, in the order they run and are reported (main_tests: those of a tier; INTERSTREAM_TESTS:
+an XOR pair's). Tiers (bytes of the main stream; --bytes overrides): smoke 8 MiB (seconds: a CI gate), standard
 256 MiB (seconds on 2 cores: about 6 CPU-seconds, benchmarks/bench_stats.py), deep 4 GiB by
 default. Every test reads the whole main stream except the slowest ones (each says its
 Accumulator.budget: matrix rank, serial/ApEn, cumulative sums, coupon collector read 1/8 of it,
@@ -79,21 +81,25 @@ Verdicts. A result's tail probability t is p, or for two-tailed statistics (q no
 
 from __future__ import annotations
 
+import functools
 import math
 import multiprocessing
 import os
 import time
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from ..backends.lifetime import die_with_parent
 from ..errors import BackendProcessFailed, BackendStopped, RemoteError, RngcheckError, one_line
+from ..registry import Registry
 from ..results.verdicts import STATS_FAIL, STATS_JUDGED, STATS_PASS, STATS_SUSPECT, stats_verdict
 from . import knuth, lanes, linear, nist, practrand_kinds, rank, testu01
-from .accumulators import shared_chunk
+from .accumulators import Accumulator, shared_chunk
 from .streams import NEIGHBOURS, XorSource
 from .tiers import TIERS, MiB, parse_bytes  # noqa: F401  (one home: stats/tiers.py)
 
@@ -135,36 +141,65 @@ def budgeted(factory, nbytes: int):
     return make
 
 
-def main_tests(tier: str = "deep", nbytes: int | None = None):
-    """Accumulator factories of the main battery (each called with start=...) in ``tier``;
-    ``nbytes``, the tier's size, sets the long linear-complexity sequence (linear_bits)."""
+@dataclass(frozen=True)
+class BatteryTest:
+    """One test of the battery, as TESTS holds it: how its accumulator is built, and the smallest
+    tier it joins (the accumulator's from_tier)."""
+    factory: Callable[..., Any]   # factory(start=..., **sized(nbytes)) -> an Accumulator
+    from_tier: str = "smoke"
+    sized: Callable[[int | None], dict] | None = None  # parameters set by the tier's bytes, if any
+
+    def factory_for(self, nbytes: int | None) -> Callable[..., Any]:
+        """The factory (called with start=...) for a tier of ``nbytes`` bytes."""
+        return self.factory if self.sized is None else functools.partial(self.factory, **self.sized(nbytes))
+
+
+def _register_tests() -> None:
+    """Fills TESTS (rngcheck.registry rule 2): the battery's tests, each under the name its
+    results carry, in the order they run and are reported."""
+    def add(test_class: type[Accumulator], name: str | None = None, sized=None, **parameters) -> None:
+        factory = functools.partial(test_class, **parameters) if parameters else test_class
+        TESTS.add(name or test_class.name, BatteryTest(factory, test_class.from_tier, sized))
+
+    test_class: type[Accumulator]
+    for test_class in (nist.Monobit, nist.BlockFrequency, nist.Runs, nist.LongestRun, nist.MatrixRank,
+                       nist.OverlappingPatterns, nist.CumulativeSums, nist.Spectral,
+                       knuth.ByteFrequency, knuth.Frequency16):
+        add(test_class)
+    for nibble in (7, 0):
+        add(knuth.Gap, f"{knuth.Gap.name}.nibble{nibble}", nibble=nibble)
+    for test_class in (knuth.Poker, knuth.CouponCollector, knuth.MaximumOfT, knuth.RunsUp, knuth.RunsDown,
+                       testu01.BirthdaySpacings, testu01.HammingWeight, testu01.Collision, testu01.RandomWalk,
+                       lanes.LaneBits,
+                       nist.OverlappingTemplate, nist.NonOverlappingTemplate, nist.Universal,
+                       nist.RandomExcursions, nist.LinearComplexity,
+                       practrand_kinds.BlockWeights, practrand_kinds.WeightWindows, practrand_kinds.FloatFrequency,
+                       practrand_kinds.Gap16, practrand_kinds.PowerLags):
+        add(test_class)
+    add(linear.LinearComplexity, f"{linear.LinearComplexity.name}.n{SHORT_LINEAR_BITS}.every_bit",
+        bits=SHORT_LINEAR_BITS, every=True)
+    # the long one: its n (and so its results' name) by the tier's bytes (linear_bits)
+    add(linear.LinearComplexity, sized=lambda nbytes: {"bits": linear_bits(nbytes)})
+    for name, factory, from_tier in rank.battery_tests():
+        TESTS.add(name, BatteryTest(factory, from_tier))
+
+
+TESTS: Registry[BatteryTest] = Registry("statistical test", load=_register_tests)
+# The tests of an inter-stream XOR pair (TESTS' names), in their order
+INTERSTREAM_TESTS = (lanes.LaneBits.name, nist.Monobit.name, knuth.ByteFrequency.name, testu01.HammingWeight.name)
+
+
+def main_tests(tier: str = "deep", nbytes: int | None = None) -> list:
+    """Accumulator factories of the main battery (each called with start=...) in ``tier``, in
+    TESTS' order; ``nbytes``, the tier's size, sets the long linear-complexity sequence (linear_bits)."""
     order = list(TIERS)
-    return [f for f in _main_tests(nbytes)
-            if order.index(getattr(f, "from_tier", "smoke")) <= order.index(tier)]
+    return [test.factory_for(nbytes) for test in TESTS.values()
+            if order.index(test.from_tier) <= order.index(tier)]
 
 
-def _main_tests(nbytes):
-    bits = linear_bits(nbytes)
-    return [
-        nist.Monobit, nist.BlockFrequency, nist.Runs, nist.LongestRun, nist.MatrixRank,
-        nist.OverlappingPatterns, nist.CumulativeSums, nist.Spectral,
-        knuth.ByteFrequency, knuth.Frequency16,
-        lambda start=0: knuth.Gap(start, nibble=7), lambda start=0: knuth.Gap(start, nibble=0),
-        knuth.Poker, knuth.CouponCollector, knuth.MaximumOfT, knuth.RunsUp, knuth.RunsDown,
-        testu01.BirthdaySpacings, testu01.HammingWeight, testu01.Collision, testu01.RandomWalk,
-        lanes.LaneBits,
-        nist.OverlappingTemplate, nist.NonOverlappingTemplate, nist.Universal,
-        nist.RandomExcursions, nist.LinearComplexity,
-        practrand_kinds.BlockWeights, practrand_kinds.WeightWindows, practrand_kinds.FloatFrequency,
-        practrand_kinds.Gap16, practrand_kinds.PowerLags,
-        lambda start=0: linear.LinearComplexity(start, bits=SHORT_LINEAR_BITS, every=True),
-        lambda start=0: linear.LinearComplexity(start, bits=bits),
-        *rank.battery_factories(),
-    ]
-
-
-def interstream_tests():
-    return [lanes.LaneBits, nist.Monobit, knuth.ByteFrequency, testu01.HammingWeight]
+def interstream_tests() -> list:
+    """Accumulator factories of an inter-stream XOR pair (INTERSTREAM_TESTS)."""
+    return [TESTS.get(name).factory for name in INTERSTREAM_TESTS]
 
 
 # ----------------------------------------------------------------------------------------
@@ -347,6 +382,10 @@ def run(source, *, tier: str = "smoke", nbytes: int | None = None, seed=None, re
         workers: int | None = None, interstream: bool = True, progress=None, executor=None) -> dict:
     """Run the battery on ``source``; return the result document (see module docstring).
 
+    The steps: the streams to read (``stream_groups``: the main stream, and the XOR pairs of its
+    neighbours), reading them (``read_streams``), the first verdicts (``judge_first``), the
+    retest of every SUSPECT on fresh data (``retest_suspects``), the document (``document``).
+
     ``executor``: feeds every stream elsewhere, range by range, with the same results
     (``executor.feed(source, factories, words, offset=, stream=)`` like ``feed``; e.g.
     distributed.DaskExecutor); its ``execution()`` goes into the document as "execution"."""
@@ -354,74 +393,124 @@ def run(source, *, tier: str = "smoke", nbytes: int | None = None, seed=None, re
     if tier not in TIERS:
         raise ValueError(f"unknown tier {tier!r}")
     nbytes = int(nbytes or TIERS[tier])
-    words = nbytes // 4
     workers = workers or min(2, os.cpu_count() or 1)
     say = progress or (lambda text: None)
+    groups = stream_groups(source, tier, nbytes, interstream)
+    reading = read_streams(groups, tier, workers=workers, progress=progress, executor=executor)
+    suspect_at = judge_first(reading.results)
+    if not reading.interrupted:
+        retest_suspects(source, reading, suspect_at, workers=workers, say=say, executor=executor)
+    doc = document(reading, source=source, tier=tier, nbytes=nbytes, seed=seed, reproduce=reproduce,
+                   suspect_at=suspect_at, elapsed=time.perf_counter() - began)
+    if executor is not None and hasattr(executor, "execution"):
+        doc["execution"] = executor.execution()
+    return doc
 
-    groups = []  # (stream name, source, factories, words)
-    groups.append(("main", source, [budgeted(f, nbytes) for f in main_tests(tier, nbytes)], words))
+
+@dataclass(frozen=True)
+class StreamGroup:
+    """One stream the battery reads, and the tests it reads it with."""
+    name: str          # "main", or "xor <neighbour kind>"
+    source: Any        # a streams.Source
+    factories: list    # accumulator factories (each called with start=...)
+    words: int         # words to read
+
+
+@dataclass
+class Reading:
+    """What reading the streams gave (read_streams), the retests add to it (retest_suspects)."""
+    results: list = field(default_factory=list)   # one entry per p-value, in stream then test order
+    not_run: list = field(default_factory=list)   # {"test", "stream", "reason"}: too little data
+    groups_read: dict = field(default_factory=dict)  # stream name -> its StreamGroup, once read whole
+    bytes_tested: int = 0                          # of the main stream
+    complete: bool = True
+    message: str = ""                              # why not complete
+    interrupted: bool = False                      # Ctrl-C or SIGTERM
+    backend_failed: bool = False                   # crashed, hung or broke its protocol
+
+
+def stream_groups(source, tier: str, nbytes: int, interstream: bool) -> list[StreamGroup]:
+    """The main stream with the tier's tests (their budgets applied), then, where ``source`` has
+    neighbours and ``interstream`` is set, each NEIGHBOURS XOR pair with the inter-stream tests."""
+    words = nbytes // 4
+    groups = [StreamGroup("main", source, [budgeted(f, nbytes) for f in main_tests(tier, nbytes)], words)]
     if interstream:
         for kind in NEIGHBOURS:
             other = source.neighbour(kind) if hasattr(source, "neighbour") else None
             if other is None:
                 continue
             share = max(words // INTERSTREAM_SHARE, min(words, MiB // 4))
-            groups.append((f"xor {kind}", XorSource(source.at(0), other.at(0), kind), interstream_tests(), share))
+            groups.append(StreamGroup(f"xor {kind}", XorSource(source.at(0), other.at(0), kind),
+                                      interstream_tests(), share))
+    return groups
 
-    results, not_run, accs_by_stream = [], [], {}
-    bytes_tested, complete, message, interrupted, backend_failed = 0, True, "", False, False
+
+def read_streams(groups: list[StreamGroup], tier: str, *, workers: int, progress=None, executor=None) -> Reading:
+    """Each group's stream fed to its tests, in order, and their results. An interrupt or a
+    failing backend ends the reading: the streams read before it keep their results."""
+    reading = Reading()
+    say = progress or (lambda text: None)
     begin, tick = getattr(progress, "begin", None), getattr(progress, "advance", None)  # a progress bar
-    for stream, src, factories, want in groups:
-        say(f"{stream}: reading {want * 4 / MiB:.0f} MiB")
+    for group in groups:
+        say(f"{group.name}: reading {group.words * 4 / MiB:.0f} MiB")
         if begin:
-            begin(f"{stream} stream", want * 4, "bytes")
+            begin(f"{group.name} stream", group.words * 4, "bytes")
         try:
             if executor is not None:
-                accs, got = executor.feed(src, factories, want, offset=0, stream=stream)
+                accs, got = executor.feed(group.source, group.factories, group.words, offset=0, stream=group.name)
             else:  # an inter-stream pair is cut into ranges too when it is seekable (XorSource.at)
-                accs, got = feed_parallel(src, factories, want, workers,
+                accs, got = feed_parallel(group.source, group.factories, group.words, workers,
                                           tick=(lambda n: tick(4 * n)) if tick else None)
         except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the streams read so far make a partial document
-            interrupted, complete = True, False
-            message = f"interrupted while reading the {stream} stream; the tests of the streams read before are kept"
+            reading.interrupted, reading.complete = True, False
+            reading.message = (f"interrupted while reading the {group.name} stream; the tests of the streams "
+                               "read before are kept")
             break
         except (BackendProcessFailed, BackendStopped, RemoteError) as failure:  # it crashed, hung or raised mid-stream
-            complete, backend_failed = False, True
-            message = (f"the backend failed while reading the {stream} stream ({one_line(failure)}); "
-                       "the tests of the streams read before are kept")
+            reading.complete, reading.backend_failed = False, True
+            reading.message = (f"the backend failed while reading the {group.name} stream ({one_line(failure)}); "
+                               "the tests of the streams read before are kept")
             break
-        if stream == "main":
-            bytes_tested = got * 4
-            if got < want:
-                complete = False
-                trailing = getattr(src, "trailing_bytes", 0) or _file_trailing_bytes(src)
-                message = (f"the stream ended after {got * 4} bytes ({got} words"
-                           + (f", plus {trailing} trailing bytes ignored" if trailing else "")
-                           + f"); the {tier} tier reads {want * 4} bytes")
-        accs_by_stream[stream] = (src, factories, want)
-        for acc in accs:
-            found = acc.result()
-            if not found:
-                not_run.append({"test": acc.name, "stream": stream,
-                                "reason": f"needs {acc.sample_words * 4} bytes per sample, got {got * 4}"})
-            for entry in found:
-                entry["stream"] = stream
-                entry["words_from"] = 0
-                results.append(entry)
+        _record_stream(reading, group, accs, got, tier)
+    return reading
 
-    m = max(len(results), 1)
-    suspect_at = judge_first(results)
 
-    # Retest every SUSPECT on the next range of its stream (PractRand-style escalation).
-    suspects = [e for e in results if e["verdict"] == STATS_SUSPECT and not interrupted]
+def _record_stream(reading: Reading, group: StreamGroup, accs, got: int, tier: str) -> None:
+    """One stream's results (or why a test could not run), and, for the main stream, how much of
+    it there was."""
+    if group.name == "main":
+        reading.bytes_tested = got * 4
+        if got < group.words:
+            reading.complete = False
+            trailing = getattr(group.source, "trailing_bytes", 0) or _file_trailing_bytes(group.source)
+            reading.message = (f"the stream ended after {got * 4} bytes ({got} words"
+                               + (f", plus {trailing} trailing bytes ignored" if trailing else "")
+                               + f"); the {tier} tier reads {group.words * 4} bytes")
+    reading.groups_read[group.name] = group
+    for acc in accs:
+        found = acc.result()
+        if not found:
+            reading.not_run.append({"test": acc.name, "stream": group.name,
+                                    "reason": f"needs {acc.sample_words * 4} bytes per sample, got {got * 4}"})
+        for entry in found:
+            entry["stream"] = group.name
+            entry["words_from"] = 0
+            reading.results.append(entry)
+
+
+def retest_suspects(source, reading: Reading, suspect_at: float, *, workers: int, say, executor=None) -> None:
+    """Retest every SUSPECT on the next range of its stream (PractRand-style escalation): only
+    the accumulators whose results were suspect, on as many words as the first reading."""
+    suspects = [e for e in reading.results if e["verdict"] == STATS_SUSPECT]
     for stream in sorted({e["stream"] for e in suspects}):
-        src, factories, want = accs_by_stream[stream]
+        group = reading.groups_read[stream]
         names = {e["test"] for e in suspects if e["stream"] == stream}
         say(f"retesting {sorted(names)} on {stream}")
-        # only the accumulators whose results were suspect
-        chosen = [f for f in factories if _produces(f, names)]
+        chosen = [f for f in group.factories if _produces(f, names)]
+        want = group.words
         if executor is not None and (stream == "main" or source.seekable):
-            accs, got = executor.feed(source if stream == "main" else src, chosen, want, offset=want, stream=stream)
+            accs, got = executor.feed(source if stream == "main" else group.source, chosen, want, offset=want,
+                                      stream=stream)
         elif stream == "main":
             accs, got = feed_parallel(source, chosen, want, workers, offset=want)
         else:
@@ -442,10 +531,14 @@ def run(source, *, tier: str = "smoke", nbytes: int | None = None, seed=None, re
                 continue
             record_retest(entry, again, suspect_at, words_from=want, words=got)
 
+
+def document(reading: Reading, *, source, tier: str, nbytes: int, seed, reproduce: str, suspect_at: float,
+             elapsed: float) -> dict:
+    """The result document (module docstring) of a reading whose results are judged."""
+    results = reading.results
+    m = max(len(results), 1)
     counts = {v: sum(e["verdict"] == v for e in results) for v in STATS_JUDGED}
-    verdict = stats_verdict(counts, found=bool(results), complete=complete)
-    elapsed = time.perf_counter() - began
-    document = {
+    doc = {
         "schema": "rngcheck-stats",
         "schema_version": 1,
         "tier": tier,
@@ -453,26 +546,24 @@ def run(source, *, tier: str = "smoke", nbytes: int | None = None, seed=None, re
         "source": source.describe(),
         "reproduce": reproduce,
         "bytes_requested": nbytes,
-        "bytes_tested": bytes_tested,
-        "complete": complete,
-        "message": message,
+        "bytes_tested": reading.bytes_tested,
+        "complete": reading.complete,
+        "message": reading.message,
         "thresholds": {"suspect": suspect_at, "fail": FAIL_AT, "tests": m,
                        "family_false_suspect": FAMILY_SUSPECT,
                        "family_false_fail": m * FAIL_AT + FAMILY_SUSPECT * suspect_at},
-        "verdict": verdict,
+        "verdict": stats_verdict(counts, found=bool(results), complete=reading.complete),
         "counts": counts,
         "elapsed_seconds": elapsed,
-        "throughput_mb_s": bytes_tested / MiB / elapsed if elapsed > 0 else None,
+        "throughput_mb_s": reading.bytes_tested / MiB / elapsed if elapsed > 0 else None,
         "results": results,
-        "not_run": not_run,
+        "not_run": reading.not_run,
     }
-    if interrupted:
-        document["interrupted"] = True
-    if backend_failed:
-        document["backend_failed"] = True
-    if executor is not None and hasattr(executor, "execution"):
-        document["execution"] = executor.execution()
-    return document
+    if reading.interrupted:
+        doc["interrupted"] = True
+    if reading.backend_failed:
+        doc["backend_failed"] = True
+    return doc
 
 
 def _produces(factory, names) -> bool:

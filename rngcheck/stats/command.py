@@ -327,8 +327,7 @@ def run_distribution(args) -> int:
     from . import distributions
 
     kind = args.distribution
-    if kind not in distributions.KINDS:
-        raise RngcheckError(f"unknown distribution {kind!r} (known: {', '.join(distributions.KINDS)})")
+    distributions.MODELS.get(kind)  # one line naming the known kinds otherwise
     convention = args.convention or DEFAULT_CONVENTION
     dtype = args.dtype or DEFAULT_DTYPE
     if (args.low is None) != (args.high is None):
@@ -438,8 +437,8 @@ def run(args) -> int:
                 open_source = lambda: RawSource(args.input)  # noqa: E731
             else:
                 open_source = lambda: source.at(0)  # noqa: E731
-            doc["peers"] = [peers.run_dieharder(open_source, args.tier, dieharder_tests, progress)
-                            for peer in wanted if peer == "dieharder"]
+            doc["peers"] = [peers.PEERS.get(peer).run(open_source, args.tier, dieharder_tests, progress)
+                            for peer in wanted]
     finally:
         if progress is not None:
             progress.close()

@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from fractions import Fraction
 from functools import cache, lru_cache
 
@@ -57,12 +58,15 @@ from .. import counter as state_words
 from .. import numbers
 from ..errors import NotApplicable, RngcheckError, one_line
 from ..numbers import NORMAL, TRUNCATED_NORMAL, UNIFORM, NumbersError, Request, floats
+from ..registry import Registry
 from ..results.verdicts import STATS_JUDGED, STATS_SUSPECT, stats_verdict
 from . import pvalues
 from .accumulators import chi2_uniform_exact
 from .battery import FAIL_AT, FAMILY_SUSPECT, judge_first, record_retest
 
-KINDS = (UNIFORM, NORMAL, TRUNCATED_NORMAL)
+# The distributions with a goodness of fit, by kind (rngcheck.registry): each is the Null method
+# that models its kind (support, moments, cells); registered below Null, in this order.
+MODELS: Registry[Callable[[Null], None]] = Registry("distribution", load=lambda: _register_models())
 CHUNK = 1 << 16
 TRUNCATED_CHUNK = 1 << 12   # the reference draws a truncated normal group by group: a smaller last chunk
 SOURCE = "rngcheck docs/distribution-stats.md; TensorFlow random_distributions.h (rngcheck.numbers.tensorflow)"
@@ -218,15 +222,14 @@ class Null:
     def __init__(self, request: Request):
         _model_check(request.convention)
         numbers.check(request)
-        if request.kind not in KINDS:
-            raise RngcheckError(f"no goodness-of-fit for {request.kind} (known: {', '.join(KINDS)})")
+        model = MODELS.get(request.kind)
         self.request = request
         self.kind, self.dtype = request.kind, request.dtype
         self.bits = LATTICE_BITS[request.convention][request.dtype]
         self.unit = request.kind == UNIFORM and request.low is None
         self.rounded = request.dtype in ("float16", "bfloat16")   # float32 results rounded (rule 5)
         self.slack = numbers.bound(request).ulps   # an implementation may be this many ULPs off
-        getattr(self, "_" + request.kind)()
+        model(self)
 
     # -- uniform
     def _uniform(self):
@@ -363,6 +366,11 @@ class Null:
 
     def describe(self) -> dict:
         return {"support": self.support_text, "mean": self.mu, "variance": self.moments[2]}
+
+
+def _register_models() -> None:
+    for kind, model in ((UNIFORM, Null._uniform), (NORMAL, Null._normal), (TRUNCATED_NORMAL, Null._truncated_normal)):
+        MODELS.add(kind, model)
 
 
 # ---------------------------------------------------------------------------------- accumulators
@@ -910,15 +918,14 @@ def run(stream: NumberStream, count: int, *, tier: str = "smoke", reproduce: str
 
 def request_of(kind: str, convention: str, dtype: str, low=None, high=None) -> Request:
     """A checked request (one-line RngcheckError for anything wrong)."""
-    if kind not in KINDS:
-        raise RngcheckError(f"unknown distribution {kind!r} (known: {', '.join(KINDS)})")
+    MODELS.get(kind)  # one line naming the known kinds otherwise
     try:
         request = Request(convention, kind, dtype, CHUNK, low, high)
         numbers.check(request)
     except NumbersError as error:
         raise RngcheckError(str(error)) from None
     _model_check(convention)
-    if kind not in MODELLED_KINDS.get(convention, KINDS):
+    if kind not in MODELLED_KINDS.get(convention, MODELS.names()):
         raise RngcheckError(f"no {kind} goodness-of-fit for convention {convention!r} "
                             f"(modelled: {', '.join(MODELLED_KINDS[convention])})")
     return request

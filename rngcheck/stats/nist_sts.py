@@ -16,8 +16,28 @@ acceptable range of section 4.2.1, p^ +- 3 sqrt(p^ (1 - p^) / s), p^ = 1 - alpha
 sts-2.1.2's integer bounds (a sample of 100 needs 96 passes). As in sts-2.1.2, a sequence on
 which a random excursion test does not apply (J < 500 cycles) is left out of that test's sample.
 
-Exit codes: 0 every test passes both rules; 1 some test fails the proportion or the uniformity
-rule; 2 bad input (one line on stderr).
+Which rule judges a p-value stream (``rule`` of each row; the one place: ``_judge``):
+
+1. A stream of s >= PROPORTION_FROM (2) p-values: sts's proportion rule, and its uniformity
+   rule from UNIFORMITY_FROM (10: sts-2.1.2 computes it once s / 10 >= 1; rev1a 4.2.2 asks
+   UNIFORMITY_ASKED = 55 for it to mean much, which the report says below that).
+2. A stream of one p-value (one sequence; or a random excursion state that applies to one
+   sequence only): sts-2.1.2's integer lower bound is int(0.69) = 0, so the proportion rule fails
+   nothing, and there is no uniformity p-value. Each p-value is judged against alpha instead, as
+   sts's users read a single sequence (its stats.txt says FAILURE below alpha), for the sequence
+   as a whole: with k such p-values, one fails its test below 1 - (1 - alpha)^(1/k) (Sidak, the
+   battery's rule for its SUSPECT level), so that a random sequence fails with probability about
+   alpha (at most: the template rows are not independent).
+   Against alpha itself each p-value would fail a random sequence with probability
+   1 - 0.99^k (188 streams: 85%; NIST's own e, pi and sqrt 3 would fail, with 4, 1 and 4 of 188
+   below 0.01). A p-value below alpha that does not fail is shown as such.
+3. No p-value at all: NOT APPLICABLE (the test's minimum n, or J < 500 cycles).
+
+The document's verdict (``verdict_of``): FAIL when a stream fails its rule, PASS when some stream
+was judged and none failed, NOT APPLICABLE when none could be.
+
+Exit codes: 0 every test passes its rule; 1 some test fails the proportion, the uniformity or
+(one sequence) the p-value rule; 2 bad input (one line on stderr).
 """
 
 from __future__ import annotations
@@ -45,6 +65,13 @@ from .nist_options import DEFAULT_BACKEND_SEQUENCES, DEFAULT_LENGTH, Parameters 
 
 ALPHA = 0.01
 UNIFORMITY_FAIL = 0.0001
+UNIFORMITY_FROM = 10    # sts-2.1.2: the uniformity p-value once s / 10 >= 1 (its expCount)
+UNIFORMITY_ASKED = 55   # rev1a 4.2.2: "at least 55 sequences"
+
+# A row's rule (module docstring, rules 1-2)
+RULE_P_VALUE = "p-value against alpha"
+RULE_PROPORTION = "proportion"
+RULE_PROPORTION_AND_UNIFORMITY = "proportion and uniformity"
 ASCII_BYTES = np.frombuffer(b"01 \t\r\n", dtype=np.uint8)  # what NIST's ASCII data files hold
 
 
@@ -152,6 +179,25 @@ def proportion_bounds(s: int, alpha: float = ALPHA) -> tuple[int, int]:
     return int((p_hat - spread) * s), int((p_hat + spread) * s)
 
 
+def fewest_for_proportion(alpha: float = ALPHA) -> int:
+    """The fewest p-values for which sts-2.1.2's proportion rule can fail a stream: below it the
+    integer lower bound is 0 (one sequence: int(0.99 - 3 sqrt(0.0099)) = int(0.69) = 0), and no
+    count of passes is below 0."""
+    s = 1
+    while proportion_bounds(s, alpha)[0] < 1:
+        s += 1
+    return s
+
+
+PROPORTION_FROM = fewest_for_proportion()  # 2
+
+
+def single_sequence_level(k: int, alpha: float = ALPHA) -> float:
+    """The level below which one of k single p-values fails its test (rule 2): 1 - (1 - alpha)^(1/k),
+    so that a random sequence fails one of them with probability alpha (k = 1: alpha itself)."""
+    return -math.expm1(math.log1p(-alpha) / max(k, 1))
+
+
 def bins_of(p_values) -> list[int]:
     """Counts of p-values in [0, 0.1), [0.1, 0.2), ..., [0.9, 1] (sts: floor(10 p), 10 -> 9)."""
     pos = np.minimum(np.floor(np.asarray(p_values, dtype=np.float64) * 10).astype(int), 9)
@@ -185,10 +231,11 @@ class Row:
     proportion_max: int = 0
     verdict: str = NOT_APPLICABLE
     reasons: list = field(default_factory=list)
+    rule: str = ""  # RULE_*: which rule judged it ("" when not applicable)
 
 
 def analyse(per_sequence: list[dict], params: Parameters) -> list[Row]:
-    """The final analysis report's rows from the per-sequence results."""
+    """The final analysis report's rows from the per-sequence results, each judged (``_judge``)."""
     rows = []
     for name, section, _ in TESTS:
         labels = row_labels(name, params)
@@ -200,11 +247,14 @@ def analyse(per_sequence: list[dict], params: Parameters) -> list[Row]:
                     row.not_applicable.append(str(value))
                 else:
                     row.p_values.append(float(value[index]))
-            rows.append(_judge(row))
-    return rows
+            rows.append(row)
+    single = sum(0 < len(row.p_values) < PROPORTION_FROM for row in rows)
+    return [_judge(row, single) for row in rows]
 
 
-def _judge(row: Row) -> Row:
+def _judge(row: Row, single: int) -> Row:
+    """The row's verdict, by the rule its number of p-values allows (module docstring, rules 1-3);
+    ``single``: how many rows hold a single p-value (rule 2's k)."""
     s = row.sample_size = len(row.p_values)
     if s == 0:
         row.verdict = NOT_APPLICABLE
@@ -215,12 +265,62 @@ def _judge(row: Row) -> Row:
     row.passed = sum(p >= ALPHA for p in row.p_values)
     row.proportion_min, row.proportion_max = proportion_bounds(s)
     row.reasons = []
-    if not row.proportion_min <= row.passed <= row.proportion_max:
-        row.reasons.append(f"{row.passed}/{s} passed, outside {row.proportion_min}..{row.proportion_max}")
-    if row.uniformity_p is not None and row.uniformity_p < UNIFORMITY_FAIL:
-        row.reasons.append(f"uniformity p = {row.uniformity_p:.6f} < {UNIFORMITY_FAIL}")
+    if s < PROPORTION_FROM:
+        row.rule = RULE_P_VALUE
+        level = single_sequence_level(single)
+        row.reasons += [f"p = {p:.6f} < {level:.3g} (alpha = {ALPHA} over {single} single p-values)"
+                        for p in row.p_values if p < level]
+    else:
+        row.rule = RULE_PROPORTION if row.uniformity_p is None else RULE_PROPORTION_AND_UNIFORMITY
+        if not row.proportion_min <= row.passed <= row.proportion_max:
+            row.reasons.append(f"{row.passed}/{s} passed, outside {row.proportion_min}..{row.proportion_max}")
+        if row.uniformity_p is not None and row.uniformity_p < UNIFORMITY_FAIL:
+            row.reasons.append(f"uniformity p = {row.uniformity_p:.6f} < {UNIFORMITY_FAIL}")
     row.verdict = STATS_FAIL if row.reasons else STATS_PASS
     return row
+
+
+def verdict_of(rows: list[Row]) -> str:
+    """The document's verdict: FAIL when a row fails its rule, else PASS when a row was judged,
+    else NOT APPLICABLE (nothing could be)."""
+    if any(row.verdict == STATS_FAIL for row in rows):
+        return STATS_FAIL
+    return STATS_PASS if any(row.verdict == STATS_PASS for row in rows) else NOT_APPLICABLE
+
+
+def rule_notes(rows: list[Row]) -> list[str]:
+    """What the report says of the rules where the sequences are too few for sts's (empty when
+    every judged row had UNIFORMITY_ASKED p-values or more)."""
+    notes = []
+    single = [row for row in rows if row.rule == RULE_P_VALUE]
+    if single:
+        k = len(single)
+        below = sum(row.passed < row.sample_size for row in single)
+        failed = sum(row.verdict == STATS_FAIL for row in single)
+        notes.append(
+            f"{k} p-value stream(s) of a single sequence: too few sequences for sts's proportion rule (its lower "
+            f"bound is 0 below {PROPORTION_FROM} sequences: it fails nothing) and for its uniformity rule "
+            f"({UNIFORMITY_FROM} sequences in sts-2.1.2, {UNIFORMITY_ASKED} in rev1a 4.2.2); each p-value is "
+            f"judged against alpha = {ALPHA} for the sequence as a whole instead: it fails its test below "
+            f"{single_sequence_level(k):.3g} = 1 - (1 - alpha)^(1/{k}), so that a random sequence fails with "
+            f"probability at most about alpha; {failed} fail; {below} of {k} are below alpha itself "
+            f"({k * ALPHA:.1f} expected by chance); give {PROPORTION_FROM} or more sequences for sts's rules")
+    few = [row for row in rows if row.rule and row.rule != RULE_P_VALUE and row.sample_size < UNIFORMITY_ASKED]
+    if few:
+        notes.append(
+            f"{len(few)} p-value stream(s) of fewer than {UNIFORMITY_ASKED} sequences: judged by sts's proportion "
+            f"rule, and by its uniformity rule from {UNIFORMITY_FROM} sequences as sts-2.1.2 does; rev1a 4.2.2 "
+            f"asks {UNIFORMITY_ASKED} sequences for the uniformity of p-values to mean much")
+    return notes
+
+
+def rules_used(rows: list[Row]) -> dict[str, int]:
+    """How many rows each rule judged (RULE_* -> count), for the document."""
+    used: dict[str, int] = {}
+    for row in rows:
+        if row.rule:
+            used[row.rule] = used.get(row.rule, 0) + 1
+    return used
 
 
 # ------------------------------------------------------------------------------------------
@@ -410,6 +510,10 @@ def run(bits: np.ndarray | PackedBits, *, n: int, sequences: int | None, params:
     judged = [r for r in rows if r.verdict != NOT_APPLICABLE]
     failed = [r for r in judged if r.verdict == STATS_FAIL]
     elapsed = time.perf_counter() - began
+    used = rules_used(rows)
+    rules = {"alpha": ALPHA, "proportion_from": PROPORTION_FROM, "uniformity_from": UNIFORMITY_FROM,
+             "uniformity_asked": UNIFORMITY_ASKED, "rows": used,
+             "single_p_value_level": single_sequence_level(used[RULE_P_VALUE]) if RULE_P_VALUE in used else None}
     return {
         "schema": SCHEMA,
         "schema_version": SCHEMA_VERSION,
@@ -420,9 +524,11 @@ def run(bits: np.ndarray | PackedBits, *, n: int, sequences: int | None, params:
         "unused_bits": int(bits.size - count * n),
         "parameters": asdict(params),
         "alpha": ALPHA,
-        "verdict": STATS_FAIL if failed else STATS_PASS if judged else NOT_APPLICABLE,
+        "verdict": verdict_of(rows),
         "counts": {STATS_PASS: len(judged) - len(failed), STATS_FAIL: len(failed),
                    NOT_APPLICABLE: len(rows) - len(judged)},
+        "rules": rules,
+        "notes": rule_notes(rows),
         "elapsed_seconds": elapsed,
         "rows": [asdict(r) for r in rows],
     }
@@ -449,19 +555,40 @@ def render(doc: dict, out=None) -> None:
         u = row["uniformity_p"]
         u_text = "    ----  " if u is None else f"{u:9.6f}{'*' if u < UNIFORMITY_FAIL else ' '}"
         s, passed = row["sample_size"], row["passed"]
-        bad = not row["proportion_min"] <= passed <= row["proportion_max"]
+        if row.get("rule") == RULE_P_VALUE:  # one p-value: shown, '*' when it fails (below rule 2's level)
+            bad = row["verdict"] == STATS_FAIL
+            name += "".join(f"  p = {p:.6f}" + (" < alpha" if p < ALPHA else "") for p in row["p_values"])
+        else:
+            bad = not row["proportion_min"] <= passed <= row["proportion_max"]
         proportion = f"{passed:>5d}/{s:<5d}{'*' if bad else ' '}"
         print(f"{bins}{u_text}  {proportion}  {name}", file=out)
     print(line, file=out)
     s = doc["sequences"]
-    low, high = proportion_bounds(s)
-    print(f"The minimum pass rate of each test (random excursion tests: of the sequences they apply to) is "
-          f"{low} of {s} sequences (alpha = {ALPHA}); a '*' marks a proportion outside {low}..{high} or a "
-          f"uniformity p-value below {UNIFORMITY_FAIL} (shown from 10 sequences; rev1a 4.2.2 asks 55 or more).",
-          file=out)
+    if s >= PROPORTION_FROM:
+        low, high = proportion_bounds(s)
+        print(f"The minimum pass rate of each test (random excursion tests: of the sequences they apply to) is "
+              f"{low} of {s} sequences (alpha = {ALPHA}); a '*' marks a proportion outside {low}..{high} or a "
+              f"uniformity p-value below {UNIFORMITY_FAIL} (shown from {UNIFORMITY_FROM} sequences).", file=out)
+    level = (doc.get("rules") or {}).get("single_p_value_level")
+    if level is not None:
+        print(f"A single sequence's row shows its p-value; a '*' marks one below {level:.3g} (rule 2 of "
+              "rngcheck.stats.nist_sts: alpha for the sequence's p-values together).", file=out)
+    for note in doc.get("notes", []):
+        print(f"Note: {note}.", file=out)
+    print(f"{verdict_line(doc)}; {doc['elapsed_seconds']:.1f} s; reproduce: {doc['reproduce']}", file=out)
+
+
+def verdict_line(doc: dict, short: bool = False) -> str:
+    """The verdict, its counts, and the rule that judged a single sequence when one did."""
     c = doc["counts"]
-    print(f"{doc['verdict']}: {c[STATS_PASS]} p-value streams pass, {c[STATS_FAIL]} fail, {c[NOT_APPLICABLE]} not "
-          f"applicable; {doc['elapsed_seconds']:.1f} s; reproduce: {doc['reproduce']}", file=out)
+    streams = "" if short else " p-value streams"
+    line = (f"{doc['verdict']}: {c[STATS_PASS]}{streams} pass, {c[STATS_FAIL]} fail, {c[NOT_APPLICABLE]} not "
+            "applicable")
+    single = (doc.get("rules") or {}).get("rows", {}).get(RULE_P_VALUE)
+    if single:
+        line += (f" ({single} single p-values, judged against alpha = {ALPHA} together: too few sequences for "
+                 "sts's proportion and uniformity rules)")
+    return line
 
 
 # ------------------------------------------------------------------------------------------
@@ -523,10 +650,8 @@ def command(args) -> int:
             with open(args.json, "w") as handle:
                 handle.write(text + "\n")
     out = sys.stderr if args.json == "-" else sys.stdout
-    c = doc["counts"]
     if args.quiet:
-        to_stdout(lambda: print(f"{doc['verdict']}: {c[STATS_PASS]} pass, {c[STATS_FAIL]} fail, "
-                                f"{c[NOT_APPLICABLE]} not applicable", file=out))
+        to_stdout(lambda: print(verdict_line(doc, short=True), file=out))
     else:
         to_stdout(lambda: render(doc, out))
     return 1 if doc["verdict"] == STATS_FAIL else 0

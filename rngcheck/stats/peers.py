@@ -31,12 +31,14 @@ import shutil
 import subprocess
 import threading
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import RngcheckError
+from ..registry import Registry
 
-PEERS = ("dieharder",)
 DIEHARDER_TESTS = {
     "smoke": [0, 100, 15],
     "standard": [0, 100, 15, 2, 8, 10, 101, 102, 202, 203, 204, 206],
@@ -51,13 +53,29 @@ def dieharder_path() -> str | None:
     return shutil.which("dieharder")
 
 
+@dataclass(frozen=True)
+class Peer:
+    """A tool ``rngcheck stats --with NAME`` runs on the same stream, beside the battery (PEERS)."""
+    check: Callable[[], None]   # a one-line RngcheckError when it cannot run here (not installed)
+    run: Callable[..., dict]    # run(open_source, tier, tests, progress): its section of the document
+
+
+def _register_peers() -> None:
+    PEERS.add("dieharder", Peer(_check_dieharder, run_dieharder))
+
+
+PEERS: Registry[Peer] = Registry("peer", load=_register_peers)
+
+
 def check(peers) -> None:
     """Usage check before anything runs: every requested peer is known and installed."""
-    for peer in peers or ():
-        if peer not in PEERS:
-            raise RngcheckError(f"--with {peer}: unknown peer (known: {', '.join(PEERS)})")
-        if peer == "dieharder" and dieharder_path() is None:
-            raise RngcheckError(f"--with dieharder: dieharder is not installed ({INSTALL_HINT})")
+    for name in peers or ():
+        PEERS.get(name).check()
+
+
+def _check_dieharder() -> None:
+    if dieharder_path() is None:
+        raise RngcheckError(f"--with dieharder: dieharder is not installed ({INSTALL_HINT})")
 
 
 def dieharder_version(path: str) -> str | None:

@@ -164,7 +164,7 @@ class BinaryRank(Accumulator):
         self.sample_words = size * size * stride // per_word
         super().__init__(start, size=size, select=select)
         self.size, self.select = size, select
-        self.name = f"{BinaryRank.name}.{size}.{select.replace('/', '_')}"
+        self.name = test_name(size, select)
         self.batch_words = max(self.sample_words, (1 << 20) if size <= 256 else 1 << 21)
         if (size, select) in SCHEDULE:  # the battery's facts of this test (Accumulator.budget ...)
             self.from_tier, self.budget, self.cost_ns_per_word = SCHEDULE[(size, select)]
@@ -215,11 +215,13 @@ SCHEDULE = {
 }
 
 
-def battery_factories():
-    """Factories of the battery's rank tests (each with its from_tier, read by battery.main_tests)."""
-    out = []
-    for (size, select), (tier, _, _) in SCHEDULE.items():
-        factory = functools.partial(BinaryRank, size=size, select=select)
-        factory.from_tier = tier
-        out.append(factory)
-    return out
+def test_name(size: int, select: str) -> str:
+    """The name of the rank test of ``size`` x ``size`` matrices of ``select`` bits (its results')."""
+    return f"{BinaryRank.name}.{size}.{select.replace('/', '_')}"
+
+
+def battery_tests() -> list[tuple[str, functools.partial, str]]:
+    """The battery's rank tests (SCHEDULE), in order: (name, factory, from_tier) each, which
+    battery.TESTS registers."""
+    return [(test_name(size, select), functools.partial(BinaryRank, size=size, select=select), tier)
+            for (size, select), (tier, _, _) in SCHEDULE.items()]
