@@ -20,8 +20,8 @@ from ..case import ALL, FULL_ONLY
 from ..case import Case as CaseHeader
 from ..directml.cases import BASE_STATE
 
-NUMBERS = "numbers"      # the procedure
-BYTES_PER_NUMBER = 80    # what the check holds at once, a number (Case.memory_needed): a request against the reference or printed numbers
+NUMBERS = "numbers"      # the procedure: a request against the reference or printed numbers
+BYTES_PER_NUMBER = 80    # what the check holds at once, a number (Case.memory_needed)
 CATEGORIES = ("uniform", "normal", "truncated-normal", "integers", "bits", "seed", "guide")
 
 
