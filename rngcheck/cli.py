@@ -358,16 +358,18 @@ def cmd_backends(args) -> int:
     from .backends import known_backends
     from .results.text import printable
 
-    known = known_backends(args.specs)
-    if args.json:
-        print(json.dumps([k.__dict__ for k in known], indent=1))
-        return EXIT_PASS
-    for k in known:
+    def said(k) -> None:   # printed as it is probed
         status = ("available" + (f": {k.reason}" if k.reason else "")) if k.available else f"unavailable: {k.reason}"
-        print(f"{printable(k.name):<12} {printable(status)}")
+        print(f"{printable(k.name):<12} {printable(status)}", flush=True)
+        if k.implements:
+            print(f"{'':<12} implements {printable('; '.join(k.implements))}", flush=True)
         if args.verbose or args.specs:
             for key, value in k.describe.items():
-                print(f"    {printable(key) + ':':<24} {printable(value)}")
+                print(f"    {printable(key) + ':':<24} {printable(value)}", flush=True)
+
+    known = known_backends(args.specs, on_probe=None if args.json else said)
+    if args.json:
+        print(json.dumps([k.__dict__ for k in known], indent=1))
     return EXIT_PASS
 
 

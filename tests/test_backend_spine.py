@@ -71,3 +71,23 @@ def test_the_table_reads_a_backend_s_version_and_old_documents_still():
     assert version_of({"version": "mine 1.2", "numpy": "2.0"}) == "mine 1.2"
     assert version_of({"implementation": "x", "torch": "2.13.0+cpu", "numpy": "2.0"}) == "torch 2.13.0+cpu"
     assert version_of({"device": "cpu"}) == ""
+
+
+def test_backends_says_what_each_implements_as_it_probes():
+    """``rngcheck backends`` prints each backend as it is probed, and what it implements in a few words."""
+    import subprocess
+    import sys
+
+    from rngcheck.backends.registry import known_backends
+
+    seen = []
+    found = known_backends(["numpy", "nosuchbackend"], on_probe=lambda k: seen.append(k.name))
+    assert seen == ["numpy", "nosuchbackend"] == [k.name for k in found]
+    numpy, missing = found
+    assert numpy.implements[0] == "the DirectML operator"
+    assert any(i.startswith("numbers: ") and "tensorflow" in i for i in numpy.implements)
+    assert any(i.startswith("generator blocks: ") for i in numpy.implements)
+    assert "StableHLO rng_bit_generator" in numpy.implements
+    assert not missing.available and missing.implements == []
+    done = subprocess.run([sys.executable, "-m", "rngcheck", "backends", "numpy"], capture_output=True, text=True)
+    assert "implements the DirectML operator; numbers: " in done.stdout

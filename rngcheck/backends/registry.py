@@ -63,6 +63,7 @@ class KnownBackend:
     available: bool
     reason: str
     describe: dict = field(default_factory=dict)    # what the backend says of itself, when available
+    implements: list = field(default_factory=list)  # what it computes, in a few words each (``implements``)
 
 
 def _registered():
@@ -180,9 +181,27 @@ def load(spec: str):
     return _check_contract(_instantiate(obj, "", spec), spec)
 
 
-def known_backends(specs=None) -> list[KnownBackend]:
+def implements(backend) -> list[str]:
+    """What a loaded backend computes, in a few words each: the DirectML operator (every backend), the
+    numbers conventions it draws, the generators whose blocks it computes, the other operators it runs."""
+    found = ["the DirectML operator"]
+    conventions = list(getattr(backend, "conventions", ()) or ())
+    if conventions:
+        found.append("numbers: " + ", ".join(conventions))
+    generators = list(getattr(backend, "generators", ()) or ())
+    if generators:
+        found.append(f"generator blocks: {', '.join(generators[:4])}" + (f" (+{len(generators) - 4})"
+                                                                          if len(generators) > 4 else ""))
+    found += [{"stablehlo": "StableHLO rng_bit_generator"}.get(str(name), str(name))
+              for name in getattr(backend, "operators", ()) or ()]
+    return found
+
+
+def known_backends(specs=None, on_probe=None) -> list[KnownBackend]:
     """Every registered backend (or each of ``specs``, options included), tried in its own worker
-    process: available or not, with the reason, and its describe().
+    process: available or not, with the reason, its describe() and what it implements.
+    ``on_probe(known)``: called with each one, in order, as soon as it and those before it are known
+    (``rngcheck backends`` prints as it probes).
 
     (A worker per backend: TensorFlow and OpenCL, for one, cannot share a process.)
     """
@@ -190,7 +209,7 @@ def known_backends(specs=None) -> list[KnownBackend]:
     if specs:
         names = [spec.partition(":")[0] for spec in specs]
         return _probe_all([(spec, registered[name].value if name in registered else spec)
-                           for spec, name in zip(specs, names)])
+                           for spec, name in zip(specs, names)], on_probe)
     known, probes = {}, []
     for name, ep in sorted(registered.items()):
         try:
@@ -203,18 +222,36 @@ def known_backends(specs=None) -> list[KnownBackend]:
             known[name] = KnownBackend(name, ep.value, True, usage)
             continue
         probes.append((name, ep.value))
-    known.update(zip([name for name, _ in probes], _probe_all(probes)))
-    return [known[name] for name in sorted(known)]
+    order = sorted([*known, *(name for name, _ in probes)])
+    said: list[str] = []
+
+    def arrived(found: KnownBackend) -> None:   # in name order: each once those before it are known
+        known[found.name] = found
+        while len(said) < len(order) and order[len(said)] in known:
+            said.append(order[len(said)])
+            if on_probe is not None:
+                on_probe(known[said[-1]])
+
+    for name in list(known):
+        arrived(known[name])
+    _probe_all(probes, arrived)
+    return [known[name] for name in order]
 
 
-def _probe_all(probes: list[tuple[str, str]]) -> list[KnownBackend]:
-    """_probe on each (spec, target), as many workers at once as there are CPUs; results in order.
-    Each probe starts and closes its worker in one pool thread (a child's PR_SET_PDEATHSIG
-    follows the thread that started it, and the thread outlives the child)."""
+def _probe_all(probes: list[tuple[str, str]], on_probe=None) -> list[KnownBackend]:
+    """_probe on each (spec, target), as many workers at once as there are CPUs; results in order,
+    each also given to ``on_probe`` as it is known (in order). Each probe starts and closes its worker
+    in one pool thread (a child's PR_SET_PDEATHSIG follows the thread that started it, and the thread
+    outlives the child)."""
     from concurrent.futures import ThreadPoolExecutor
 
+    found = []
     with ThreadPoolExecutor(max_workers=max(1, min(len(probes), os.cpu_count() or 1))) as pool:
-        return list(pool.map(lambda probe: _probe(*probe), probes))
+        for known in pool.map(lambda probe: _probe(*probe), probes):
+            found.append(known)
+            if on_probe is not None:
+                on_probe(known)
+    return found
 
 
 def _probe(spec: str, target: str) -> KnownBackend:
@@ -226,8 +263,10 @@ def _probe(spec: str, target: str) -> KnownBackend:
         return KnownBackend(spec, target, False, str(error) or type(error).__name__)
     try:
         described = {str(k): str(v) for k, v in backend.describe().items()}
+        computes = implements(backend)
     except Exception as error:
         described = {"describe() failed": str(error) or type(error).__name__}
+        computes = []
     finally:
         backend.close()
-    return KnownBackend(spec, target, True, "", described)
+    return KnownBackend(spec, target, True, "", described, computes)
