@@ -216,20 +216,3 @@ def test_the_battery_tests_are_one_registry():
     with pytest.raises(RngcheckError, match=r"^unknown statistical test 'nist\.nope' \(known: nist\.monobit, "):
         battery.TESTS.get("nist.nope")
 
-
-def test_no_function_in_rngcheck_stats_is_over_80_lines():
-    """A longer function is cut into named steps, or its docstring says why it is not (saying
-    "over 80 lines")."""
-    import ast
-    from pathlib import Path
-
-    import rngcheck.stats
-
-    long = []
-    for path in sorted(Path(rngcheck.stats.__file__).parent.rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno - node.lineno >= 80:
-                if "over 80 lines" not in (ast.get_docstring(node) or ""):
-                    long.append(f"{path.name}:{node.lineno} {node.name} ({node.end_lineno - node.lineno + 1} lines)")
-    assert not long, long
-

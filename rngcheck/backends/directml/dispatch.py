@@ -162,7 +162,12 @@ class Buffers:
 
 
 class Device:
-    """A D3D12 device, a DirectML device on it, and the queue / list / fence one execution uses."""
+    """A D3D12 device, a DirectML device on it, and the queue / list / fence one execution uses.
+
+    Over 20 methods: one per COM step of creating the device (adapter, queue and lists, DirectML device,
+    feature level) and of one execution (initialize, stage, bind, dispatch, the buffers, barriers,
+    submit), in the order DirectML's documentation gives them; each step uses the device's objects, so
+    a split would hand every one of them across."""
 
     def __init__(self, com: Com, adapter: str = "default"):
         self.com = com
