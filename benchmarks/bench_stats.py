@@ -7,7 +7,7 @@
     python benchmarks/bench_stats.py power   [--max-bytes 256M] [--generators a,b] [--power-tiers smoke,standard]
                                           [--json FILE]           # bytes each weak generator needs to FAIL, per tier
     python benchmarks/bench_stats.py false-alarms [--seeds 100] [--tier standard]
-    python benchmarks/bench_stats.py all [--against DIR]            # all three, then the README's panel table
+    python benchmarks/bench_stats.py all [--against DIR]            # all three, then docs/statistics.md's panel table
 
 Speed reads a stream from a file (Philox4x32-10 words written beforehand), so the
 generator is not what is measured; inter-stream tests need a generator and are not
@@ -17,7 +17,7 @@ tier alternately, so the ratio is not a comparison across days or loads. Power d
 stream length from 64 KiB until the first FAIL, main stream only, once per tier (that tier's
 tests, with the budgets of each length), up to the tier's size (deep: --max-bytes); it covers
 the weak panel, PractRand's table generators (weak_generators.PRACTRAND_TABLE) and the
-boundary and good controls, and prints the README's table and its claim. False alarms: good
+boundary and good controls, and prints docs/statistics.md's table and its claim. False alarms: good
 generators in turn (Philox4x32-10, PCG64, SFC64, MT19937), one seed each, standard tier.
 """
 
@@ -257,7 +257,7 @@ def _cell(entry):
 
 
 def table(found: dict, alarms: dict | None, figures: dict | None) -> None:
-    """The README's panel table (markdown) from this run's figures, and its claim."""
+    """The power panel table of docs/statistics.md (markdown) from this run's figures, and its claim."""
     print("\n| generator | PractRand | PractRand's figure from | smoke | standard | deep |")
     print("|---|---|---|---|---|---|")
     for name, row in found.items():

@@ -1,14 +1,16 @@
 """The published conformance table: run the full profile on real implementations, write the table.
 
-    python scripts/conformance_table.py [--backend SPEC ...] [--results DIR] [--update-readme] [--check]
+    python scripts/conformance_table.py [--backend SPEC ...] [--results DIR] [--update-docs] [--check]
 
 Runs `rngcheck run --profile full` for each backend (default: DEFAULT below, every library,
 OpenCL and both real DirectML builds; an unavailable one is left out unless --require names it
 or --require-all is given), keeps each result document in
 --results (default results/table), and prints a markdown table: implementation, version,
 device, and per category the passed count or the diagnoses of the failures.
---update-readme replaces the table between the markers in README.md; --html FILE writes the
-HTML report of all the documents (every backend side by side, its diagnoses, the agreement).
+--update-docs (or its old name --update-readme) replaces each table between its markers in the docs
+page that holds it (PAGES: docs/conformance.md, docs/generators.md; docs/NAME.md for --operator NAME);
+--html FILE writes the HTML report of all the documents (every backend side by side, its diagnoses,
+the agreement).
 --check exits 1 when a backend fails other than as docs/expected-differences.json says (the
 words categories) or docs/expected-differences-numbers.json (the numbers categories).
 
@@ -19,8 +21,8 @@ The generator table (the ``generator`` category: every Random123 known answer of
 rngcheck.conformance.known_answers): one row per backend that computes any generator, one column per
 generator (rngcheck.generators.NAMES), each cell the known-answer lines passed and those not applicable
 (a round count the library does not offer). --case PATTERN (repeatable) runs only those cases
-(``--case generator`` for the generator table alone: scripts/generator_table.sh); --update-readme
-replaces it between its own markers when README.md has them.
+(``--case generator`` for the generator table alone: scripts/generator_table.sh); --update-docs
+replaces it between its own markers in docs/generators.md.
 """
 
 from __future__ import annotations
@@ -51,6 +53,23 @@ NUMBER_CATEGORIES = ["uniform", "normal", "truncated-normal", "integers", "bits"
 BEGIN, END = "<!-- conformance-table:begin -->", "<!-- conformance-table:end -->"
 NUMBERS_BEGIN, NUMBERS_END = "<!-- numbers-table:begin -->", "<!-- numbers-table:end -->"
 GENERATORS_BEGIN, GENERATORS_END = "<!-- generator-table:begin -->", "<!-- generator-table:end -->"
+# The docs page (mkdocs.yml's site) that holds each table between its markers; --update-docs writes there.
+PAGES = {BEGIN: ROOT / "docs" / "conformance.md", NUMBERS_BEGIN: ROOT / "docs" / "conformance.md",
+         GENERATORS_BEGIN: ROOT / "docs" / "generators.md"}
+
+
+def operator_page(operator: str) -> Path:
+    """The docs page of another operator's table (between <!-- NAME-table:begin/end -->)."""
+    return ROOT / "docs" / f"{operator}.md"
+
+
+def replace_table(page: Path, begin: str, finish: str, body: str) -> None:
+    """Write ``body`` between the markers ``begin`` and ``finish`` of ``page`` (each there once)."""
+    content = page.read_text()
+    if content.count(begin) != 1 or content.count(finish) != 1:
+        raise SystemExit(f"conformance_table: {page} must hold {begin} and {finish} once each")
+    start, end = content.index(begin) + len(begin), content.index(finish)
+    page.write_text(content[:start] + "\n" + body + "\n" + content[end:])
 
 
 def run_backend(spec: str, results: Path, categories=()) -> dict | None:
@@ -189,7 +208,9 @@ def main(argv=None) -> int:
     parser.add_argument("--case", action="append", default=[], metavar="PATTERN",
                         help="only these cases (rngcheck run --case; e.g. generator)")
     parser.add_argument("--results", type=Path, default=ROOT / "results" / "table")
-    parser.add_argument("--update-readme", action="store_true")
+    parser.add_argument("--update-docs", "--update-readme", dest="update_docs", action="store_true",
+                        help="write the tables into their docs pages (docs/conformance.md, docs/generators.md, "
+                             "docs/NAME.md for --operator NAME)")
     parser.add_argument("--check", action="store_true")
     parser.add_argument("--html", type=Path, help="also write the HTML report of every backend's document")
     parser.add_argument("--require", action="append", default=[], help="a backend that must be available")
@@ -210,16 +231,11 @@ def main(argv=None) -> int:
     print("\n\n".join(t for t in (text, numbers_text, generators_text) if t.count("\n") > 1))  # tables with rows
     expected = json.loads((ROOT / "docs" / "expected-differences.json").read_text())["backends"]
     expected_numbers = json.loads((ROOT / "docs" / "expected-differences-numbers.json").read_text())["backends"]
-    if args.update_readme:
-        readme = ROOT / "README.md"
-        content = readme.read_text()
+    if args.update_docs:
         for begin, finish, body in ((BEGIN, END, text), (NUMBERS_BEGIN, NUMBERS_END, numbers_text),
                                     (GENERATORS_BEGIN, GENERATORS_END, generators_text)):
-            if begin == GENERATORS_BEGIN and begin not in content:
-                continue   # a README without the generator table's markers
-            start, end = content.index(begin) + len(begin), content.index(finish)
-            content = content[:start] + "\n" + body + "\n" + content[end:]
-        readme.write_text(content)
+            if body.count("\n") > 1:      # a table with rows: a --case run leaves the other tables as they are
+                replace_table(PAGES[begin], begin, finish, body)
     if args.html:
         from rngcheck.reports import html
         html.write(documents, args.html)
@@ -235,7 +251,7 @@ def main(argv=None) -> int:
 # ---------------------------------------------------------------------------------- another operator
 # ``--operator NAME``: the same table for another operator, its columns the operator's categories
 # (rngcheck.conformance.axes), its rows OPERATOR_BACKENDS[NAME] (every one installed by setup.sh),
-# checked against docs/expected-differences-NAME.json, written between <!-- NAME-table:begin/end -->.
+# checked against docs/expected-differences-NAME.json, written between <!-- NAME-table:begin/end --> in docs/NAME.md.
 OPERATOR_BACKENDS = {"stablehlo": ["numpy", "xla", "iree"]}
 
 
@@ -255,12 +271,9 @@ def operator_main(args) -> int:
     text = table(documents, operator.categories, frozenset(operator.divergences))
     print(f"{operator.title}\n\n{text}")
     expected = json.loads((ROOT / "docs" / f"expected-differences-{args.operator}.json").read_text())["backends"]
-    if args.update_readme:
-        readme = ROOT / "README.md"
-        content = readme.read_text()
-        begin, finish = f"<!-- {args.operator}-table:begin -->", f"<!-- {args.operator}-table:end -->"
-        start, end = content.index(begin) + len(begin), content.index(finish)
-        readme.write_text(content[:start] + "\n" + text + "\n" + content[end:])
+    if args.update_docs:
+        replace_table(operator_page(args.operator), f"<!-- {args.operator}-table:begin -->",
+                      f"<!-- {args.operator}-table:end -->", text)
     if args.html:
         from rngcheck.reports import html
         html.write(documents, args.html)

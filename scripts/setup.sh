@@ -2,7 +2,8 @@
 # Everything rngcheck needs on a fresh Debian/Ubuntu machine: PoCL (a CPU OpenCL device), gcc
 # (for the exec example in C), dieharder (the statistical peer), Chromium (the report's browser test; driven by Playwright, which
 # downloads no browser of its own), the Python package with its extras: tests, OpenCL, reports,
-# and the library backends (randomgen, TensorFlow, JAX, OpenVINO, ONNX Runtime with onnx); and real DirectML on Linux: Mesa's lavapipe
+# and the library backends (randomgen, TensorFlow, JAX, OpenVINO, ONNX Runtime with onnx), MkDocs (the docs site);
+# and real DirectML on Linux: Mesa's lavapipe
 # (a CPU Vulkan device), then the pinned DirectML builds, vkd3d and rngcheck's bridge, fetched and
 # built into the cache ($RNGCHECK_CACHE, else ~/.cache/rngcheck) by
 # `python3 -m rngcheck.backends.directml.bridge.build` (seconds once cached); and the Windows
@@ -27,7 +28,7 @@ if [ -n "$missing" ]; then
   $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
 fi
 
-python3 -m pip install -q --disable-pip-version-check -e '.[test,parquet,opencl,report,tensorflow,jax,mkl,curand,torch,onedpl,distributed,openvino,onnxruntime,iree]'
+python3 -m pip install -q --disable-pip-version-check -e '.[test,parquet,opencl,report,tensorflow,jax,mkl,curand,torch,onedpl,distributed,openvino,onnxruntime,iree,docs]'
 
 # Real DirectML (Linux): the build says in one line what is missing when a piece cannot be had.
 # Outside CI a machine that cannot have it (no Debian mirror, say) goes on without it.

@@ -336,7 +336,7 @@ def test_the_generator_table_shows_passes_not_applicable_failures_and_no_row_for
 
 
 def test_a_table_row_shows_a_backend_s_control_characters_and_splits_no_cell():
-    """A backend's version or cell text reaches README tables through one row builder: a terminal escape
+    """A backend's version or cell text reaches the docs' tables through one row builder: a terminal escape
     or newline is shown, not obeyed, and a "|" cannot add a column."""
     import importlib.util
 
