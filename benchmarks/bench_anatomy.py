@@ -4,7 +4,7 @@
 
 Figures only, no verdict. For broken backends of tests/panel.py (a named class, and kinds no
 named class models) and tensors of 16, 1024 and 65536 elements, one call's wrong output is
-diagnosed (rngcheck.conformance.diagnosis.diagnose_output, the peer: what every failing case
+diagnosed (rngcheck.conformance.directml.diagnosis.diagnose_output, the peer: what every failing case
 already pays) and given its anatomy (anatomy.explain_words). Best of --repeats, milliseconds;
 "anatomy/diagnosis" is the ratio of the two. The anatomy is bounded per case (a window of
 anatomy.WINDOW elements, anatomy.SECONDS_PER_CASE per case) and per backend (its first

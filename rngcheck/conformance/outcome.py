@@ -18,8 +18,8 @@ class Outcome(Verdict):
     """The verdict (rngcheck.results.records.Verdict: status, message, diagnosis, mismatches, ...)."""
 
     # The backend's call the verdict was made on (EXECUTE cases): what ``rngcheck repro`` shows
-    # beside the expectation (rngcheck.conformance.comparison). Never in the result document.
-    execution: Any = field(default=None, repr=False, compare=False)   # rngcheck.conformance.check.Execution
+    # beside the expectation (rngcheck.conformance.directml.comparison). Never in the result document.
+    execution: Any = field(default=None, repr=False, compare=False)   # rngcheck.conformance.directml.check.Execution
     # A numbers case: the numbers the backend drew and the expectation, as held per
     # rngcheck.numbers.floats rule 1 (``rngcheck repro`` shows them). Never in the result document.
     values: tuple | None = field(default=None, repr=False, compare=False)

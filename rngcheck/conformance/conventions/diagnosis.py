@@ -1,6 +1,6 @@
 """Diagnosis for numbers: which known wrong conversion an implementation's numbers look like.
 
-As rngcheck.conformance.diagnosis does for words: each variant is a deliberately wrong model of
+As rngcheck.conformance.directml.diagnosis does for words: each variant is a deliberately wrong model of
 a conversion, built from the conventions' own pieces (rngcheck.numbers); on a failure the suite
 runs every variant that applies to the request and names those whose prediction is within the
 request's bound of what the backend produced (and is not itself within the bound of the right

@@ -1,7 +1,7 @@
 """Anatomy of a wrong answer: where the wrong values come from, how their bits differ, and the
 structured family (with its parameters) that reproduces them, when one does.
 
-The diagnosis (rngcheck.conformance.diagnosis) names a wrong answer when one of its models
+The diagnosis (rngcheck.conformance.directml.diagnosis) names a wrong answer when one of its models
 predicts it exactly. The anatomy explains any wrong answer, named or not, from the outside:
 
 - **Provenance.** For each wrong element (the first EXAMINED of a window of WINDOW elements that

@@ -4,7 +4,7 @@
 whatever the tensor: the count of differing words is exact, their indices are kept up to
 INDICES_KEPT, and the words themselves are read only for the rows (Philox blocks, LANES
 words each) that are shown, chosen around the first differences (:meth:`WordComparison.windows`).
-The expectation, the logical order and the scan come from rngcheck.conformance.check.
+The expectation, the logical order and the scan come from rngcheck.conformance.directml.check.
 """
 
 from __future__ import annotations

@@ -417,7 +417,7 @@ PARTIAL_BLOCK = Variant("partial-block-unwritten", "the last partial block not w
 NOT_WRITTEN = Variant("not-written", "the output elements were never written", _found_by_its_own_check)
 
 
-# Structured families (rngcheck.conformance.anatomy): searched when no named class matches, each
+# Structured families (rngcheck.conformance.directml.anatomy): searched when no named class matches, each
 # verified on the anatomy's window and named with its parameters (``family``). Ids live here only.
 FAMILIES = {
     "lane-permutation": "the lanes of some or all blocks permuted (the permutation and the blocks as parameters)",
@@ -431,7 +431,7 @@ FAMILIES = {
     "counter-word-order": "the counter's words fed to Philox in another order",
     "state-carry-boundary": "output counter carried only within its low B bits",
     "state-increment": "output counter advanced by another rule than ceil(n/4)",
-    # The 2^31 boundary (rngcheck.conformance.wraps, issue 29): recognised on windows of huge tensors.
+    # The 2^31 boundary (rngcheck.conformance.directml.wraps, issue 29): recognised on windows of huge tensors.
     "element-index-int32": "an element index held in a signed 32-bit int: from element 2^31 on the output "
                            "repeats elements 0, 1, ...",
     "byte-offset-uint32": "a byte offset held in 32 bits wraps at 4 GiB: elements from 2^30 on are written over "
@@ -442,7 +442,7 @@ FAMILIES = {
 def family(id_: str, summary: str, **parameters) -> dict:
     """A structured family's diagnosis: a registered id (FAMILIES), this case's summary, its parameters."""
     if id_ not in FAMILIES:
-        raise KeyError(f"family id {id_!r} is not registered in conformance.diagnosis.FAMILIES")
+        raise KeyError(f"family id {id_!r} is not registered in conformance.directml.diagnosis.FAMILIES")
     return {"id": id_, "summary": summary, "alternatives": [], "parameters": parameters}
 
 
