@@ -1,6 +1,7 @@
 """``rngcheck run``'s test-runner verbs, as a pytest user expects them (issue 38): ``-k EXPRESSION``,
-``-x`` / ``--maxfail N``, ``--list``, ``--case`` as a substring (rngcheck/conformance/runner.py rules
-1 to 6, rngcheck/expression.py)."""
+``-x`` / ``--maxfail N``, ``--list``, ``--case`` as a substring, and what an unknown ``--backend``
+probably meant (rngcheck/conformance/runner.py rules 1 to 6, rngcheck/expression.py,
+rngcheck/backends/registry.py rules 1 to 4)."""
 
 from __future__ import annotations
 
@@ -228,6 +229,41 @@ def test_expected_case_ids_reads_the_keyword_and_nothing_from_an_unreadable_one(
 def test_case_substring_on_the_command_line(capsys):
     code, out, _ = call(capsys, "run", "--case", "dml-example", "--list")
     assert code == 0 and set(listed(out)) == {"counter/dml-example-324855", "vectors/dml-example-324855"}
+
+
+# -- did you mean --------------------------------------------------------------------------------
+
+def test_an_existing_program_path_suggests_exec(tmp_path, capsys):
+    program = tmp_path / "philox_exec"
+    program.write_text("#!/bin/sh\nexit 3\n")
+    program.chmod(0o755)
+    code, _, err = call(capsys, "run", "--backend", str(program), "--case", "kat", "--quiet", "--in-process")
+    assert code == 2
+    assert err.strip() == (f"rngcheck: error: unknown backend '{program}'; did you mean exec:{program} "
+                           f"(a program speaking the exec protocol)?")
+
+
+def test_a_py_file_without_attr_lists_its_backend_classes_without_importing_it(tmp_path, monkeypatch, capsys):
+    marker = tmp_path / "imported"
+    (tmp_path / "flipbit.py").write_text(
+        "from rngcheck.backends import Backend\n"
+        f"open({str(marker)!r}, 'w').write('the file ran')\n"
+        "class FlipBit(Backend):\n    pass\n"
+        "class Helper:\n    pass\n"
+        "class Other:\n    def random_generator(self, state, sizes, strides, buffer):\n        pass\n")
+    monkeypatch.chdir(tmp_path)
+    for hosting in (["--in-process"], []):    # in rngcheck's process, and in a worker's
+        code, _, err = call(capsys, "run", "--backend", "flipbit.py", "--case", "kat", "--quiet", *hosting)
+        assert code == 2
+        assert err.strip() == ("rngcheck: error: unknown backend 'flipbit.py'; did you mean flipbit.py:FlipBit or "
+                               "flipbit.py:Other?")
+    assert not marker.exists()
+    code, _, err = call(capsys, "run", "--backend", "missing.py", "--case", "kat", "--quiet", "--in-process")
+    assert code == 2 and err.strip() == "rngcheck: error: unknown backend 'missing.py': the file 'missing.py' does " \
+                                        "not exist"
+    for name in ("a" * 5000, "a" * 5000 + ".py"):     # too long to be a file's name: still the one line
+        code, _, err = call(capsys, "run", "--backend", name, "--case", "kat", "--quiet", "--in-process")
+        assert code == 2 and err.startswith("rngcheck: error: unknown backend 'aaa") and len(err.splitlines()) == 1
 
 
 def test_run_help_names_every_form_of_a_backend_and_the_verbs(capsys):
