@@ -105,6 +105,7 @@ def _resume_settings(args, J):
                             f"or pass --trust-journal")
     args.profile, args.seed = settings["profile"], settings["seed"]
     args.case = settings["select"] or None
+    args.keyword = settings["keyword"]
     args.backend = settings["backends"]
     args.timeout = settings["timeout"]
     args.stats = settings.get("stats")
@@ -157,18 +158,58 @@ def _hypothesis_out_of_the_working_directory() -> None:
         os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] = str(cache_root() / "hypothesis")
 
 
+def _selection_words(args) -> str:
+    """The selection a run was given, in words: ``--case P ... and -k 'E' in profile quick``."""
+    chosen = [f"--case {shlex.quote(p)}" for p in args.case or []]
+    chosen += [f"-k {shlex.quote(args.keyword)}"] * (args.keyword is not None)
+    return (" and ".join(chosen) or "no selection") + f" in profile {args.profile}"
+
+
+# What a --list run refuses: it runs nothing and writes nothing.
+_NOT_WITH_LIST = ("resume", "json", "junit", "html", "journal", "baseline", "expected_failures", "stats")
+
+
+def _list_cases(args, options) -> int:
+    """``run --list``: the case ids the selection would run, one a line with its category, then the
+    count; no backend is loaded. An empty selection is exit 5 (one line on stderr)."""
+    from .conformance.runner import select_cases
+
+    chosen = select_cases(options)
+    if not chosen:
+        print(f"rngcheck: no case matches {printable(_selection_words(args))}", file=sys.stderr)
+        return EXIT_NOTHING_RAN
+    width = max(len(case.id) for case in chosen)
+    for case in chosen:
+        print(f"{printable(case.id):<{width}}  {printable(case.category)}")
+    print(f"{len(chosen)} case{'s' * (len(chosen) != 1)} (profile {args.profile})")
+    return EXIT_PASS
+
+
+def _run_options(args, previous: dict | None):
+    from .conformance.runner import RunOptions
+
+    return RunOptions(profile=args.profile, seed=args.seed, select=args.case or [], keyword=args.keyword,
+                      maxfail=args.maxfail, progress=not args.quiet,
+                      command=previous["command"] if previous is not None else sys.argv[1:],
+                      deadline=args.deadline)
+
+
 def cmd_run(args) -> int:
+    if args.list:
+        given = [name for name in _NOT_WITH_LIST if getattr(args, name)]
+        if given:
+            raise RngcheckError(f"--list runs nothing and writes nothing: drop --{given[0].replace('_', '-')}")
+        return _list_cases(args, _run_options(args, None))
     _hypothesis_out_of_the_working_directory()
-    from .conformance.runner import RunOptions, select_cases
+    from .conformance.runner import select_cases
     from .outputs import check_outputs, lock_outputs
     from .results import journal as J
 
     previous = _resume_settings(args, J) if args.resume else None
-    options = RunOptions(profile=args.profile, seed=args.seed, select=args.case or [],
-                         progress=not args.quiet, command=previous["command"] if previous is not None else sys.argv[1:],
-                         deadline=args.deadline)
-    if not select_cases(options):
-        raise RngcheckError(f"no case matches {args.case} in profile {args.profile}")
+    options = _run_options(args, previous)
+    if not select_cases(options):   # nothing to run: pytest's "no tests ran", said in one line
+        print(f"rngcheck: nothing ran: no case matches {printable(_selection_words(args))}", file=sys.stderr)
+        return EXIT_NOTHING_RAN
     journal_path = args.resume or args.journal or (J.journal_path_for(args.json) if args.json else None)
     check_outputs({"--json": args.json, "--junit": args.junit, "--html": args.html,
                    "--journal": None if args.resume else journal_path},
@@ -223,11 +264,12 @@ def _run_locked(args, options, previous, journal_path) -> int:
             # the journal's header and the document are one (the same run read from either is one run)
             previous = new_document(options, select_cases(options))
             journal.start(previous, {"profile": args.profile, "seed": args.seed, "select": args.case or [],
+                                     "keyword": args.keyword,
                                      "backends": [b.spec for b in backends], "timeout": args.timeout,
                                      "stats": args.stats, "max_worker_restart": args.max_worker_restart,
                                      "outputs": _outputs_beside(journal_path, junit=args.junit, html=args.html)})
         document = run(backends, options, journal=journal, previous=previous)
-        if args.stats and not document.get("interrupted"):
+        if args.stats and not document.get("interrupted") and not document.get("maxfail_reached"):
             run_stats(document, backends, args.stats)
     finally:
         signal.signal(signal.SIGTERM, previous_handler)
@@ -269,6 +311,9 @@ def _write_run(args, document, journal_path, deferred) -> int:
         return EXIT_INTERRUPTED
     if document.get("deadline_passed"):
         print(f"rngcheck: the --deadline of {args.deadline:g} s passed; the cases left are not-run", file=sys.stderr)
+    if document.get("maxfail_reached"):
+        print(f"rngcheck: --maxfail {document['maxfail_reached']} reached; the cases left are not-run"
+              + ", and the statistics were not run" * bool(args.stats), file=sys.stderr)
     if args.baseline or args.expected_failures:
         return _gate(document, args)
     return verdict_exit(document)
@@ -472,7 +517,20 @@ def _run_arguments(run: argparse.ArgumentParser) -> None:
                           "directml when available)")
     run.add_argument("--profile", choices=["quick", "full", "strict", "huge"], default="quick")
     run.add_argument("--seed", type=int, default=0, help="seed of every random choice (default 0)")
-    run.add_argument("--case", action="append", metavar="PATTERN", help="only cases whose id or category matches")
+    run.add_argument("--case", action="append", metavar="PATTERN",
+                     help="only these cases: a glob on case ids when PATTERN has * ? or [; else a category or "
+                          "case id, or a part of ids (--case dml-example); repeatable: any of them")
+    run.add_argument("-k", dest="keyword", metavar="EXPRESSION",
+                     help="only cases whose id or category contains the words of the expression, as pytest's -k: "
+                          "'counter and not dml', '(mapping or layout) and rank' (case-insensitive; with --case, "
+                          "both must hold)")
+    run.add_argument("-x", dest="maxfail", action="store_const", const=1,
+                     help="stop at the first failure: the cases left are not-run (as --maxfail 1)")
+    run.add_argument("--maxfail", type=_positive, metavar="N",
+                     help="stop after N failures, counted over every backend: the cases left are not-run (exit 1)")
+    run.add_argument("--list", action="store_true",
+                     help="print the ids (and categories) of the cases the selection would run, and a count; "
+                          "run nothing and load no backend (exit 5 when none matches)")
     run.add_argument("--json", metavar="FILE", help="write the result document")
     run.add_argument("--junit", metavar="FILE", help="write JUnit XML")
     run.add_argument("--html", metavar="FILE", help="write the HTML report")

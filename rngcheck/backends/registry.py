@@ -4,15 +4,26 @@ A backend is named on the command line by:
   * a registered name, optionally with options: ``numpy``, ``opencl:platform=0,device=1``
     (entry-point group ``rngcheck.backends``);
   * ``module:attr`` or ``path/to/file.py:attr``, where attr is a Backend class, an
-    instance, or a zero-argument factory.
+    instance, or a zero-argument factory;
+  * ``exec:COMMAND``: a program in any language speaking the exec protocol.
+
+A spec that names none of these is one line (BackendSpecError) that says what was probably meant:
+  1. a file that exists and is not a .py file (a program, say ``./philox_exec``): ``exec:PATH``;
+  2. a .py file without ``:attr``: ``file.py:NAME`` for each Backend class the file defines, found
+     by reading it (ast: its top-level classes that define random_generator or derive from Backend
+     or from one of those), never by importing it: a spec read from data must start nothing;
+  3. a path (a .py file, or a name with a /) that does not exist: that it does not exist;
+  4. anything else: the registered names and the forms of a spec.
 """
 
 from __future__ import annotations
 
+import ast
 import importlib
 import importlib.util
 import inspect
 import os
+import shlex
 import sys
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
@@ -151,6 +162,62 @@ def _load_file_attr(path: str, attr: str, spec: str):
     return getattr(module, attr)
 
 
+SOURCE_LIMIT = 8 << 20   # a .py file read for rule 2 (bytes); a longer one is not read
+
+
+def backend_classes(source: bytes) -> list[str]:
+    """The top-level classes of Python ``source`` that look like backends (rule 2), in file order:
+    each defines random_generator, or derives from ``Backend`` (any module's) or from one of these.
+    Raises SyntaxError or ValueError for source that is not Python."""
+    found: list[str] = []
+    for node in ast.parse(source).body:
+        if not isinstance(node, ast.ClassDef):
+            continue
+        bases = {base.id if isinstance(base, ast.Name) else base.attr
+                 for base in node.bases if isinstance(base, (ast.Name, ast.Attribute))}
+        defines = any(isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == "random_generator"
+                      for item in node.body)
+        if defines or "Backend" in bases or bases & set(found):
+            found.append(node.name)
+    return found
+
+
+def _unknown(spec: str, registered) -> BackendSpecError:
+    """The error for a spec that is no registered name and has no ``:`` (rules 1 to 4)."""
+    said = f"unknown backend {spec!r}"
+    path = Path(spec)
+    try:
+        is_file = path.is_file()
+    except (OSError, ValueError):   # a name too long to be a file's, say
+        is_file = False
+    if spec.endswith(".py"):
+        if not is_file:
+            return BackendSpecError(f"{said}: the file {spec!r} does not exist")
+        try:
+            with open(path, "rb") as file:
+                source = file.read(SOURCE_LIMIT + 1)
+            if len(source) > SOURCE_LIMIT:
+                raise ValueError("too long to read")
+            classes = backend_classes(source)
+        except (OSError, SyntaxError, ValueError, RecursionError, MemoryError) as error:
+            return BackendSpecError(f"{said}: {spec} cannot be read as Python ({one_line(error)}); a Python "
+                                    f"backend is named {spec}:ATTR")
+        if not classes:
+            return BackendSpecError(f"{said}: {spec} defines no Backend class (one with a random_generator "
+                                    f"method); name the backend in it as {spec}:ATTR")
+        named = [f"{spec}:{name}" for name in classes]
+        listed = named[0] if len(named) == 1 else ", ".join(named[:-1]) + " or " + named[-1]
+        return BackendSpecError(f"{said}; did you mean {listed}?")
+    if is_file:
+        return BackendSpecError(f"{said}; did you mean exec:{shlex.quote(spec)} (a program speaking the exec "
+                                f"protocol)?")
+    if "/" in spec or os.sep in spec:
+        return BackendSpecError(f"{said}: {spec!r} does not exist (a program is exec:PATH, a Python file "
+                                f"file.py:ATTR)")
+    names = ", ".join(sorted(registered)) or "none"
+    return BackendSpecError(f"{said} (registered: {names}; or use exec:COMMAND, module:attr or file.py:attr)")
+
+
 def load(spec: str):
     """The backend a command-line spec names, instantiated (raises BackendSpecError / BackendUnavailable)."""
     spec = spec.strip()
@@ -165,8 +232,7 @@ def load(spec: str):
             raise BackendUnavailable(f"backend {head!r} is unavailable: {error}") from None
         return _check_contract(_instantiate(obj, rest, spec), spec)
     if not sep:
-        names = ", ".join(sorted(registered)) or "none"
-        raise BackendSpecError(f"unknown backend {spec!r} (registered: {names}; or use module:attr or file.py:attr)")
+        raise _unknown(spec, registered)
     path, _, attr = spec.rpartition(":")
     if path.endswith(".py") or "/" in path:
         obj = _load_file_attr(path, attr, spec)

@@ -3,9 +3,11 @@
 Schema "rngcheck-result", version 2 (fields added later are optional; a reader refuses a
 newer major version and reads every older one):
   schema, schema_version, rngcheck_version, created (UTC ISO 8601), command (argv),
-  profile, seed, select [the run's --case patterns] (version 2), reproduce (a command line that
-  reruns the same cases), environment {python, platform, machine, packages{name: version}},
-  errata [text], complete (false when interrupted),
+  profile, seed, select [the run's --case patterns] (version 2), keyword [the run's -k expression,
+  or null] (added in version 2), reproduce (a command line that reruns the same cases),
+  environment {python, platform, machine, packages{name: version}},
+  errata [text], complete (false when interrupted), deadline_passed [seconds] and maxfail_reached
+  [N] (only when the run's --deadline or --maxfail left cases not-run),
   backends [{name, spec, validates, describe{str: str}, summary{status: count}, verdict}],
   cases [{id, category, description, rule, source, procedure, note, inputs{...}}]: the inputs as the
         case's axis records them (version 1 gave every case the operator's description fields),
@@ -70,13 +72,16 @@ def reproduce_command(profile: str, seed: int, command: list[str]) -> str:
 
 
 def new_document(profile: str, seed: int, command: list[str], cases: Iterable[Any],
-                 select: Iterable[str] = (), errata: Iterable[str] = ()) -> dict[str, Any]:
+                 select: Iterable[str] = (), errata: Iterable[str] = (), *,
+                 keyword: str | None = None) -> dict[str, Any]:
     """A new result document for ``cases`` (rngcheck.conformance.case.Case); ``errata``: what the
-    sources of those cases get wrong, as the axes say it."""
+    sources of those cases get wrong, as the axes say it; ``select`` and ``keyword``: the run's
+    --case patterns and -k expression, which chose them."""
     return {
         "schema": SCHEMA, "schema_version": SCHEMA_VERSION, "rngcheck_version": __version__,
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "command": list(command), "profile": profile, "seed": seed, "select": list(select),
+        "keyword": keyword,
         "reproduce": reproduce_command(profile, seed, command),
         "environment": {"python": sys.version.split()[0], "platform": platform.platform(),
                         "machine": platform.machine(), "packages": package_versions()},

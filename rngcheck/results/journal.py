@@ -1,7 +1,7 @@
 """The results journal: JSON Lines written case by case, so a killed run loses nothing.
 
 Line 1: {"journal": "rngcheck-journal", "version": 1, "document": <result document without
-results>, "run": {profile, seed, select, backends: [spec], timeout}}. Then one line per event:
+results>, "run": {profile, seed, select, keyword, backends: [spec], timeout, ...}}. Then one line per event:
 {"backend": <backend entry>} when a backend starts, {"result": <result entry>} per case,
 {"end": <summary>} when the run finished. Each line is flushed as it is written; a last
 line cut by a kill is ignored when the journal is read.
@@ -191,6 +191,8 @@ def run_settings(path: str | Path, run: dict[str, Any]) -> dict[str, Any]:
             bad(field, "a list of strings")
     if not run.get("backends"):
         bad("backends", "a non-empty list of backend specs")
+    if run.get("keyword") is not None and not (isinstance(run["keyword"], str) and run["keyword"]):
+        bad("keyword", "a -k expression or null")
     timeout = run.get("timeout")
     if (type(timeout) is not int and type(timeout) is not float) or not 0 < timeout < float("inf"):
         bad("timeout", "a positive number of seconds")
@@ -205,6 +207,7 @@ def run_settings(path: str | Path, run: dict[str, Any]) -> dict[str, Any]:
             and name not in (".", "..") for key, name in outputs.items()):
         bad("outputs", "file names (beside the journal) for junit and html")
     settings.setdefault("select", [])
+    settings.setdefault("keyword", None)
     settings["max_worker_restart"] = restarts
     settings["outputs"] = outputs
     return settings
