@@ -64,7 +64,6 @@ def test_a_broken_backend_exits_1_and_junit_counts_match_json(tmp_path):
     (["run", "--backend", "json:JSONDecodeError"], "creating backend"),
     (["run", "--backend", "json:__doc__"], "is not a backend"),
     (["run", "--backend", "numpy:bogus"], "is not key=value"),
-    (["run", "--backend", "numpy", "--case", "no-such-case"], "no case matches"),
     (["repro", "--backend", "numpy", "--state", "1,2,3", "--sizes", "4"], "expected 6 values"),
     (["repro", "--backend", "numpy", "--state", "1,2,3,4,5,x", "--sizes", "4"], "not a comma-separated list"),
     (["repro", "--backend", "numpy", "--state", "0,0,0,0,0,0x1ffffffff", "--sizes", "4"], "every word must be"),
