@@ -448,6 +448,20 @@ def test_a_category_wholly_n_a_is_folded_away_and_its_cells_read_n_a():
     assert "uniform" in [row["category"] for row in html.build(html.sources_of([both]), figures=False)["matrix"]]
 
 
+def test_a_backend_row_says_what_was_skipped_and_why(flipped):
+    doc = copy.deepcopy(flipped)
+    mine = [r for r in doc["results"] if r["backend"] == "numpy" and r["status"] == "passed"]
+    for result in mine[:3]:
+        result.update(status="skipped", message="needs 24 GiB; this machine has 8 GiB\nmore detail")
+    mine[3].update(status="skipped", message="")
+    model = html.build(html.sources_of([doc]), figures=False)
+    column = model["columns"][0]
+    assert column["counts"]["skipped"] == 4
+    assert column["skipped_reasons"] == "needs 24 GiB; this machine has 8 GiB (3); no reason given (1)"
+    backends = html.render_model(model).split('<section id="backends">')[1].split("</section>")[0]
+    assert '<span class="badge s-skipped">skipped 4</span> needs 24 GiB; this machine has 8 GiB (3)' in backends
+
+
 def test_a_backend_on_which_nothing_ran_says_so():
     alone = result_document([("words-only", WordsOnly())], select=["uniform/curand/*"])
     text = html.render([alone])
