@@ -4,12 +4,15 @@ with a deliberately broken backend of the test panel (tests/panel.py:Only4D), wi
 statistical results of the numpy stream.
 
     python scripts/screenshot_report.py [--out docs/report.png] [--keep build/screenshot]
+    python scripts/screenshot_report.py --documents result.json [stats.json ...] --out page.png
 
 Runs the real commands (rngcheck run, rngcheck stats, rngcheck report) from the repository
-root, so the report shows the same relative command lines a user would type; then opens
-the page in headless Chromium (/usr/bin/chromium, driven by Playwright for Python) with
-every network request blocked, and saves the top of the page. Needs the report extra
-(Jinja2, matplotlib), Debian's chromium and `pip install playwright` (no browser download).
+root, so the report shows the same relative command lines a user would type (or, with
+--documents, reports on the documents given); then opens the page in headless Chromium
+(/usr/bin/chromium, driven by Playwright for Python) with every network request blocked,
+saves the top of the page and says the page's size and its height in Chromium (its full
+scroll height at the window's width, every fold closed as the page opens). Needs the report
+extra (Jinja2, matplotlib), Debian's chromium and `pip install playwright` (no browser download).
 """
 
 from __future__ import annotations
@@ -39,15 +42,27 @@ def build_report(work: Path) -> Path:
     rngcheck("run", "--backend", "numpy", "--backend", BROKEN, "--json", str(rel / "result.json"), "--quiet")
     rngcheck("stats", "--backend", "numpy", "--tier", "smoke", "--json", str(rel / "stats-numpy.json"), "--quiet")
     report = rel / "report.html"
-    result = subprocess.run([sys.executable, "-m", "rngcheck.reports.command", str(rel / "result.json"),
+    result = subprocess.run([sys.executable, "-m", "rngcheck", "report", str(rel / "result.json"),
                              str(rel / "stats-numpy.json"), "--html", str(report), "--quiet"],
                             cwd=ROOT, capture_output=True, text=True)
-    if result.returncode not in (0, 1):
+    if result.returncode not in (0, 1, 5):
         sys.exit(f"rngcheck report exited {result.returncode}:\n{result.stderr}")
     return ROOT / report
 
 
-def screenshot(page_path: Path, out: Path, width: int, height: int) -> None:
+def report_of(documents: list[str], work: Path) -> Path:
+    """The report of documents already written (``--documents``), as `rngcheck report` writes it."""
+    work.mkdir(parents=True, exist_ok=True)
+    report = work / "report.html"
+    result = subprocess.run([sys.executable, "-m", "rngcheck", "report", *documents, "--html", str(report),
+                             "--quiet"], cwd=ROOT, capture_output=True, text=True)
+    if result.returncode not in (0, 1, 5):
+        sys.exit(f"rngcheck report exited {result.returncode}:\n{result.stderr}")
+    return report
+
+
+def screenshot(page_path: Path, out: Path, width: int, height: int) -> int:
+    """Save the top of the page (``width`` x ``height``) to ``out``; the page's full height in pixels."""
     from playwright.sync_api import sync_playwright
 
     url = page_path.resolve().as_uri()
@@ -71,10 +86,12 @@ def screenshot(page_path: Path, out: Path, width: int, height: int) -> None:
             page.goto(url, wait_until="load")
             out.parent.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(out), full_page=False)
+            page_height = int(page.evaluate("document.documentElement.scrollHeight"))
         finally:
             browser.close()
     if left or errors:
         sys.exit(f"the page asked for {left} / logged errors {errors}")
+    return page_height
 
 
 def main(argv=None) -> int:
@@ -84,10 +101,14 @@ def main(argv=None) -> int:
                         help="where the documents and the HTML report are written (default build/screenshot)")
     parser.add_argument("--width", type=int, default=1280)
     parser.add_argument("--height", type=int, default=1400)
+    parser.add_argument("--documents", nargs="+", metavar="FILE",
+                        help="report on these result and stats documents instead of running the commands")
     args = parser.parse_args(argv)
-    report = build_report(Path(args.keep).resolve())
-    screenshot(report, Path(args.out), args.width, args.height)
-    print(f"wrote {args.out} from {report} ({report.stat().st_size} bytes of HTML)")
+    work = Path(args.keep).resolve()
+    report = report_of(args.documents, work) if args.documents else build_report(work)
+    page_height = screenshot(report, Path(args.out), args.width, args.height)
+    print(f"wrote {args.out} from {report} ({report.stat().st_size} bytes of HTML, {page_height} px tall "
+          f"at {args.width} px wide)")
     return 0
 
 

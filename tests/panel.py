@@ -13,6 +13,7 @@ import numpy as np
 
 from rngcheck import Rejected
 from rngcheck.backends import Backend
+from rngcheck.backends.reference import NumpyBackend
 
 MASK32 = 0xFFFFFFFF
 
@@ -487,3 +488,41 @@ WRAPS = [
     ("byte-offset-uint32", lambda: WrapsAt32Bits("byte-offset-uint32"), "byte-offset-uint32",
      "scale/huge-bytes-past-4gib", "from element 1073741824 (2^30, byte offset 4 GiB) on"),
 ]
+
+
+# ---------------------------------------------------------------------------------------
+# The report's panel (tests/test_report_html.py): the reference with one fault whose failures
+# the page groups and draws.
+# ---------------------------------------------------------------------------------------
+
+class FlipsBit0OfElement5(NumpyBackend):
+    """The reference, but bit 0 of logical element 5 is flipped whenever the call writes more
+    than five elements: every such case fails with one wrong word ("only element 5, bit 0 flipped")."""
+
+    name = "flips-bit0-element5"
+
+    def describe(self):
+        return {"implementation": "tests/panel.py FlipsBit0OfElement5", "fault": "element 5 xor 1"}
+
+    def random_generator(self, state, sizes, strides, buffer, **kw):
+        from rngcheck import layout
+
+        result = super().random_generator(state, sizes, strides, buffer, **kw)
+        if math.prod(int(s) for s in sizes) > 5:
+            buffer[int(layout.physical_offsets(tuple(int(s) for s in sizes), strides, 5, 1)[0])] ^= 1
+        return result
+
+
+class NumbersOffByUlps(NumpyBackend):
+    """The reference, but every float it draws is ``i mod 8`` ULPs (its bits as an integer) above the
+    right one: the numbers cases fail with a spread of ULP distances (a histogram to draw)."""
+
+    name = "numbers-off-by-ulps"
+
+    def random_numbers(self, request, state):
+        values = np.array(super().random_numbers(request, state))
+        if values.dtype.kind != "f" or values.itemsize not in (4, 8):
+            return values
+        bits = values.view(np.uint32 if values.itemsize == 4 else np.uint64).copy()
+        bits += (np.arange(bits.size) % 8).astype(bits.dtype).reshape(bits.shape)
+        return bits.view(values.dtype)

@@ -120,6 +120,11 @@ def test_report_in_chromium_offline(browser, comparison, tmp_path):
         diagnoses = page.locator("#diagnoses")
         assert diagnoses.is_visible()
         assert "rank-4-only" in diagnoses.inner_text() and "Only4D" in diagnoses.inner_text()
+        # the first screen: the verdict, a row per backend, the failure groups begin
+        for selector in ("#verdict", "#backends", "#diagnoses"):
+            box = page.locator(selector).bounding_box()
+            assert box and box["y"] < 1600, (selector, box)
+        assert page.locator("#backends tr").count() == 3   # the header and the two backends
 
         failing = next(r for r in document["results"] if r["required"] and r["status"] == "failed")
         page.goto(f"{visit.url}#case-{failing['case']}", wait_until="load")
@@ -130,7 +135,7 @@ def test_report_in_chromium_offline(browser, comparison, tmp_path):
         box = case.bounding_box()
         assert box and box["y"] < 1600  # the fragment scrolled the case into view
 
-        figures = page.locator("svg.figure")
+        figures = page.locator("svg.figure:visible")   # (a figure in a closed fold has no box)
         assert figures.count() >= 3  # status bars, p-value histogram, lane x bit picture
         for index in range(figures.count()):
             figure = figures.nth(index)
@@ -143,6 +148,36 @@ def test_report_in_chromium_offline(browser, comparison, tmp_path):
         screenshot.parent.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(screenshot), full_page=False)
         assert screenshot.stat().st_size > 10_000
+        visit.check_clean()
+    finally:
+        visit.close()
+
+
+def test_flip_bit_page_in_chromium(browser, tmp_path):
+    """The report panel's FlipsBit0OfElement5: its group (element 5, bit 0) and its strip on the first screen,
+    the look-ups folded and closed until opened, and the page far shorter than the whole of what it holds."""
+    from rngcheck.backends import load
+
+    document = result_document([("numpy", load("numpy")),
+                                ("tests/panel.py:FlipsBit0OfElement5", panel.FlipsBit0OfElement5())],
+                               select=["kat", "vectors", "mapping", "layout"])
+    path = tmp_path / "flip.html"
+    html.write([document], path)
+    visit = Visit(browser, path)
+    try:
+        page = visit.page
+        group = page.locator("#diagnoses .group").first
+        assert "only element 5, bit 0 flipped" in group.inner_text()
+        strip = group.locator("svg.figure")
+        box = strip.bounding_box()
+        assert box and box["y"] + box["height"] < 1600 and box["width"] > 100 and box["height"] > 50
+        folds = page.locator("details.fold")
+        assert folds.count() >= 5 and folds.evaluate_all("all => all.every(d => !d.open)")
+        assert not page.locator("#cases table").is_visible()
+        height = page.evaluate("document.documentElement.scrollHeight")
+        page.locator("#cases > summary").click()
+        assert page.locator("#cases table").is_visible()
+        assert page.evaluate("document.documentElement.scrollHeight") > height   # it was folded away
         visit.check_clean()
     finally:
         visit.close()

@@ -23,9 +23,10 @@ from hypothesis import strategies as st
 
 import panel
 from rngcheck import cli
+from rngcheck.backends.reference import NumpyBackend
 from rngcheck.conformance.runner import NamedBackend, RunOptions, run
 from rngcheck.errors import RngcheckError
-from rngcheck.reports import html, junit, summary
+from rngcheck.reports import failures, html, junit, summary
 from rngcheck.results import document as D
 
 for _module in ("jinja2", "matplotlib"):  # the report extra: required in CI, skipped without it elsewhere
@@ -229,12 +230,13 @@ def test_broken_backends_diagnosis_is_at_the_top(counter_reversed, tmp_path):
     path = tmp_path / "report.html"
     html.write([counter_reversed], path)
     text = path.read_text()
-    top = text[:text.index('<section id="configuration">')]
+    top = text[:text.index('<section id="matrix">')]
     assert 'id="verdict" class="verdict v-FAIL">FAIL<' in top
     assert "counter-words-reversed" in top and "counter words in reverse order" in top
-    assert top.index("counter-words-reversed") < top.index("numpy</strong>")  # the failing backend first
+    groups = top[top.index('<section id="diagnoses">'):]
+    assert "counter-words-reversed" in groups and "numpy" not in groups   # only the failing backend has groups
     # the matrix, agreement, the first mismatching elements table, reproduction
-    assert '<section id="matrix">' in text and '<section id="agreement">' in text
+    assert '<section id="matrix">' in text and '<details class="fold" id="agreement">' in text
     failure = next(r for r in counter_reversed["results"] if r["status"] == "failed" and r["mismatches"])
     assert failure["mismatches"][0]["philox_counter"] in text
     assert failure["mismatches"][0]["expected"] in text and failure["mismatches"][0]["actual"] in text
@@ -247,10 +249,15 @@ def test_broken_backends_diagnosis_is_at_the_top(counter_reversed, tmp_path):
         assert needle in text, needle
 
 
-def test_errata_is_next_to_the_counter_vectors(counter_reversed):
+def folded(text: str, name: str) -> str:
+    """The folded section ``name`` (a closed <details class="fold">) of a page, from its tag to its end."""
+    start = text.index(f'<details class="fold" id="{name}">')
+    return text[start:text.index("</details>", start)]
+
+
+def test_errata_is_next_to_the_cases_with_a_note(counter_reversed):
     text = html.render([counter_reversed])
-    section = text[text.index('<section id="counter-vectors">'):]
-    section = section[:section.index("</section>")]
+    section = folded(text, "noted-cases")
     assert 'id="errata"' in section and "324,855" in section
     assert "7479615c" in section
     assert "counter/dml-example-324855" in section
@@ -258,8 +265,7 @@ def test_errata_is_next_to_the_counter_vectors(counter_reversed):
 
 def test_implementation_defined_observations_are_stated(typical):
     text = html.render([typical])
-    section = text[text.index('<section id="implementation-defined">'):]
-    section = section[:section.index("</section>")]
+    section = folded(text, "implementation-defined")
     assert "layout/alias-broadcast" in section
     assert "each shared offset holds" in section
     assert "padding" in section
@@ -275,11 +281,15 @@ def test_every_case_has_an_anchor_and_failures_have_per_backend_anchors(typical)
     assert failing
     for result in failing:
         assert f"case-{result['backend']}-{result['case']}" in ids
-    # case-<id> of a failing case is its failure section, showing the diagnosis
-    first = failing[0]
-    section = re.search(r'<section class="case" id="case-' + re.escape(first["case"]) + r'">(.*?)</section>',
-                        text, re.S)
-    assert section and first["diagnosis"]["id"] in section.group(1)
+    # case-<id> of a failing case is its failure section, showing the diagnosis (a group's first example:
+    # shown in full and open)
+    model = html.build(html.sources_of([typical]), figures=False)
+    (column,) = model["failing_columns"]
+    for group in column["diagnoses"]:
+        first = group["first"]
+        section = re.search(r'<section class="case" id="case-' + re.escape(first["case"]) + r'">(.*?)</section>',
+                            text, re.S)
+        assert section and first["diagnosis_id"] in section.group(1)
     # links inside the page resolve
     for target in set(re.findall(r'href="#([^"]+)"', text)):
         assert target in ids, target
@@ -312,8 +322,10 @@ def test_stats_section_p_values_histogram_and_lane_picture(typical, biased_stats
     assert "lanes.frequency" in section
     for entry in biased_stats["results"]:
         assert entry["p_display"].replace("<", "&lt;").replace(">", "&gt;") in section
-    cells = re.findall(r'<td class="mono nowrap">([^<]*)</td>', section)
-    assert cells and not any(c.strip() in ("0", "1", "0.0000", "1.0000", "0.0", "1.0") for c in cells)
+    rows = re.findall(r'<tr><td class="s-[A-Z]+">.*?</tr>', section)   # the p-values tables' rows
+    cells = [re.findall(r"<td[^>]*>(.*?)</td>", row)[5:7] for row in rows]    # p-value, retest
+    assert len(rows) == len(biased_stats["results"])
+    assert cells and not any(c.strip() in ("0", "1", "0.0000", "1.0000", "0.0", "1.0") for c in sum(cells, []))
     assert section.count('<svg class="figure"') >= 2  # p-value histogram, lane x bit picture
     worst = next(e for e in biased_stats["results"] if e["test"] == "lanes.frequency.worst" and e["stream"] == "main")
     assert (worst["lane"], worst["bit"]) == (0, 0)
@@ -338,6 +350,160 @@ def test_figures_have_unique_ids_and_no_external_references(typical, biased_stat
         assert reference in ids
     for svg in re.findall(r"<svg.*?</svg>", text, flags=re.S):
         assert not re.search(r'(href|src)="(?!#|data:)', svg)
+
+
+# ---------------------------------------------------------------------------------------
+# The page leads with the answer (issue 38): verdict, backends, failure groups, matrix; the
+# look-ups folded; pictures where people would rather look.
+# ---------------------------------------------------------------------------------------
+
+class WordsOnly(NumpyBackend):
+    """The reference without any numbers convention: every numbers case is n/a on it."""
+
+    name = "words-only"
+    conventions = ()
+
+
+@pytest.fixture(scope="module")
+def flipped():
+    """numpy against the report panel's FlipsBit0OfElement5: every case past five elements fails alike."""
+    return result_document([("numpy", _load("numpy")),
+                            ("tests/panel.py:FlipsBit0OfElement5", panel.FlipsBit0OfElement5())],
+                           select=["kat", "vectors", "mapping", "layout", "uniform/curand/*"])
+
+
+@pytest.fixture(scope="module")
+def numbers_failure():
+    """The report panel's NumbersOffByUlps: its curand normals a few ULPs off, past the bound."""
+    return result_document([("tests/panel.py:NumbersOffByUlps", panel.NumbersOffByUlps())],
+                           select=["normal/curand/*", "uniform/curand/*"])
+
+
+def section_ids(text: str) -> list[str]:
+    """The ids of the page's sections and folded sections, in page order (not the nested ones)."""
+    return re.findall(r'^<(?:section|details class="fold") id="([^"]+)"', text, flags=re.M)
+
+
+def test_the_first_sections_are_verdict_backends_and_failure_groups(flipped):
+    text = html.render([flipped])
+    ids = section_ids(text)
+    assert ids[:4] == ["backends", "diagnoses", "matrix", "failures"], ids
+    assert ids[4:] == ["configuration", "agreement", "implementation-defined", "noted-cases", "numbers", "cases"]
+    assert text.index('id="verdict"') < text.index('<section id="backends">')
+    backends = text[text.index('<section id="backends">'):text.index('<section id="diagnoses">')]
+    rows = re.findall(r"<tr><th>.*?</tr>", backends, flags=re.S)[1:]    # after the header
+    assert len(rows) == 2 and '<span class="badge s-passed">PASS</span>' in rows[0]
+    assert '<span class="badge s-failed">FAIL</span>' in rows[1]
+    failed = sum(r["status"] == "failed" for r in flipped["results"] if r["backend"] == "flips-bit0-element5")
+    assert f'<td class="num bad">{failed}</td>' in rows[1]
+
+
+def test_the_flip_bit_run_names_element_5_and_bit_0_in_its_group_and_draws_its_strip(flipped):
+    model = html.build(html.sources_of([flipped]))
+    (column,) = model["failing_columns"]
+    (group,) = column["diagnoses"]
+    assert group["pattern"] == "only element 5, bit 0 flipped" and group["count"] == len(column["failures"])
+    assert group["words"]["elements"] == list(range(7))            # elements 0-6: element 5 in its place
+    assert [row[5] for row in group["words"]["counts"]][:2] == [group["words"]["results"], 0]   # bit 0 only
+    assert sum(map(sum, group["words"]["counts"])) == group["words"]["results"]
+    text = html.render_model(model)
+    groups = text[text.index('<section id="diagnoses">'):text.index('<section id="matrix">')]
+    assert '<strong class="pattern">only element 5, bit 0 flipped</strong>' in groups
+    assert f'href="#{group["first"]["anchor"]}"' in groups and group["reproduce"] in groups
+    assert groups.count('aria-label="wrong bits by element and bit position"') == 1   # the strip, in the group
+    # its smallest case is shown in full, open; the rest of the group folded (closed)
+    failures = text[text.index('<section id="failures">'):text.index('<details class="fold"')]
+    before_fold = failures[:failures.index('<details class="more">')]
+    assert before_fold.count('<section class="case"') == 1 and group["first"]["case"] in before_fold
+    assert re.search(r'<details class="more"><summary>\d+ more cases of this group', failures)
+
+
+def test_a_numbers_failure_has_its_ulp_histogram_beside_its_detail(numbers_failure):
+    text = html.render([numbers_failure])
+    first = re.search(r'<section class="case" id="[^"]+">(.*?)</section>', text, flags=re.S).group(1)
+    assert "ULP histogram:" in first
+    detail = first[first.index('<div class="numbers-detail">'):]
+    assert 'aria-label="histogram of ULP distances against the bound"' in detail
+    failing = sum(r["status"] == "failed" for r in numbers_failure["results"])
+    drawn = text.count('aria-label="histogram of ULP distances against the bound"')
+    assert 1 <= drawn <= min(failing, failures.HISTOGRAMS)
+    assert 'aria-label="wrong bits' not in text          # no wrong words listed: no strip
+    no_figures = html.render_model(html.build(html.sources_of([numbers_failure]), figures=False))
+    assert "<svg" not in no_figures
+
+
+def test_a_category_wholly_n_a_is_folded_away_and_its_cells_read_n_a():
+    alone = result_document([("words-only", WordsOnly())], select=["kat", "uniform/curand/*"])
+    model = html.build(html.sources_of([alone]), figures=False)
+    assert [row["category"] for row in model["matrix"]] == ["kat", "total"] and model["matrix_folded"] == ["uniform"]
+    text = html.render_model(model)
+    assert "n/a on every backend, folded away: uniform." in text
+    (column,) = model["columns"]
+    assert column["not_applicable"] == f"numbers {column['counts']['n/a']}"
+    assert f"n/a {column['counts']['n/a']}: numbers {column['counts']['n/a']}" in text
+    cases = folded(text, "cases")
+    assert '<td class="s-na">n/a</td>' in cases and "skipped" not in cases
+    # beside numpy the category ran somewhere: it stays
+    both = result_document([("numpy", _load("numpy")), ("words-only", WordsOnly())], select=["kat", "uniform/curand/*"])
+    assert "uniform" in [row["category"] for row in html.build(html.sources_of([both]), figures=False)["matrix"]]
+
+
+def test_a_backend_row_says_what_was_skipped_and_why(flipped):
+    doc = copy.deepcopy(flipped)
+    mine = [r for r in doc["results"] if r["backend"] == "numpy" and r["status"] == "passed"]
+    for result in mine[:3]:
+        result.update(status="skipped", message="needs 24 GiB; this machine has 8 GiB\nmore detail")
+    mine[3].update(status="skipped", message="")
+    model = html.build(html.sources_of([doc]), figures=False)
+    column = model["columns"][0]
+    assert column["counts"]["skipped"] == 4
+    assert column["skipped_reasons"] == "needs 24 GiB; this machine has 8 GiB (3); no reason given (1)"
+    backends = html.render_model(model).split('<section id="backends">')[1].split("</section>")[0]
+    assert '<span class="badge s-skipped">skipped 4</span> needs 24 GiB; this machine has 8 GiB (3)' in backends
+
+
+def test_a_backend_on_which_nothing_ran_says_so():
+    alone = result_document([("words-only", WordsOnly())], select=["uniform/curand/*"])
+    text = html.render([alone])
+    assert 'id="verdict" class="verdict v-NOTHING-RAN">NOTHING RAN<' in text
+    assert '<span class="badge s-nothing">NOTHING RAN</span>' in text
+
+
+def test_the_look_ups_are_folded_in_closed_details(flipped, biased_stats):
+    text = html.render([flipped], stats=[biased_stats])
+    for tag in re.findall(r"<details[^>]*>", text):
+        assert " open" not in tag, tag                     # every fold starts closed
+    for name in ("configuration", "agreement", "implementation-defined", "noted-cases", "numbers", "cases"):
+        section = folded(text, name)
+        assert section.startswith(f'<details class="fold" id="{name}"><summary><h2>'), name
+    # the statistics keep their content, after the failures and before the look-ups
+    ids = section_ids(text)
+    assert ids.index("failures") < ids.index("statistics") < ids.index("configuration")
+    assert "lanes.frequency" in text[text.index('<section id="statistics">'):text.index('<details class="fold"')]
+
+
+def test_hostile_numbers_layers_and_reasons_are_text_in_the_page_and_its_figures(numbers_failure):
+    doc = copy.deepcopy(numbers_failure)
+    for result in doc["results"]:   # whichever failure the page draws
+        result["numbers"]["histogram"] = {EVIL_NAME: 3, "0": 5, "$\\frac{1}{0}$": 1}
+    failed = next(r for r in doc["results"] if r["status"] == "failed")
+    failed["mismatches"] = [{"index": 5, "expected": "0x00000001", "actual": "0x00000000"},
+                            {"index": EVIL_NAME, "expected": EVIL_ERROR, "actual": "0x1"}]
+    failed["mismatch_count"] = 2
+    skipped, not_applicable = [r for r in doc["results"] if r is not failed][:2]
+    skipped.update(status="skipped", message=EVIL_ERROR)
+    not_applicable.update(status="n/a", message="not applicable: " + EVIL_NAME)
+    for case in doc["cases"]:
+        case["layer"] = EVIL_DEVICE
+    text = html.render([doc])
+    assert "<img" not in text and "<script" not in text and "<b>bold" not in text
+    assert_self_contained(text)
+    shown = "".join(parse(text).text)
+    assert EVIL_ERROR in shown and EVIL_DEVICE in shown and "not applicable: " + EVIL_NAME not in text
+    # both pictures were drawn from the hostile values (a label is text in the SVG, escaped)
+    assert 'aria-label="wrong bits by element and bit position"' in text
+    histogram = next(svg for svg in re.findall(r"<svg.*?</svg>", text, flags=re.S) if "ULP distances" in svg)
+    assert "&lt;script&gt;" in histogram
 
 
 # ---------------------------------------------------------------------------------------
@@ -433,7 +599,7 @@ def test_truncated_document_is_a_one_line_error(typical, tmp_path):
 
 
 @pytest.mark.parametrize("mutate, message", [
-    (lambda d: d.update(schema_version=2), "newer than this rngcheck reads"),
+    (lambda d: d.update(schema_version=D.SCHEMA_VERSION + 1), "newer than this rngcheck reads"),
     (lambda d: d.update(schema_version="1"), "without a valid schema_version"),
     (lambda d: d.update(schema="something-else"), "not an rngcheck result or stats document"),
 ])
@@ -603,7 +769,7 @@ def test_junit_is_well_formed_and_counts_match_json(typical, evil, tmp_path):
         assert int(root.get("tests")) == len(results) == len(root.findall(".//testcase"))
         assert int(root.get("failures")) == len(required_failed) == len(root.findall(".//failure"))
         assert int(root.get("errors")) == len(required_error) == len(root.findall(".//error"))
-        assert int(root.get("skipped")) == sum(r["status"] == "skipped" for r in results)
+        assert int(root.get("skipped")) == sum(r["status"] in ("skipped", "n/a") for r in results)  # both <skipped>
         assert int(root.get("failures")) + int(root.get("errors")) == doc["summary"]["required_failed"]
         suites = root.findall("testsuite")
         assert [s.get("name") for s in suites] == [f"rngcheck.{b['name']}" for b in doc["backends"]]

@@ -72,9 +72,75 @@ _GEOMETRY = re.compile(r'\b(d|x|y|width|height|transform|points|viewBox)="([^"]*
 _DECIMALS = re.compile(r"(\d+\.\d\d)\d+")
 
 
+_FONT = re.compile(r"\s*font-family: [^;\"]*;?")      # every text's: the page's style sets it once (FONT_FAMILY)
+_NO_ROTATION = re.compile(r' transform="rotate\(-?0 [^")]*\)"')
+_TAG_G = re.compile(r"<g\b[^>]*>|</g>")
+_USE = re.compile(r'<use xlink:href="#([^"]+)"([^>]*?) style="([^"]*)"')
+_DEFINED_STYLE = re.compile(r'<path id="([^"]+)"[^>]*? style="([^"]*)"')
+FONT_FAMILY = "'DejaVu Sans', 'Liberation Sans', Arial, Helvetica, sans-serif"   # the figures' text (style.css.j2)
+
+
+def _unwrap_groups(svg: str) -> str:
+    """Drop every <g> without attributes (and its </g>): matplotlib nests them deeply, for nothing."""
+    kept: list[bool] = []
+
+    def one(match: re.Match[str]) -> str:
+        tag = match.group(0)
+        if tag == "</g>":
+            return tag if kept.pop() else ""
+        kept.append(tag != "<g>")
+        return tag if kept[-1] else ""
+
+    return _TAG_G.sub(one, svg)
+
+
+_CLIPPED = re.compile(r'<path d="([^"]*)" clip-path="(url\(#[^)]+\))" style="([^"]*)"/>')
+
+
+def _merge_runs(svg: str) -> str:
+    """Adjacent paths with the same clip and style (the bars of a chart) as one group that carries them."""
+    out: list[str] = []
+    run: list[re.Match[str]] = []   # the matches of the current run
+    at = 0
+
+    def flush() -> None:
+        if len(run) > 1:
+            _, clip, style = run[0].groups()
+            out.append(f'<g clip-path="{clip}" style="{style}">'
+                       + "".join(f'<path d="{m.group(1)}"/>' for m in run) + "</g>")
+        elif run:
+            out.append(run[0].group(0))
+        run.clear()
+
+    for match in _CLIPPED.finditer(svg):
+        if run and (match.start() != run[-1].end() or match.groups()[1:] != run[0].groups()[1:]):
+            flush()
+        if not run:
+            out.append(svg[at:match.start()])
+        run.append(match)
+        at = match.end()
+    flush()
+    out.append(svg[at:])
+    return "".join(out)
+
+
+def _compact(svg: str) -> str:
+    """What the picture does not need: the font family on every text (the page sets it), a rotation
+    by 0, groups without attributes, a clip and style repeated on adjacent paths, and a <use>'s style
+    that repeats the one of the path it uses."""
+    svg = _FONT.sub("", svg)
+    svg = _NO_ROTATION.sub("", svg)
+    svg = _unwrap_groups(svg)
+    svg = _merge_runs(svg)
+    defined = dict(_DEFINED_STYLE.findall(svg))
+    return _USE.sub(lambda m: m.group(0) if defined.get(m.group(1)) != m.group(3)
+                    else f'<use xlink:href="#{m.group(1)}"{m.group(2)}', svg)
+
+
 def _inline(svg: str, prefix: str, title: str = "") -> str:
     """Strip the prolog and metadata, keep only referenced ids (prefixed: several figures
-    share a page), shorten geometry (2 decimals of a point are plenty) and whitespace."""
+    share a page), shorten geometry (2 decimals of a point are plenty), whitespace and what
+    the picture does not need (:func:`_compact`)."""
     start = svg.find("<svg")
     svg = re.sub(r"<metadata>.*?</metadata>\s*", "", svg[start:], count=1, flags=re.S)
     referenced = set(_REFERENCE.findall(svg))
@@ -82,6 +148,7 @@ def _inline(svg: str, prefix: str, title: str = "") -> str:
     svg = _REFERENCE.sub(lambda m: m.group(0).replace("#" + m.group(1), f"#{prefix}-{m.group(1)}"), svg)
     svg = _GEOMETRY.sub(lambda m: f'{m.group(1)}="' + " ".join(_DECIMALS.sub(r"\1", m.group(2)).split()) + '"', svg)
     svg = re.sub(r">\s+<", "><", svg)
+    svg = _compact(svg)
     svg = svg.replace("<svg ", f'<svg class="figure" role="img" aria-label="{escape(title, quote=True)}" '
                                f'data-figure="{prefix}" ', 1)
     return svg.strip()
@@ -91,6 +158,21 @@ def _render(fig, title: str) -> str:
     buffer = io.StringIO()
     fig.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None, "Creator": None})
     return _inline(buffer.getvalue(), f"fig{next(_counter)}", title)
+
+
+def _grid_lines(ax, xs, ys, x_range: tuple[float, float], y_range: tuple[float, float], width: float) -> None:
+    """White lines at ``xs`` (vertical) and ``ys`` (horizontal), drawn as one path (one SVG element,
+    not one per line)."""
+    px: list[float] = []
+    py: list[float] = []
+    for x in xs:
+        px += [x, x, math.nan]
+        py += [y_range[0], y_range[1], math.nan]
+    for y in ys:
+        px += [x_range[0], x_range[1], math.nan]
+        py += [y, y, math.nan]
+    if px:
+        ax.plot(px, py, color="white", linewidth=width, solid_capstyle="butt")
 
 
 def status_bars(columns: list[str], counts: list[dict]) -> str:
@@ -196,8 +278,7 @@ def lane_bias(tables: list[dict]) -> str:
             else:  # an embedded 4x32 image: far smaller than 128 vector cells
                 mesh = ax.imshow(grid, cmap=cmap, norm=norm, aspect="auto", interpolation="nearest",
                                  extent=(-0.5, BITS - 0.5, LANES - 0.5, -0.5))
-            ax.vlines(bits[1:-1], -0.5, LANES - 0.5, colors="white", linewidth=0.6)
-            ax.hlines(lanes[1:-1], -0.5, BITS - 0.5, colors="white", linewidth=0.6)
+            _grid_lines(ax, bits[1:-1], lanes[1:-1], (-0.5, BITS - 0.5), (-0.5, LANES - 0.5), 0.6)
             if worst:
                 lane, bit, z = int(worst[0]), int(worst[1]), float(worst[2])
                 ax.add_patch(matplotlib.patches.Rectangle((bit - 0.5, lane - 0.5), 1, 1, facecolor=cmap(norm(z)),
@@ -243,3 +324,72 @@ def log10_p_bars(names: list[str], log10_p: list, fail_at: float = 1e-10, suspec
         ax.set_yticks(y, [label(n, 48) for n in names], fontsize=7)
         ax.set_xlabel("-log10 p (dashed: the FAIL level; dotted: the SUSPECT level)")
         return _render(fig, "-log10 p of the failing and suspect results")
+
+
+def bit_strip(elements: list[int], counts: list[list[int]], results: int, of: int) -> str:
+    """Which bits of which elements a failure group got wrong: the elements (x, by index) by bit
+    (y, 0 = least significant), a cell marked where expected xor actual has that bit, the darker
+    the more of the ``results`` read (of the group's ``of``) have it. ``counts``: per bit, per element."""
+    import matplotlib
+
+    grid = np.asarray(counts, dtype=float).reshape(-1, len(elements))
+    bits = grid.shape[0]
+    with matplotlib.rc_context(_rc()):
+        fig, (ax,) = _figure(min(7.2, 2.2 + 0.13 * len(elements)), 1.6 if bits <= 32 else 2.6)
+        rgba = np.zeros(grid.shape + (4,))
+        rgba[..., :3] = (0.776, 0.157, 0.157)   # #c62828, the page's failure red
+        rgba[..., 3] = np.where(grid > 0, 0.35 + 0.65 * grid / max(1, results), 0.0)
+        ax.set_facecolor("#f4f6f8")
+        ax.imshow(rgba, aspect="auto", interpolation="none", origin="lower",
+                  extent=(-0.5, len(elements) - 0.5, -0.5, bits - 0.5))
+        _grid_lines(ax, [], np.arange(8, bits, 8) - 0.5, (-0.5, len(elements) - 0.5), (-0.5, bits - 0.5), 0.8)
+        step = max(1, math.ceil(len(elements) / 16))
+        positions = list(range(0, len(elements), step))
+        ax.set_xticks(positions, [str(elements[i]) for i in positions], fontsize=7.5)
+        ax.set_yticks(list(range(0, bits, 8)) + [bits - 1])
+        ax.tick_params(labelsize=7.5)
+        ax.set_xlim(-0.5, len(elements) - 0.5)
+        ax.set_ylim(-0.5, bits - 0.5)
+        ax.set_xlabel("element", fontsize=8)
+        ax.set_ylabel("bit", fontsize=8)
+        wrong, columns = int((grid > 0).sum()), int((grid > 0).any(axis=0).sum())
+        read = f"{results} of {of} results" if of > results else f"{results} result{'s' if results != 1 else ''}"
+        ax.set_title(f"{wrong} wrong bit{'s' if wrong != 1 else ''} in {columns} element"
+                     f"{'s' if columns != 1 else ''} ({read})", fontsize=8, loc="left")
+        return _render(fig, "wrong bits by element and bit position")
+
+
+def _bin_range(text: str) -> tuple[float, float]:
+    """The distances a ULP histogram bin's label covers ("0", "2-3", ">=65536"); (nan, nan) if unknown."""
+    low, _, high = text.removeprefix(">=").partition("-")
+    try:
+        start = float(low)
+        return start, math.inf if text.startswith(">=") else float(high or low)
+    except ValueError:
+        return math.nan, math.nan
+
+
+def ulp_histogram(bins: list[tuple[str, int]], bound: float | None) -> str:
+    """A numbers result's ULP distances: one bar per bin of its histogram (as the document labels
+    them), grey within the bound, red past it, orange for a bin the bound cuts."""
+    import matplotlib
+
+    with matplotlib.rc_context(_rc()):
+        fig, (ax,) = _figure(3.2, 1.7)
+        counts = np.array([max(0, int(count)) for _, count in bins], dtype=float)
+        colours = []
+        for text, _ in bins:
+            start, end = _bin_range(text)
+            past = bound is not None and start > bound
+            cut = bound is not None and start <= bound < end
+            colours.append("#c62828" if past else "#ef6c00" if cut else "#90a4ae")
+        x = np.arange(len(bins))
+        ax.bar(x, np.maximum(counts, 0.8), color=colours, width=0.7)
+        if counts.max(initial=0) > 50 * max(1.0, counts[counts > 0].min(initial=1)):
+            ax.set_yscale("log")
+        ax.set_xticks(x, [label(text, 12) for text, _ in bins], fontsize=7.5)
+        ax.tick_params(labelsize=7.5)
+        ax.set_xlabel("distance (ULPs)", fontsize=8)
+        ax.set_ylabel("elements", fontsize=8)
+        ax.set_title("ULP histogram" + (f"; bound {bound:g} ULP" if bound is not None else ""), fontsize=8, loc="left")
+        return _render(fig, "histogram of ULP distances against the bound")

@@ -17,9 +17,10 @@ through Jinja2's autoescape. A document of a newer schema version, not JSON, or 
 rngcheck document is refused with one line (RngcheckError); a truncated journal, an
 interrupted run (``complete`` false) or missing fields give a report marked incomplete.
 
-The page is made in four places, one job each: ``reports.fields`` (a document's fields as safe
-text), ``reports.model`` (the comparison model: ``build``), ``reports.statsview`` (a statistics
-document's view) and this module (reading the documents and rendering the template). ``build``,
+The page is made in five places, one job each: ``reports.fields`` (a document's fields as safe
+text), ``reports.model`` (the comparison model: ``build``), ``reports.failures`` (a backend's
+failures, their groups and their pictures), ``reports.statsview`` (a statistics document's view)
+and this module (reading the documents and rendering the template). ``build``,
 ``p_text``, ``visible``, ``read`` and ``sources_of`` are re-exported here, as before the split.
 """
 

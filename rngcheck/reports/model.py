@@ -4,14 +4,21 @@ and the markdown summary (reports.summary) reads the same model.
 
     build(sources) -> dict    # sources: results.sources.Source (reports.html.render reads the files)
 
+The page leads with the answer: the verdict, a row per backend (its verdict, counts, what did not
+apply to it and why), the failure groups, the categories x backends matrix; then the failures in
+full and the statistics; then, folded, everything a reader looks up (configuration, agreement,
+implementation-defined answers, errata and notes, the numbers table, all cases).
+
 Results are read one way: the results table (``results.tables.records``: each result's row, its
 effective status, run label and counts, with the result's typed record for what a page shows
 beyond the table's columns: its message, mismatches, numbers, observations). The run-level fields
 (environment, command) and the case entries are read from the document through
-``reports.fields``; statistics documents through ``reports.statsview``.
+``reports.fields``; statistics documents through ``reports.statsview``; a column's failures and
+their groups through ``reports.failures``.
 
 Verdicts come from ``results.verdicts`` (a column's run verdict, the page's verdict); the model
-gives the template booleans (a column ``passed``/``failed``), never a verdict to compare.
+gives the template booleans (a column ``passed``/``failed``) and words and classes to show, never
+a verdict to compare.
 """
 
 from __future__ import annotations
@@ -24,32 +31,28 @@ from typing import Any
 
 from .. import __version__
 from ..results.document import agreement
-from ..results.groups import FailureGroup, failure_groups
+from ..results.groups import failure_groups
 from ..results.records import CaseRecord, ResultRecord
 from ..results.sources import Source
-from ..results.statuses import BROKEN, INFO, RAN, STATUSES, effective
+from ..results.statuses import BROKEN, FAILED, INFO, NOT_APPLICABLE, RAN, SKIPPED, STATUSES, effective
 from ..results.tables import counts as status_counts
 from ..results.tables import frame, records, run_labels
-from ..results.text import anatomy_lines, mismatch_fields
-from ..results.verdicts import FAIL, PASS, report_verdict, run_verdict
+from ..results.verdicts import FAIL, NOTHING_RAN, PASS, report_verdict, run_verdict, said
+from . import failures as _failures
+from .failures import DETAILED_FAILURES, MISMATCH_ROWS, UNDIAGNOSED
+from .failures import numbers_view as _numbers_view
 from .fields import anchor_part as _anchor_part
 from .fields import as_dict as _dict
-from .fields import as_int as _int
 from .fields import as_list as _list
-from .fields import number as _number
 from .fields import short as _short
 from .fields import text as _text
 from .figures import draw as _figure
 from .statsview import stats_view
 
-DETAILED_FAILURES = 40      # per backend column: full sections; the rest in a compact table
-MISMATCH_ROWS = 16          # first mismatching elements shown per case
-UNDIAGNOSED = {  # a failure without a diagnosis, by status
-    "failed": "no known bug class matches",
-    "error": "the backend raised an exception or broke the protocol",
-    "crashed": "the backend's process died",
-    "timeout": "the backend did not answer in time",
-}
+__all__ = ["DETAILED_FAILURES", "MISMATCH_ROWS", "UNDIAGNOSED", "build"]
+
+SKIP_REASONS = 3            # distinct reasons a backend's skipped cases give, shown in its row
+BADGE = {PASS: "s-passed", FAIL: "s-failed", NOTHING_RAN: "s-nothing"}   # a column's verdict badge (else a warning)
 
 
 # ---------------------------------------------------------------------------------------
@@ -59,63 +62,79 @@ UNDIAGNOSED = {  # a failure without a diagnosis, by status
 def build(sources: list[Source], figures: bool = True) -> dict:
     """The comparison model of the sources (``figures=False``: no SVG is drawn, e.g. for the summary)."""
     results_sources = [s for s in sources if s.kind == "result"]
-    found_groups: dict[int, dict[str, list[FailureGroup]]] = {}
+    table_records = records(results_sources)   # every result: its table row and its record
+    data = frame([row for row, _ in table_records])
+    runs, columns, cases, extra_problems = _columns_of(results_sources, table_records)
+    _fill_columns(columns, data, multiple_runs=len(results_sources) > 1)
+    case_list = _case_views(cases, columns)
+    _absences(columns, {case["id"]: case["layer"] for case in case_list})
+    stats = [stats_view(i, source, figures) for i, source in enumerate(s for s in sources if s.kind == "stats")]
+    problems = [f"{s.name}: {p}" for s in sources for p in list(s.problems) + extra_problems.get(id(s), [])]
+    verdict = report_verdict([c["verdict"] for c in columns], [s["verdict"] for s in stats], complete=not problems)
+    figures_ = {}
+    if columns and figures:
+        figures_["status"] = _figure("status_bars", [c["label"] for c in columns], [c["counts"] for c in columns])
+        _failures.draw(columns)
+    return _page(sources, runs, columns, case_list, data, stats, problems, verdict, figures_)
 
-    def groups_of(source: Source) -> dict[str, list[FailureGroup]]:
-        """The source's failure groups (rngcheck.results.groups), by backend name."""
-        if id(source) not in found_groups:
-            found_groups[id(source)] = {_text(k, 200): v for k, v in failure_groups(source.doc).items()}
-        return found_groups[id(source)]
 
-    stats_sources = [s for s in sources if s.kind == "stats"]
-    runs: list[dict[str, Any]] = []
-    columns: list[dict[str, Any]] = []
-    cases: OrderedDict[str, dict[str, Any]] = OrderedDict()   # id -> case entry (the first document that has it)
-    names: Counter[str] = Counter()
-    extra_problems: dict[int, list[str]] = {}   # id(source) -> problems found while building (the Source is kept)
-    # Every result is read from the results table (rngcheck.results.tables): its row (run label,
-    # backend, case, effective status; the counts below) and its record (what a failure shows).
-    table_records = records(results_sources)
+def _columns_of(results_sources: list[Source], table_records) -> tuple[list, list, OrderedDict, dict]:
+    """The runs, the backend columns (a backend of a run: its entry, its results by case, its failure
+    groups), the case entries by id (the first document's) and the problems found while reading."""
     labels = run_labels(results_sources)
     by_run: dict[str, list[ResultRecord]] = {label: [] for label in labels}
     for row, record in table_records:
         by_run[row.run].append(record)
+    runs, columns = [], []
+    cases: OrderedDict[str, dict[str, Any]] = OrderedDict()   # id -> case entry (the first document that has it)
+    extra_problems: dict[int, list[str]] = {}   # id(source) -> problems found while building (the Source is kept)
     for index, source in enumerate(results_sources):
-        doc = source.doc
         run = _run(index, source)
         runs.append(run)
-        for case in _list(doc.get("cases")):
+        for case in _list(source.doc.get("cases")):
             if isinstance(case, dict) and case.get("id") is not None:
                 cases.setdefault(_text(case["id"], 300), case)
-        entries = [b for b in _list(doc.get("backends")) if isinstance(b, dict)]
-        seen = {_text(b.get("name")) for b in entries}
-        for record in by_run[labels[index]]:
-            if _text(record.backend) not in seen:
-                seen.add(_text(record.backend))
-                entries.append({"name": record.backend, "describe": {}})
-                extra_problems.setdefault(id(source), []).append(
-                    f"backend {_text(record.backend)!r} has results but no entry")
-        for entry in entries:
+        groups = {_text(k, 200): v for k, v in failure_groups(source.doc).items()}
+        mine = by_run[labels[index]]
+        for entry in _entries(source, mine, extra_problems):
             name = _text(entry.get("name"), 200)
-            names[name] += 1
             results: OrderedDict[str, ResultRecord] = OrderedDict()
-            for record in by_run[labels[index]]:
+            for record in mine:
                 if _text(record.backend, 200) == name:
                     case_id = _text(record.case, 300)
                     results[case_id] = record
                     if case_id not in cases:
                         cases[case_id] = {"id": case_id, "category": case_id.split("/")[0] if "/" in case_id else "?"}
             columns.append({"name": name, "run": run, "entry": entry, "results": results,
-                            "groups": groups_of(source).get(name, [])})
-    multiple_runs = len(results_sources) > 1
-    # Every count below comes from the results table, one row per result.
-    data = frame([row for row, _ in table_records])
-    run_of = dict(zip(range(1, len(results_sources) + 1), labels))
+                            "groups": groups.get(name, []), "key": (labels[index], _key_name(entry))})
+    return runs, columns, cases, extra_problems
+
+
+def _key_name(entry: dict) -> str:
+    name = entry.get("name")
+    return "" if name is None else str(name)
+
+
+def _entries(source: Source, results: list[ResultRecord], extra_problems: dict[int, list[str]]) -> list[dict]:
+    """A run's backend entries, and one for each backend that has results but no entry (a problem)."""
+    entries = [b for b in _list(source.doc.get("backends")) if isinstance(b, dict)]
+    seen = {_text(b.get("name")) for b in entries}
+    for record in results:
+        if _text(record.backend) not in seen:
+            seen.add(_text(record.backend))
+            entries.append({"name": record.backend, "describe": {}})
+            extra_problems.setdefault(id(source), []).append(
+                f"backend {_text(record.backend)!r} has results but no entry")
+    return entries
+
+
+def _fill_columns(columns: list[dict], data, multiple_runs: bool) -> None:
+    """Each column's label and anchor (a backend name in several runs is told apart by its run), its
+    status counts (from the results table), failures, groups and verdict."""
+    names = Counter(column["name"] for column in columns)
     per_column = status_counts(data, ["run", "backend"]) if len(data) else None
     used: set[str] = set()
     for column in columns:
-        name = column["entry"].get("name")
-        column["key"] = (run_of[column["run"]["index"]], "" if name is None else str(name))
         label = column["name"]
         if names[column["name"]] > 1 and multiple_runs:
             label = f"{column['name']} [{column['run']['label']}]"
@@ -129,16 +148,16 @@ def build(sources: list[Source], figures: bool = True) -> dict:
                  if per_column is not None and column["key"] in per_column.index else None)
         _fill_column(column, {s: int(found[s]) if found is not None else 0 for s in STATUSES})
 
-    case_list = [_case_view(cid, case) for cid, case in cases.items()]
-    categories = list(OrderedDict((c["category"], None) for c in case_list))
-    case_by_id = {c["id"]: c for c in case_list}
 
-    # Anchors: case-<id> on the first failure section of that case, else on its row in the case list.
+def _case_views(cases: OrderedDict, columns: list[dict]) -> list[dict]:
+    """Every case as the page shows it, with its anchors: case-<id> on the first failure section of
+    that case (shown in full), else on its row in the case list; and its cell on each column."""
+    case_list = [_case_view(cid, case) for cid, case in cases.items()]
+    case_by_id = {c["id"]: c for c in case_list}
     failure_anchor = {}
     for column in columns:
         for failure in column["failures"]:
             failure["case_view"] = case_by_id.get(failure["case"])
-            failure["anchor"] = f"case-{column['anchor']}-{_anchor_part(failure['case'])}"
             if failure["case"] not in failure_anchor and failure["detailed"]:
                 failure_anchor[failure["case"]] = failure
                 failure["case_anchor"] = f"case-{_anchor_part(failure['case'])}"
@@ -148,33 +167,26 @@ def build(sources: list[Source], figures: bool = True) -> dict:
         case["row_anchor"] = None if case["id"] in failure_anchor else f"case-{_anchor_part(case['id'])}"
         case["link"] = f"#case-{_anchor_part(case['id'])}"
         case["cells"] = [_cell(column, case["id"]) for column in columns]
+    return case_list
 
+
+def _page(sources, runs, columns, case_list, data, stats, problems, verdict, figures) -> dict:
+    """The page's model: what every section shows."""
+    results_sources = [s for s in sources if s.kind == "result"]
+    categories = list(OrderedDict((c["category"], None) for c in case_list))
     noted_cases = [c for c in case_list if c["note"]]
-    matrix = _matrix(data, columns, categories, {c["category"] for c in noted_cases})
-    agreement = _agreement(data, columns, case_by_id)
-    trend = _trend(data)
-    observations = _observations(columns, case_list)
-    numbers_rows = _numbers_rows(columns, case_list)
-    stats = [stats_view(i, s, figures) for i, s in enumerate(stats_sources)]
-
+    matrix, folded = _fold(_matrix(data, columns, categories, {c["category"] for c in noted_cases}))
     counts: Counter[str] = Counter()
     for column in columns:
         counts.update(column["counts"])
-    required_failed = sum(len(c["failures"]) for c in columns)
-    problems = [f"{s.name}: {p}" for s in sources for p in list(s.problems) + extra_problems.get(id(s), [])]
-    verdict = report_verdict([c["verdict"] for c in columns], [s["verdict"] for s in stats], complete=not problems)
-
-    errata = list(OrderedDict((_text(e), None) for s in results_sources for e in _list(s.doc.get("errata"))))
-    figures_ = {}
-    if columns and figures:
-        figures_["status"] = _figure("status_bars", [c["label"] for c in columns], [c["counts"] for c in columns])
     return {
         "title": _title(columns, stats),
         "verdict": verdict,
+        "verdict_class": "v-" + verdict.replace(" ", "-"),
         "incomplete": bool(problems),
         "problems": problems,
         "counts": {s: counts[s] for s in STATUSES},
-        "required_failed": required_failed,
+        "required_failed": sum(len(c["failures"]) for c in columns),
         "case_count": len(case_list),
         "runs": runs,
         "columns": columns,
@@ -182,15 +194,17 @@ def build(sources: list[Source], figures: bool = True) -> dict:
         "describe_rows": _describe_rows(columns),
         "categories": categories,
         "matrix": matrix,
-        "agreement": agreement,
-        "trend": trend,
-        "observations": observations,
-        "numbers_rows": numbers_rows,
+        "matrix_folded": folded,
+        "agreement": _agreement(data, columns, {c["id"]: c for c in case_list}),
+        "trend": _trend(data),
+        "observations": _observations(columns, case_list),
+        "numbers_rows": _numbers_rows(columns, case_list),
         "cases": case_list,
+        "case_groups": _case_groups(case_list),
         "noted_cases": noted_cases,
-        "errata": errata,
+        "errata": list(OrderedDict((_text(e), None) for s in results_sources for e in _list(s.doc.get("errata")))),
         "stats": stats,
-        "figures": figures_,
+        "figures": figures,
         "generated": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "rngcheck_version": __version__,
         "sources": [{"name": s.name, "kind": s.kind} for s in sources],
@@ -238,72 +252,45 @@ def _run(index: int, source: Source) -> dict:
 
 
 def _fill_column(column: dict, counts: dict) -> None:
-    """The column's failures, diagnoses and verdict; ``counts``: its status counts (from the results table)."""
+    """The column's failures and groups (reports.failures), its counts and its verdict; ``counts``:
+    its status counts (from the results table)."""
     entry = column["entry"]
-    failures = []
-    for case_id, result in column["results"].items():
-        status = effective(result.status, result.required)
-        if status in BROKEN:
-            failures.append(_failure_view(column, case_id, result))
-    for number, failure in enumerate(failures):
-        failure["detailed"] = number < DETAILED_FAILURES
-    verdict = run_verdict(failed=len(failures), ran=sum(counts[s] for s in RAN), complete=column["run"]["complete"],
-                          failure_stands=True)
-    by_case = {failure["case"]: failure for failure in failures}
-    groups = []
-    for found in column["groups"]:   # rngcheck.results.groups: what the failures share, the smallest case
-        first = by_case.get(_text(found.example.get("case"), 300)) or (failures[0] if failures else None)
-        if first is None:
-            continue
-        alternatives: list[str] = []
-        for case in found.cases:
-            for alternative in by_case.get(_text(case, 300), {}).get("alternatives", []):
-                if alternative not in alternatives:
-                    alternatives.append(alternative)
-        label = UNDIAGNOSED.get(first["status"], UNDIAGNOSED["failed"])
-        groups.append({"id": found.diagnosis if first["diagnosis_id"] else "", "summary": found.summary,
-                       "pattern": _text(found.pattern), "label": label,
-                       "text": _text(found.label()), "reproduce": _text(found.reproduce), "alternatives": alternatives,
-                       "count": found.count, "first": first, "cases": [_text(c, 300) for c in found.cases]})
+    _failures.fill(column)
+    verdict = run_verdict(failed=len(column["failures"]), ran=sum(counts[s] for s in RAN),
+                          complete=column["run"]["complete"], failure_stands=True)
+    broken = [(counts[s], s) for s in BROKEN if counts[s]]
     column.update({
         "spec": _text(entry.get("spec")),
         "validates": entry.get("validates"),
         "describe": [(_text(k, 200), _text(v)) for k, v in _dict(entry.get("describe")).items()],
         "counts": {s: counts[s] for s in STATUSES},
-        "failures": failures,
-        "detailed_failures": [f for f in failures if f["detailed"]],
-        "brief_failures": [f for f in failures if not f["detailed"]],
-        "diagnoses": groups,
+        "broken": sum(n for n, _ in broken),
+        "broken_detail": ", ".join(f"{n} {s}" for n, s in broken) if any(s != FAILED for _, s in broken) else "",
         "verdict": verdict,
+        "verdict_text": said(verdict),
+        "verdict_class": BADGE.get(verdict, "s-SUSPECT"),
         "passed": verdict == PASS,   # for the template, which compares no verdict
         "failed": verdict == FAIL,
     })
 
 
-def _failure_view(column: dict, case_id: str, result: ResultRecord) -> dict:
-    diagnosis = _dict(result.diagnosis)
-    mismatches = [{key: _text(value) for key, value in mismatch_fields(m).items()}
-                  for m in result.mismatches[:MISMATCH_ROWS]]
-    returned = result.returned_state
-    return {
-        "column": column["label"],
-        "case": case_id,
-        "status": effective(result.status, result.required),
-        "message": _text(result.message),
-        "diagnosis_id": _text(diagnosis.get("id"), 200),
-        "diagnosis_summary": _text(diagnosis.get("summary"), 500),
-        "alternatives": [_text(a, 200) for a in _list(diagnosis.get("alternatives"))],
-        "anatomy": [_text(line.removeprefix("anatomy: "), 1000) for line in anatomy_lines(diagnosis)],
-        "mismatches": mismatches,
-        "mismatch_count": result.mismatch_count or len(mismatches),
-        "mismatches_listed": len(result.mismatches),
-        "observations": [_text(o) for o in result.observations],
-        "returned_state": ", ".join(_text(w) for w in returned) if returned is not None else "",
-        "reproduce_command": _text(result.reproduce_command),
-        "detail": _text(result.detail),
-        "seconds": _number(result.seconds),
-        "numbers": _numbers_view(result),
-    }
+def _absences(columns: list[dict], layer_of: dict[str, str]) -> None:
+    """What a column did not run: its n/a results counted by what the backend lacks (the case's
+    layer), and its skipped results by their reason."""
+    for column in columns:
+        layers: Counter[str] = Counter()
+        reasons: Counter[str] = Counter()
+        for case_id, result in column["results"].items():
+            status = effective(result.status, result.required)
+            if status == NOT_APPLICABLE:
+                layers[layer_of.get(case_id) or "other"] += 1
+            elif status == SKIPPED:
+                reasons[_text(result.message.splitlines()[0] if result.message else "", 200) or "no reason given"] += 1
+        column["not_applicable"] = ", ".join(f"{layer} {n}" for layer, n in layers.most_common())
+        shown = [f"{reason} ({n})" if len(reasons) > 1 else reason for reason, n in reasons.most_common(SKIP_REASONS)]
+        if len(reasons) > SKIP_REASONS:
+            shown.append(f"{len(reasons) - SKIP_REASONS} other reasons")
+        column["skipped_reasons"] = "; ".join(shown)
 
 
 def _input_text(value) -> str:
@@ -329,6 +316,7 @@ def _case_view(case_id: str, entry: dict) -> dict:
         "source": _text(case.source),
         "procedure": _text(case.procedure),
         "note": _text(case.note),
+        "layer": _text(case.layer, 200),
         "inputs": "; ".join(f"{_text(key).replace('_', ' ')} {_input_text(value)}"
                             for key, value in case.inputs.items()),
     }
@@ -337,11 +325,15 @@ def _case_view(case_id: str, entry: dict) -> dict:
 def _cell(column: dict, case_id: str) -> dict:
     result = column["results"].get(case_id)
     if result is None:
-        return {"status": "", "text": "not run", "link": None}
+        return {"status": "", "text": "not run", "link": None, "css": "muted"}
     status = effective(result.status, result.required)
     link = f"#case-{column['anchor']}-{_anchor_part(case_id)}" if status in BROKEN else None
-    return {"status": status, "text": status, "link": link,
-            "title": _text(result.message, 300)}
+    return {"status": status, "text": status, "link": link, "css": status_class(status)}
+
+
+def status_class(status: str) -> str:
+    """A status's CSS class (s-passed, ..., s-na for n/a)."""
+    return "s-" + ("na" if status == NOT_APPLICABLE else status)
 
 
 def _matrix(data, columns, categories, noted: set[str]) -> list[dict]:
@@ -360,6 +352,31 @@ def _matrix(data, columns, categories, noted: set[str]) -> list[dict]:
         table_rows.append({"category": category, "cells": [{s: int(c[s]) for s in STATUSES} for c in cells],
                            "errata": category in noted})
     return table_rows
+
+
+def _case_groups(case_list: list[dict]) -> list[dict]:
+    """All cases, compactly: per category, the cases with the same status on every column, one row
+    each (a row's cells are the statuses; its cases are listed, each with its anchor or link)."""
+    groups: OrderedDict[tuple, dict] = OrderedDict()
+    for case in case_list:
+        statuses = tuple(cell["status"] for cell in case["cells"])
+        key = (case["category"], statuses)
+        if key not in groups:
+            groups[key] = {"category": case["category"], "cases": [],
+                           "cells": [{"text": c["text"], "css": c["css"], "link": None} for c in case["cells"]]}
+        groups[key]["cases"].append(case)
+    return list(groups.values())
+
+
+def _fold(rows: list[dict]) -> tuple[list[dict], list[str]]:
+    """The matrix without the categories that are n/a on every column (and the names of those)."""
+    def wholly_not_applicable(row: dict) -> bool:
+        cells = row["cells"]
+        return (row["category"] != "total" and any(c[NOT_APPLICABLE] for c in cells)
+                and all(c[s] == 0 for c in cells for s in STATUSES if s != NOT_APPLICABLE))
+
+    return ([row for row in rows if not wholly_not_applicable(row)],
+            [row["category"] for row in rows if wholly_not_applicable(row)])
 
 
 def _agreement(data, columns, case_by_id) -> dict:
@@ -419,25 +436,6 @@ def _trend(data) -> list[dict]:
             "since": since,
         })
     return views
-
-
-def _numbers_view(result: ResultRecord) -> dict | None:
-    """A numbers result's bound, ULP histogram and worst element, as text (everything escaped)."""
-    found = _dict(result.numbers)
-    if not found:
-        return None
-    worst = _dict(found.get("worst"))
-    return {
-        "request": _text(" ".join(f"{k}={v}" for k, v in _dict(found.get("request")).items())),
-        "bound": _text(found.get("bound_ulps")), "why": _text(found.get("bound")),
-        "histogram": ", ".join(f"{_text(k, 20)}: {_int(v, 0)}" for k, v in _dict(found.get("histogram")).items()),
-        "worst": _text(f"element {worst.get('index')}: expected {worst.get('expected')}, got {worst.get('actual')} "
-                       f"({worst.get('ulps')} ULP)") if worst else "",
-        "over": _int(found.get("over"), 0), "count": _int(found.get("count"), 0),
-        "worst_ulps": _int(worst.get("ulps"), 0) if worst else 0,
-        "rows": [{key: _text(_dict(row).get(key)) for key in ("index", "expected", "actual", "ulps")}
-                 for row in _list(found.get("mismatches"))[:MISMATCH_ROWS]],
-    }
 
 
 def _case_rows(columns, case_list, cell: Callable[[ResultRecord | None], tuple[object, bool]],

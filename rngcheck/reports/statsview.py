@@ -63,31 +63,7 @@ def stats_view(index: int, source: Source, draw: bool = True) -> dict:
     verdict = _text(doc.get("verdict"))
     if verdict not in STATS_VERDICTS:
         verdict = STATS_INCOMPLETE
-    figures = {}
-    if not draw:
-        results_for_figures = []
-    else:
-        results_for_figures = results
-    second = [_float(r.get("p_value")) for r in results_for_figures if r.get("level") == "second-level"]
-    other = [_float(r.get("p_value")) for r in results_for_figures if r.get("level") != "second-level"]
-    series = {}
-    if any(v is not None for v in second):
-        series["second-level (KS of per-sample p-values)"] = [v for v in second if v is not None]
-    if any(v is not None for v in other):
-        series["first-level and aggregate"] = [v for v in other if v is not None]
-    if series:
-        figures["histogram"] = _figure("pvalue_histogram", series)
-    tables = _lane_tables(results_for_figures)
-    if tables:
-        figures["lanes"] = _figure("lane_bias", tables)
-    bad = [r for r in results_for_figures if r.get("verdict") in STATS_BAD or r.get("first_verdict") in STATS_BAD]
-    if bad:
-        bad.sort(key=lambda r: -math.inf if (log10_p := _log10_p(r)) is None else log10_p)
-        bad = bad[:30]
-        figures["worst"] = _figure("log10_p_bars",
-                                   [f"{_text(r.get('test'))} {_text(r.get('stream'))} {_text(r.get('level'))}"
-                                    for r in bad], [_log10_p(r) for r in bad],
-                                   _float(thresholds.get("fail")) or 1e-10, _float(thresholds.get("suspect")))
+    figures = _figures(results if draw else [], thresholds)
     return {
         "index": index + 1,
         "anchor": f"stats-{index + 1}",
@@ -109,11 +85,40 @@ def stats_view(index: int, source: Source, draw: bool = True) -> dict:
         "fail_at": _number(thresholds.get("fail")),
         "tests": _text(thresholds.get("tests")),
         "rows": rows,
+        # the rows a reader looks at first (failing or suspect, now or before a retest), and the rest (folded)
+        "flagged": [row for row in rows if row["verdict"] in STATS_BAD or row["first_verdict"] in STATS_BAD],
+        "unflagged": [row for row in rows if not (row["verdict"] in STATS_BAD or row["first_verdict"] in STATS_BAD)],
         "not_run": [{"test": _text(n.get("test")), "stream": _text(n.get("stream")), "reason": _text(n.get("reason"))}
                     for n in _list(doc.get("not_run")) if isinstance(n, dict)],
         "problems": list(source.problems),
         "figures": figures,
     }
+
+
+def _figures(results: list[dict], thresholds: dict) -> dict:
+    """A stream's pictures: the p-value histogram, the per lane and bit bias, the failing and suspect results."""
+    figures = {}
+    second = [_float(r.get("p_value")) for r in results if r.get("level") == "second-level"]
+    other = [_float(r.get("p_value")) for r in results if r.get("level") != "second-level"]
+    series = {}
+    if any(v is not None for v in second):
+        series["second-level (KS of per-sample p-values)"] = [v for v in second if v is not None]
+    if any(v is not None for v in other):
+        series["first-level and aggregate"] = [v for v in other if v is not None]
+    if series:
+        figures["histogram"] = _figure("pvalue_histogram", series)
+    tables = _lane_tables(results)
+    if tables:
+        figures["lanes"] = _figure("lane_bias", tables)
+    bad = [r for r in results if r.get("verdict") in STATS_BAD or r.get("first_verdict") in STATS_BAD]
+    if bad:
+        bad.sort(key=lambda r: -math.inf if (log10_p := _log10_p(r)) is None else log10_p)
+        bad = bad[:30]
+        figures["worst"] = _figure("log10_p_bars",
+                                   [f"{_text(r.get('test'))} {_text(r.get('stream'))} {_text(r.get('level'))}"
+                                    for r in bad], [_log10_p(r) for r in bad],
+                                   _float(thresholds.get("fail")) or 1e-10, _float(thresholds.get("suspect")))
+    return figures
 
 
 def _lane_tables(results: list[dict]) -> list[dict]:
