@@ -348,7 +348,9 @@ def _gate(document: dict, args) -> int:
         comparison = compare.load(args.baseline, [document], args.expected_failures, same_run_check=False,
                                   expected_cases=expected_case_ids)
         print(compare.text(comparison, quiet=args.quiet))
-        return EXIT_FAIL if comparison.regressions else EXIT_PASS
+        if comparison.regressions:
+            return EXIT_FAIL
+        return verdict_exit(document) if document["summary"]["verdict"] == verdicts.NOTHING_RAN else EXIT_PASS
     from .results.baseline import gate, read_expected
     from .results.tables import table
     from .results.text import printable

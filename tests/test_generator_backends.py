@@ -24,7 +24,7 @@ from rngcheck.conformance.directml import cases as C
 from rngcheck.conformance.known_answers import cases as KA
 from rngcheck.conformance.runner import NamedBackend, RunOptions, run
 from rngcheck.errors import NotApplicable
-from rngcheck.results.statuses import FAILED, PASSED, SKIPPED
+from rngcheck.results.statuses import FAILED, NOT_APPLICABLE, PASSED
 from rngcheck.vectors import kat_vectors
 
 PANEL_FILE = Path(__file__).resolve().parent / "generator_backend_panel.py"
@@ -44,7 +44,8 @@ def passed_per_generator(results) -> Counter:
 
 def assert_only_passed_or_not_applicable(results):
     broken = {case: found for case, found in results.items()
-              if found[0] not in (PASSED, SKIPPED) or (found[0] == SKIPPED and "not applicable" not in found[1])}
+              if found[0] not in (PASSED, NOT_APPLICABLE)
+              or (found[0] == NOT_APPLICABLE and "not applicable" not in found[1])}
     assert not broken, broken
 
 
@@ -168,7 +169,7 @@ def test_a_backend_without_generators_is_not_applicable_for_every_case():
             self.generators = ()
 
     results = generator_results(WordsOnly())
-    assert {status for status, _ in results.values()} == {SKIPPED}
+    assert {status for status, _ in results.values()} == {NOT_APPLICABLE}
     assert all("computes no" in message for _, message in results.values())
 
 
@@ -182,7 +183,7 @@ def test_a_round_count_the_backend_refuses_is_not_applicable():
     results = generator_results(TwentyOnly())
     threefry_lines = sum(n for name, n in ALL_LINES.items() if name.startswith("threefry"))
     assert passed_per_generator(results) == {name: 3 for name in ALL_LINES if name.startswith("threefry")}
-    assert sum(status == SKIPPED and "only 20 rounds" in message
+    assert sum(status == NOT_APPLICABLE and "only 20 rounds" in message
                for status, message in results.values()) == threefry_lines - 12
 
 
@@ -206,7 +207,7 @@ def test_a_broken_generator_backend_is_caught_and_named(name):
     key-order bug): its answer there is the known answer."""
     results = run([NamedBackend(name, panel.broken(name)())], RunOptions(select=["generator"]))["results"]
     mine = [r for r in results if r["status"] == FAILED]
-    assert {r["status"] for r in results} <= {FAILED, PASSED, SKIPPED}
+    assert {r["status"] for r in results} <= {FAILED, PASSED, NOT_APPLICABLE}
     named_as_expected = [r for r in mine if r["diagnosis"]["id"] == panel.expected_id(name)
                          or panel.expected_id(name) in r["diagnosis"].get("alternatives", [])]
     assert named_as_expected, {r["case"]: r["diagnosis"]["id"] for r in mine}

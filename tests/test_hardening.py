@@ -359,8 +359,8 @@ def _journal_with(tmp_path, **run):
     from rngcheck.results import journal as J
     path = tmp_path / "run.journal.jsonl"
     journal = J.Journal(path)
-    journal.start(D.new_document("quick", 0, ["run", "--case", "kat"], select_cases(RunOptions(select=["kat"]))),
-                  settings)
+    journal.start(D.new_document("quick", 0, ["run", "--case", "kat"], select_cases(RunOptions(select=["kat"])),
+                                 ["kat"]), settings)
     journal.close()
     return path
 

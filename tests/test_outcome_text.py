@@ -69,8 +69,8 @@ def test_null_fields_of_a_damaged_result_are_question_marks_not_none():
 
 
 def test_the_terminal_tags_a_failure_with_its_diagnosis_and_does_not_repeat_it():
-    """The terminal's failure line carries the id as a tag; its detail lines are the mismatches
-    and the reproduce command, with no separate diagnosis line."""
+    """The terminal names a failure group by its diagnosis id once; its example's detail lines are the
+    mismatches and the reproduce command, with no separate diagnosis line."""
     import panel
     from rngcheck.conformance.runner import NamedBackend, RunOptions, run
     from rngcheck.reports import terminal
@@ -79,7 +79,7 @@ def test_the_terminal_tags_a_failure_with_its_diagnosis_and_does_not_repeat_it()
     failed = [r for r in document["results"] if r["status"] == "failed"]
     assert failed and failed[0]["diagnosis"]["id"] == "lanes-reversed"
     shown = terminal.summary(document)
-    assert "[lanes-reversed]" in shown and "diagnosis:" not in shown
+    assert "1 case: lanes-reversed" in shown and "diagnosis:" not in shown
     assert text.mismatch_line(failed[0]["mismatches"][0]) in shown and "reproduce: rngcheck repro" in shown
 
 

@@ -60,7 +60,7 @@ def test_numpy_shows_the_expected_words_and_state_as_its_own_with_no_marker():
 
 def test_a_lanes_reversed_backend_shows_its_words_all_marked():
     result = repro(f"{PANEL}:LanesReversed", "--sizes", "8")
-    assert result.returncode == 1 and "[lanes-reversed]" in result.stdout
+    assert result.returncode == 1 and "1 case: lanes-reversed" in result.stdout
     rows = words_table(result.stdout)
     right = reference.words(STATE_WORDS, 0, 8).reshape(2, 4)
     assert flat(rows, 0) == right.reshape(-1).tolist()
@@ -84,7 +84,7 @@ def test_the_markers_are_on_exactly_the_differing_words():
 
 def test_a_state_not_advanced_shows_the_returned_state_with_the_wrong_words_marked():
     result = repro(f"{PANEL}:StateNotAdvanced", "--sizes", "2,3")
-    assert result.returncode == 1 and "[state-not-advanced]" in result.stdout
+    assert result.returncode == 1 and "1 case: state-not-advanced" in result.stdout
     expected, actual, marked = state_rows(result.stdout)
     assert expected == counter.advance(STATE_WORDS, 6).tolist() == [1, 1, 0, 0, 1, 2]
     assert actual == STATE_WORDS

@@ -18,20 +18,20 @@ FIELDS = {"reports/model.py": {"incomplete"}}
 
 
 @pytest.mark.parametrize("facts, verdict", [
-    (dict(failed=0, passed=3), V.PASS),
-    (dict(failed=1, passed=3), V.FAIL),
-    (dict(failed=0, passed=0), V.FAIL),                              # nothing passed
-    (dict(failed=0, passed=3, complete=False), V.INCOMPLETE),
-    (dict(failed=2, passed=3, complete=False), V.INCOMPLETE),        # the document: resume it
-    (dict(failed=2, passed=3, complete=False, failure_stands=True), V.FAIL),  # the page's column
-    (dict(failed=0, passed=3, complete=False, failure_stands=True), V.INCOMPLETE),
-    (dict(failed=0), V.PASS),                                        # one backend: nothing needs to pass
-    (dict(failed=1), V.FAIL),
-    (dict(failed=0, complete=False), V.PASS),                        # an aliasing reproduction
-    (dict(failed=1, complete=False), V.INCOMPLETE),
-    (dict(failed=0, passed=3, stats=[V.STATS_PASS, V.STATS_SUSPECT]), V.PASS),
-    (dict(failed=0, passed=3, stats=[V.STATS_PASS, V.STATS_FAIL]), V.FAIL),
-    (dict(failed=0, passed=3, complete=False, stats=[V.STATS_FAIL]), V.FAIL),  # a stats failure stands
+    (dict(failed=0, ran=3), V.PASS),
+    (dict(failed=1, ran=3), V.FAIL),
+    (dict(failed=0, ran=0), V.NOTHING_RAN),                          # nothing ran: never a pass
+    (dict(failed=0, ran=3, complete=False), V.INCOMPLETE),
+    (dict(failed=2, ran=3, complete=False), V.INCOMPLETE),           # the document: resume it
+    (dict(failed=2, ran=3, complete=False, failure_stands=True), V.FAIL),  # the page's column
+    (dict(failed=0, ran=3, complete=False, failure_stands=True), V.INCOMPLETE),
+    (dict(failed=1, ran=0), V.FAIL),
+    (dict(failed=0, ran=0, complete=False), V.INCOMPLETE),
+    (dict(failed=0, ran=3, backends=[V.PASS, V.NOTHING_RAN]), V.NOTHING_RAN),   # a backend tested nothing
+    (dict(failed=1, ran=3, backends=[V.FAIL, V.NOTHING_RAN]), V.FAIL),
+    (dict(failed=0, ran=3, stats=[V.STATS_PASS, V.STATS_SUSPECT]), V.PASS),
+    (dict(failed=0, ran=3, stats=[V.STATS_PASS, V.STATS_FAIL]), V.FAIL),
+    (dict(failed=0, ran=3, complete=False, stats=[V.STATS_FAIL]), V.FAIL),  # a stats failure stands
 ])
 def test_run_verdict(facts, verdict):
     assert V.run_verdict(**facts) == verdict

@@ -8,12 +8,14 @@ rngcheck.results.baseline; this module prints it and writes it as a self-contain
 
 Exit codes: 0 no regression; 1 one or more regressions (a required case that fails now and did
 not, or that the baseline did not have, and that no expected-failures entry names); 2 an
-unreadable document or file, or no case in common (one line on stderr).
+unreadable document or file, or no case in common (one line on stderr); 5 nothing compared: every
+case in common is n/a on the new side's other backend (one line on stderr).
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 from datetime import datetime, timezone
 
 from .. import __version__
@@ -157,4 +159,10 @@ def run(args, expected_cases=None) -> int:
     if args.html:
         write_text(args.html, render(comparison))
     print(text(comparison, quiet=args.quiet))
-    return 1 if comparison.regressions else 0
+    if comparison.regressions:
+        return 1
+    if comparison.common and comparison.counts()["n/a"] == comparison.common:
+        print(f"rngcheck compare: nothing compared: all {comparison.common} cases in common are n/a on the new "
+              f"backend", file=sys.stderr)
+        return 5
+    return 0

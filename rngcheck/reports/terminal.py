@@ -80,10 +80,13 @@ def backend_lines(document: dict, backend: dict, by_category: dict, groups: list
             lines.append(f"    ... and {len(groups) - SHOWN_GROUPS} more groups ({rest} cases): see the JSON "
                          f"document or the HTML report")
     info = [r for r in results if effective(r["status"], r["required"]) == INFO and r["observations"]]
-    for r in info[:SHOWN_INFO]:
-        lines.append(f"  info {r['case']}: {printable(r['observations'][0])[:140]}")
-    if len(info) > SHOWN_INFO:
-        lines.append(f"  info: {len(info) - SHOWN_INFO} more implementation-defined observations in the JSON document")
+    if info:   # implementation-defined: what the backend did, never a failure (the page and JSON say each)
+        cases: dict[str, list[str]] = {}
+        for r in info:
+            cases.setdefault(printable(r["observations"][0])[:120], []).append(r["case"])
+        said_once = "; ".join(f"{what} ({len(ids)} cases)" if len(ids) > 1 else f"{what} ({ids[0]})"
+                              for what, ids in list(cases.items())[:SHOWN_INFO])
+        lines.append(f"  info {len(info)} (implementation-defined): {said_once}")
     lines.append(f"  => {said(backend['verdict'])}")
     return lines
 

@@ -11,8 +11,8 @@ backend's failures through :func:`failure_groups`, so the groups read the same w
    elements they are (when at most ELEMENTS_SHOWN) and how each differs (expected xor actual, when
    at most MASKS_SHOWN distinct masks). Results with one signature are one group.
 3. A group's pattern says what every result of it shares: "only element 5", "bit 0 flipped"
-   (one mask of one bit), "always xor 0x...", else the anatomy finding every result of it has,
-   else nothing beyond the diagnosis.
+   (one mask of one bit), "always xor 0x...", else the anatomy finding every result of a group of
+   several has, else nothing beyond the diagnosis.
 4. A group's example is its smallest case (the case record's ``size``: the values the call
    produces), the first of equals; its reproduce line is the result's ``reproduce_command``, else
    ``rngcheck run --backend SPEC --case ID``.
@@ -28,6 +28,7 @@ from typing import Any
 
 from .records import as_dict, as_int, as_list
 from .statuses import is_failure
+from .text import anatomy_lines, mismatch_line, numbers_lines
 
 ELEMENTS_SHOWN = 4    # wrong elements named in a signature (more: "elements vary")
 MASKS_SHOWN = 2       # distinct xor masks named in a signature (more: another function, not a bit fault)
@@ -119,7 +120,8 @@ def _pattern(indices: frozenset[int] | None, masks: frozenset[int] | None, resul
                      "only elements " + ", ".join(map(str, listed)))
     if masks is not None:
         parts.append(_mask_text(masks))
-    return ", ".join(parts) or _shared_finding(results)
+    # (a finding every result has says something of a group of several; of one, its anatomy says it)
+    return ", ".join(parts) or (_shared_finding(results) if len(results) > 1 else "")
 
 
 def _reproduce(result: dict[str, Any], spec: str) -> str:
@@ -151,8 +153,11 @@ def failure_groups(document: dict[str, Any]) -> dict[str, list[FailureGroup]]:
     return out
 
 
-def group_lines(groups: Iterable[FailureGroup], *, shown: int | None = None) -> list[str]:
-    """The groups as text lines: the label, the summary, the example case and its reproduce line."""
+def group_lines(groups: Iterable[FailureGroup], *, shown: int | None = None, mismatches: int = 2,
+                anatomy: int = 2) -> list[str]:
+    """The groups as text lines: the label, the summary, the example case with its first ``mismatches``
+    wrong elements (or numbers) and ``anatomy`` lines of its anatomy (rngcheck.results.text: said as
+    everywhere else), and its reproduce line."""
     lines = []
     for group in list(groups)[:shown]:
         lines.append(group.label())
@@ -160,5 +165,9 @@ def group_lines(groups: Iterable[FailureGroup], *, shown: int | None = None) -> 
             lines.append(f"  {group.summary}")
         more = f" (and {group.count - 1} more)" if group.count > 1 else ""
         lines.append(f"  smallest: {group.example.get('case')}{more}: {str(group.example.get('message'))[:120]}")
+        rows = as_list(group.example.get("mismatches"))[:mismatches]
+        lines += [f"    {mismatch_line(row)}" for row in rows]
+        lines += [f"    {line}" for line in numbers_lines(group.example, mismatches)]
+        lines += [f"    {line}" for line in anatomy_lines(group.example.get("diagnosis"), anatomy)]
         lines.append(f"  reproduce: {group.reproduce}")
     return lines

@@ -82,9 +82,11 @@ class Case(CaseHeader):
 
     def inputs(self) -> dict[str, Any]:
         output_state = self.output_state if isinstance(self.output_state, bool) else list(self.output_state)
+        words = counter.as_state_words(self.state)   # (None: a validation case's state of another shape)
         return {"state": [f"0x{int(w):08x}" for w in self.state], "sizes": list(self.sizes),
                 "strides": None if self.strides is None else list(self.strides),
-                "feature_level": ".".join(map(str, self.feature_level)), "output_state": output_state}
+                "feature_level": ".".join(map(str, self.feature_level)), "output_state": output_state,
+                "counter": None if words is None else counter.counter_text(counter.counter_of(words), "'")}
 
     def reproduction(self) -> dict[str, Any] | None:
         if self.procedure not in DESCRIPTION_PROCEDURES:
