@@ -16,39 +16,17 @@ import numpy as np
 import pytest
 
 from helpers import require
+from library_cases import KEY, SENTINEL, layouts
+from library_cases import STATES as CONTRACT_STATES
 from rngcheck import counter, layout, reference
 from rngcheck.backends import load
 from rngcheck.backends.exec_backend import isolated
 from rngcheck.errors import BackendUnavailable, Rejected
 
-SENTINEL = 0xA5A5A5A5
-KEY = (0xDEADBEEF, 0xCAFEBABE)
 KEY64 = KEY[0] | (KEY[1] << 32)
-COUNTERS = [
-    0x0123_4567_89AB_CDEF_FEDC_BA98_7654_3210,  # no carry
-    0,
-    (1 << 32) - 2,   # carry word 0 -> 1 within n <= 9 (3 blocks)
-    (1 << 64) - 2,   # carry word 1 -> 2
-    (1 << 96) - 2,   # carry word 2 -> 3
-    (1 << 128) - 2,  # 2^128 wrap
-    (1 << 128) - 1,  # wrap on the first block
-    (KEY64 << 64) | ((1 << 64) - 2),  # high half == key: where XLA's 2-word state agrees
-]
-STATES = [counter.make_state(c, KEY) for c in COUNTERS] + [
-    counter.make_state((1 << 64) - 1, (0, 0)),
-    counter.make_state((1 << 128) - 2, (0xFFFFFFFF, 0xFFFFFFFF)),
-]
-
-
-def layouts(n):
-    """Packed and strided layouts of n elements (ranks 1, 2, 3 and 8; gaps, transposes)."""
-    return [
-        ((n,), None),
-        ((1, n), (0, 2)),                 # a gap after every element
-        ((2, n), (1, 2)),                 # column-major (transposed) with 2n elements
-        ((n, 1, 1), (5, 7, 1)),           # rank 3, stride 5 with padding
-        ((1,) * 7 + (n,), (9,) * 7 + (3,)),  # rank 8
-    ]
+# The contract's states (library_cases: every counter carry, the 2^128 wrap), and one more: the counter's
+# high half equal to the key, where XLA's 2-word state agrees with the operator.
+STATES = [*CONTRACT_STATES, counter.make_state((KEY64 << 64) | ((1 << 64) - 2), KEY)]
 
 
 def library(module):
