@@ -26,10 +26,11 @@ import os
 import shlex
 import sys
 from dataclasses import dataclass, field
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 
 from ..errors import BackendSpecError, BackendUnavailable, RngcheckError, one_line
+from ..registry import Registry
 
 ENTRY_POINT_GROUP = "rngcheck.backends"
 
@@ -77,8 +78,20 @@ class KnownBackend:
     implements: list = field(default_factory=list)  # what it computes, in a few words each (``implements``)
 
 
-def _registered():
-    return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
+def _load_entry_points() -> None:
+    """The backends other packages (and rngcheck itself) register: entry points of ENTRY_POINT_GROUP, by
+    name (a name two packages register is the first's); each is loaded only when it is used."""
+    for entry in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda found: found.name):
+        if entry.name not in REGISTERED:
+            REGISTERED.add(entry.name, entry)
+
+
+# The registered backends (rngcheck.registry's one style; filled lazily from the entry points).
+REGISTERED: Registry[EntryPoint] = Registry("backend", load=_load_entry_points, error=BackendSpecError)
+
+
+def _registered() -> Registry[EntryPoint]:
+    return REGISTERED
 
 
 def _instantiate(obj, options: str, spec: str):
