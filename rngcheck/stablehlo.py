@@ -90,6 +90,8 @@ RULES = {
                   "(XLA: as PHILOX)",
     "element-type": "output holds 8/16/32/64-bit integers or floats (rngcheck's checked subset of the op's types)",
     "shape": "output is statically shaped: every dimension size >= 0",
+    "element-count": "at most 2^40 output elements (rngcheck's guard against a shape typed by mistake, not "
+                     "StableHLO's)",
 }
 CHUNK_ELEMENTS = reference.CHUNK_ELEMENTS
 
@@ -143,8 +145,11 @@ def validate(algorithm: str, state: npt.ArrayLike, shape: Sequence[int], dtype: 
     if str(dtype) not in ELEMENT_TYPES:
         raise reject("element-type", f"output element type {dtype!r}")
     sizes = tuple(int(s) for s in shape)
-    if any(s < 0 for s in sizes) or int(np.prod(sizes, dtype=object) if sizes else 1) > MAX_ELEMENTS:
+    if any(s < 0 for s in sizes):
         raise reject("shape", f"output shape {list(sizes)}")
+    elements = int(np.prod(sizes, dtype=object) if sizes else 1)
+    if elements > MAX_ELEMENTS:
+        raise reject("element-count", f"output shape {list(sizes)} has {elements} elements")
     return Call(algorithm, tuple(int(w) for w in array), sizes, str(dtype))
 
 

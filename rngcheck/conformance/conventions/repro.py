@@ -40,8 +40,8 @@ def _case(args: argparse.Namespace) -> Case:
         first, second = arguments.words(args.seed_pair, 2, "--seed-pair")
         seed = (first, second)
     count = arguments.number(args.count or "8", "--count")
-    if not isinstance(count, int):
-        raise RngcheckError(f"--count {args.count!r} is not an integer")
+    if not isinstance(count, int) or count < 1:
+        raise RngcheckError(f"--count {args.count!r}: repro draws a positive whole number of numbers")
     request = numbers.Request(args.convention or "tensorflow", args.kind, args.dtype or "float32", count,
                               arguments.number(args.low, "--low"), arguments.number(args.high, "--high"), seed)
     numbers.check(request)   # one its convention does not define: NumbersError, one line

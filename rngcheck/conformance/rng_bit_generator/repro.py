@@ -35,7 +35,8 @@ def _case(args: argparse.Namespace) -> Case:
         expected_rule = None
     except Rejected as error:
         if error.rule != "state-size":
-            flag = {"element-type": "--dtype", "shape": "--sizes"}.get(error.rule or "", "--algorithm")
+            flag = {"element-type": "--dtype", "shape": "--sizes", "element-count": "--sizes"}.get(error.rule or "",
+                                                                                                 "--algorithm")
             raise RngcheckError(f"{flag}: {error}") from None
         expected_rule = error.rule   # a validation case reproduced: the backend must refuse it
     return case("repro", "repro", "rngcheck repro", args.algorithm, state, shape, dtype, expected_rule=expected_rule)
