@@ -195,3 +195,14 @@ def test_an_info_outcome_passes_in_pytest_with_a_report_section_and_its_status_p
     assert section[0].startswith("implementation-defined: ") and section[1].startswith("rule: ")
     (case,) = ET.parse(tmp_path / "j.xml").getroot().iter("testcase")
     assert {p.get("name"): p.get("value") for p in case.iter("property")}["rngcheck.status"] == "info"
+
+
+def test_noncharacters_from_a_backend_are_shown_escaped_on_every_surface():
+    """U+FFFE and U+FFFF (no text holds them) are shown as escapes, as the controls and format
+    characters are (hardening round 4, item 17): the page, the markdown summary and the terminal."""
+    from rngcheck.reports import summary
+
+    said = "refused \ufffe\uffff here"
+    assert text.visible(said) == "refused \\ufffe\\uffff here"
+    assert "\ufffe" not in text.printable(said) and "\\ufffe" in text.printable(said)
+    assert "\ufffe" not in summary.md(said) and "\uffff" not in summary.md(said)

@@ -33,8 +33,9 @@ def printable(text: object) -> str:
 
 # Controls, and the invisible format characters: bidirectional overrides, embeddings and isolates
 # (a name could render rngcheck's own verdict reversed), zero-width spaces and joiners, the BOM and
-# the soft hyphen (two backends could look identical).
-_FORMAT = "\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb"
+# the soft hyphen (two backends could look identical), and the noncharacters U+FFFE and U+FFFF (a
+# byte-order mark read backwards: no text holds them).
+_FORMAT = "\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\ufffe\uffff"
 _CONTROL = re.compile(f"[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f{_FORMAT}]|[\\ud800-\\udfff]")
 
 
