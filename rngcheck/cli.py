@@ -86,8 +86,8 @@ def run_stats(document: dict, backends, tier: str) -> None:
 
 def _resume_settings(args, J):
     """Read the journal of ``--resume`` into ``args``; refuses a backend the journal chose that
-    runs code unless the user names it again (``--backend``) or passes ``--trust-journal``."""
-    journal_dir = Path(args.resume).parent
+    runs code unless the user names it again (``--backend``) or passes ``--trust-journal``, and so
+    an output the journal names (``_journal_outputs``)."""
     previous, header = J.read(args.resume)
     if previous["complete"]:
         raise RngcheckError(f"{args.resume}: that run already finished")
@@ -111,21 +111,35 @@ def _resume_settings(args, J):
     args.stats = settings.get("stats")
     args.max_worker_restart = settings["max_worker_restart"]
     args.json = args.json or str(J.json_path_for(args.resume))
+    _journal_outputs(args, settings["outputs"])
+    print(f"rngcheck: resuming {args.resume} with {', '.join(settings['backends'])}", file=sys.stderr)
+    return previous
+
+
+def _journal_outputs(args, outputs: dict) -> None:
+    """The outputs the journal's first command asked for (``outputs``: {option: file name in the
+    journal's folder}), rewritten by the resumed run only when the user repeats the option (then
+    the user's path is written, the journal's name is not looked at) or passes --trust-journal: a
+    journal is data, and picks no file to overwrite on its own. Said before anything is written."""
+    journal_dir = Path(args.resume).parent
     chosen = []
-    for option, name in settings["outputs"].items():  # what the first command asked for, rewritten
-        if not getattr(args, option):
-            target = journal_dir / name
-            if target.resolve().parent != journal_dir.resolve():  # a symlink out of the journal's folder
-                raise RngcheckError(f"{args.resume}: the journal's --{option} {printable(name)} leads out of the "
-                                    f"journal's folder (to {printable(str(target.resolve()))}); give --{option} "
-                                    f"yourself")
-            setattr(args, option, str(target))
-            chosen.append(f"--{option} {printable(str(target))}")
+    for option, name in outputs.items():
+        if getattr(args, option):
+            continue
+        target = journal_dir / name
+        if target.resolve().parent != journal_dir.resolve():  # a symlink out of the journal's folder
+            raise RngcheckError(f"{args.resume}: the journal's --{option} {printable(name)} leads out of the "
+                                f"journal's folder (to {printable(str(target.resolve()))}); give --{option} "
+                                f"yourself")
+        if not args.trust_journal:
+            raise RngcheckError(f"{args.resume}: the journal would write --{option} {printable(str(target))}; "
+                                f"repeat it as --{option} {printable(shlex.quote(str(target)))} (or give another "
+                                f"path) or pass --trust-journal")
+        setattr(args, option, str(target))
+        chosen.append(f"--{option} {printable(str(target))}")
     if chosen:  # the files a journal picked are said before anything is written
         print(f"rngcheck: the journal asks for {', '.join(chosen)} (give the option yourself to write elsewhere)",
               file=sys.stderr)
-    print(f"rngcheck: resuming {args.resume} with {', '.join(settings['backends'])}", file=sys.stderr)
-    return previous
 
 
 def _outputs_beside(journal_path, **outputs) -> dict:
@@ -210,7 +224,7 @@ def cmd_run(args) -> int:
     if not select_cases(options):   # nothing to run: pytest's "no tests ran", said in one line
         print(f"rngcheck: nothing ran: no case matches {printable(_selection_words(args))}", file=sys.stderr)
         return EXIT_NOTHING_RAN
-    journal_path = args.resume or args.journal or (J.journal_path_for(args.json) if args.json else None)
+    journal_path = _journal_of(args, J)
     check_outputs({"--json": args.json, "--junit": args.junit, "--html": args.html,
                    "--journal": None if args.resume else journal_path},
                   {"--resume": args.resume, "--baseline": args.baseline,
@@ -223,6 +237,28 @@ def cmd_run(args) -> int:
         read_source(args.baseline)
     with lock_outputs({"--json": args.json, "--junit": args.junit, "--html": args.html}):
         return _run_locked(args, options, previous, journal_path)
+
+
+def _journal_of(args, J):
+    """The run's journal: --resume's, --journal, or NAME.journal.jsonl beside --json NAME.json. A
+    --json that is a device or a pipe (/dev/null, a FIFO) gets none beside it (one line says so),
+    and a --journal must be a file (it is truncated, appended to and read back by --resume)."""
+    from .outputs import regular_or_new
+
+    if args.resume:
+        return args.resume
+    if args.journal:
+        if not regular_or_new(args.journal):
+            raise RngcheckError(f"--journal {printable(args.journal)}: not a regular file (a device or a pipe); a "
+                                "journal is a file that --resume reads back: give one")
+        return args.journal
+    if not args.json:
+        return None
+    if not regular_or_new(args.json):
+        print(f"rngcheck: --json {printable(args.json)} is not a regular file: no journal is kept beside it "
+              "(give --journal FILE to keep one)", file=sys.stderr)
+        return None
+    return J.journal_path_for(args.json)
 
 
 class _Deferred:
@@ -305,9 +341,9 @@ def _write_run(args, document, journal_path, deferred) -> int:
         print(f"rngcheck: error: {failure}", file=sys.stderr)
         return EXIT_USAGE
     if document.get("interrupted") or deferred.received:
-        print("rngcheck: interrupted; partial results written" + (f", resume with: rngcheck run --resume {journal_path}"
-                                                                 if journal_path and not document["complete"] else ""),
-              file=sys.stderr)
+        resume = journal_path and not document["complete"]
+        print("rngcheck: interrupted; partial results written"
+              + (f", resume with: {_resume_command(args, journal_path)}" if resume else ""), file=sys.stderr)
         return EXIT_INTERRUPTED
     if document.get("deadline_passed"):
         print(f"rngcheck: the --deadline of {args.deadline:g} s passed; the cases left are not-run", file=sys.stderr)
@@ -317,6 +353,19 @@ def _write_run(args, document, journal_path, deferred) -> int:
     if args.baseline or args.expected_failures:
         return _gate(document, args)
     return verdict_exit(document)
+
+
+def _resume_command(args, journal_path) -> str:
+    """The command that finishes an interrupted run: its journal, with the outputs it was writing
+    given again (a resume writes the outputs a journal names only when told to: _resume_settings)."""
+    from .results import journal as J
+
+    words = ["rngcheck", "run", "--resume", str(journal_path)]
+    if args.json and Path(args.json) != J.json_path_for(journal_path):
+        words += ["--json", args.json]
+    words += [part for option in ("junit", "html") if getattr(args, option)
+              for part in (f"--{option}", getattr(args, option))]
+    return printable(shlex.join(words))
 
 
 def verdict_exit(document: dict) -> int:
@@ -386,15 +435,15 @@ def cmd_compare(args) -> int:
 
 def cmd_export(args) -> int:
     """``rngcheck export DOCS... --csv F | --parquet F``: the results table (rngcheck.results.tables)."""
-    from .outputs import check_outputs, input_paths
+    from .outputs import claim_outputs, input_paths
     from .results import tables as T
 
-    check_outputs({"--parquet": args.parquet, "--csv": args.csv}, input_paths(args.documents))
-    data = T.table(args.documents)
-    if args.parquet:
-        T.write_parquet(data, args.parquet)
-    else:
-        T.write_csv(data, args.csv)
+    with claim_outputs({"--parquet": args.parquet, "--csv": args.csv}, input_paths(args.documents)):
+        data = T.table(args.documents)
+        if args.parquet:
+            T.write_parquet(data, args.parquet)
+        else:
+            T.write_csv(data, args.csv)
     if not args.quiet:
         print(f"rngcheck export: {len(data)} results of {data['run'].nunique()} runs written to "
               f"{args.parquet or args.csv}")
@@ -448,28 +497,28 @@ def cmd_repro(args) -> int:
     """Run one call of one axis on a backend and print the verdict: the reproduction of a failure
     (rngcheck.conformance.repro asks the axis whose options are given)."""
     from .conformance import repro
-    from .outputs import check_outputs
+    from .outputs import claim_outputs
     from .reports import terminal
     from .results.document import write
 
     axis = repro.axis_for(args)
     assert axis.repro is not None
     case = axis.repro.case(args)
-    check_outputs({"--json": args.json})
-    backends = _load_backends([args.backend], timeout=args.timeout)
-    try:  # the runner on a one-case selection: the same verdict, document and hosting as rngcheck run
-        document, looked = repro.run_one(backends, case, axis, sys.argv[1:])
-    finally:
-        _close(backends)
-    document["reproduce"] = shlex.join(["rngcheck"] + sys.argv[1:])
-    for line in axis.repro.show(case, looked):
-        print(line)
-    print(terminal.summary(document))
-    if args.json:
-        if axis.repro.write is not None:
-            axis.repro.write(args.json, document, case, looked)
-        else:
-            write(document, args.json)
+    with claim_outputs({"--json": args.json}):
+        backends = _load_backends([args.backend], timeout=args.timeout)
+        try:  # the runner on a one-case selection: the same verdict, document and hosting as rngcheck run
+            document, looked = repro.run_one(backends, case, axis, sys.argv[1:])
+        finally:
+            _close(backends)
+        document["reproduce"] = shlex.join(["rngcheck"] + sys.argv[1:])
+        for line in axis.repro.show(case, looked):
+            print(line)
+        print(terminal.summary(document))
+        if args.json:
+            if axis.repro.write is not None:
+                axis.repro.write(args.json, document, case, looked)
+            else:
+                write(document, args.json)
     return verdict_exit(document)
 
 
@@ -547,7 +596,8 @@ def _run_arguments(run: argparse.ArgumentParser) -> None:
     run.add_argument("--deadline", type=_seconds, metavar="SECONDS",
                      help="time for the whole run; the cases left then are not-run (journal complete, exit 1)")
     run.add_argument("--trust-journal", action="store_true",
-                     help="with --resume: start the journal's backends even those that run a command or code")
+                     help="with --resume: start the journal's backends even those that run a command or code, "
+                          "and write the --junit and --html files the journal names")
     run.add_argument("--in-process", action="store_true",
                      help="run Python backends in rngcheck's own process (no crash or hang isolation)")
     run.add_argument("--stats", choices=["smoke", "standard", "deep"], metavar="TIER",

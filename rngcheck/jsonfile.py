@@ -13,20 +13,25 @@ included, is refused before it is opened; containers nested at most ``MAX_DEPTH`
 the parser's own recursion guard stops it, and the depth of what parsed is checked without recursion).
 
 Writing goes through a temporary file beside the target and a rename (``atomic_write``): the
-target is either its old content or the whole new one, never a truncated mix, and a failed write
-leaves no temporary file behind. Only a regular file is replaced so: a symlink is followed (its
-target is replaced, the link stays), and a device or a pipe (``/dev/stderr``) is written directly.
+target is either its old content or the whole new one, never a truncated mix (a full disk
+included), and a failed write leaves no temporary file behind. Only a regular file is replaced so:
+a symlink is followed (its target is replaced, the link stays), and a device or a pipe
+(``/dev/stderr``) is written directly. A pipe is opened without blocking: one that no process
+reads (a FIFO without its reader) is one line after ``PIPE_READER_WAIT`` seconds, never a hang.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import stat
 import tempfile
+import time
 from pathlib import Path
 
 from .errors import RngcheckError
+from .outputs import fitting_name
 
 MAX_BYTES = 512 << 20  # a full-profile document of many backends is some MiB
 MAX_DEPTH = 64
@@ -127,9 +132,8 @@ def atomic_write(path, data: str | bytes, error: type[RngcheckError] = RngcheckE
     payload = data.encode("utf-8") if isinstance(data, str) else data
     try:
         if not stat.S_ISREG(path.stat().st_mode):   # a device or a pipe: written, never replaced
-            with open(path, "wb") as stream:
-                stream.write(payload)
-            return
+            if _write_directly(path, payload, error):
+                return
     except FileNotFoundError:
         pass
     except OSError as failure:
@@ -138,7 +142,9 @@ def atomic_write(path, data: str | bytes, error: type[RngcheckError] = RngcheckE
     tmp = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        descriptor, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        # ".NAME.XXXXXXXX.tmp" (mkstemp's 8 characters), cut to a name the file system takes
+        prefix = fitting_name(path.parent, path.name, ".", "." + "X" * 8 + ".tmp")[:-len(".tmp") - 8]
+        descriptor, tmp = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=path.parent)
         with os.fdopen(descriptor, "wb") as file:
             file.write(payload)
             file.flush()
@@ -157,6 +163,39 @@ def atomic_write(path, data: str | bytes, error: type[RngcheckError] = RngcheckE
                 os.unlink(tmp)
             except OSError:
                 pass
+
+
+PIPE_READER_WAIT = 2.0   # seconds a pipe without a reader is given for its reader to open it
+
+
+def _write_directly(path: Path, payload: bytes, error: type[RngcheckError]) -> bool:
+    """Write ``payload`` into the device or pipe ``path``; False when it turned out to be a regular
+    file (replaced meanwhile: written the atomic way instead). Opened with O_NONBLOCK, so that a pipe
+    no process reads is ENXIO instead of an open that never returns; then written blocking."""
+    import fcntl  # (POSIX: devices and pipes as outputs)
+
+    deadline = time.monotonic() + PIPE_READER_WAIT
+    while True:
+        try:
+            descriptor = os.open(path, os.O_WRONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+            break
+        except OSError as failure:
+            if failure.errno != errno.ENXIO:
+                raise
+            if time.monotonic() >= deadline:
+                raise error(f"cannot write {path}: a pipe that no process is reading (start its reader "
+                            "first, e.g. cat, or give a file)") from None
+            time.sleep(0.05)
+    try:
+        if stat.S_ISREG(os.fstat(descriptor).st_mode):
+            return False
+        fcntl.fcntl(descriptor, fcntl.F_SETFL, fcntl.fcntl(descriptor, fcntl.F_GETFL) & ~os.O_NONBLOCK)
+        view = memoryview(payload)
+        while view:
+            view = view[os.write(descriptor, view):]
+    finally:
+        os.close(descriptor)
+    return True
 
 
 def _umask() -> int:

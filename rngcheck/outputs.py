@@ -1,10 +1,18 @@
 """Output paths checked before a command does anything: no two outputs on one file, no output over
 one of the command's inputs, and every output writable (``check_outputs``, the one check of every
-command: run, repro, report, compare, export, stats, nist); and outputs locked while a run writes
-them (``lock_outputs``). Each refusal is one line (exit 2)."""
+command: run, repro, report, compare, export, stats, nist); and outputs locked while a command
+writes them (``lock_outputs``, the one lock: ``claim_outputs`` checks and locks, what every command
+but ``run`` calls; ``run`` checks, reads its baseline, then locks). Each refusal is one line (exit 2).
+
+The files rngcheck derives from an output's name (its lock, a run's journal, the temporary file of
+a write) are named here too (``fitting_name``): a name that would pass the file-name limit is
+shortened with a hash, so every name the file system takes as an output is taken. An output that
+is not a regular file (a device, a pipe) gets no derived file beside it (``regular_or_new``)."""
 
 from __future__ import annotations
 
+import errno
+import hashlib
 import os
 import stat
 import tempfile
@@ -75,22 +83,65 @@ def writable(option: str, path: Path) -> None:
         raise RngcheckError(f"cannot write {option} {path}: {error.strerror or error}") from None
 
 
+def regular_or_new(path) -> bool:
+    """Whether ``path`` (after symlinks) is a regular file or does not exist yet: only such an output
+    is replaced by a write, locked, and given a journal beside it. A device or a pipe (``/dev/null``,
+    ``/dev/stderr``, a FIFO) is written directly and gets no file beside it."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return True
+
+
+def _name_max(directory: Path) -> int:
+    """The longest file name (bytes) the file system of ``directory`` (or its nearest existing
+    parent) takes; 255 where it cannot be asked."""
+    while not directory.exists() and directory.parent != directory:
+        directory = directory.parent
+    try:
+        return int(os.pathconf(directory, "PC_NAME_MAX"))
+    except (OSError, ValueError):
+        return 255
+
+
+HASHED = 16   # hex digits of SHA-256 that stand for the cut end of a name
+
+
+def fitting_name(directory, name: str, prefix: str = "", suffix: str = "") -> str:
+    """``prefix + name + suffix``, the name of a file rngcheck derives from ``name`` in ``directory``;
+    when that is longer than a file name there may be (NAME_MAX bytes, 255 on most file systems),
+    ``name`` is cut and ``~`` and 16 hex digits of the whole name's SHA-256 take the cut end's place:
+    one name always derives one name (two commands find one lock), and two names share one only if
+    their hashes collide."""
+    whole = prefix + name + suffix
+    limit = _name_max(Path(directory))
+    if len(os.fsencode(whole)) <= limit:
+        return whole
+    tail = "~" + hashlib.sha256(os.fsencode(name)).hexdigest()[:HASHED] + suffix
+    head = prefix + name
+    while head and len(os.fsencode(head + tail)) > limit:
+        head = head[:-1]
+    return head + tail
+
+
 LOCK_SUFFIX = ".rngcheck-lock"
 
 
 def lock_path(path) -> Path:
     """The lock file of an output: ``.NAME.rngcheck-lock`` beside the file it stands for (a symlink's
-    target: two names of one file share a lock)."""
+    target: two names of one file share a lock); for a name too long for that, ``fitting_name``'s."""
     target = Path(os.path.realpath(path))
-    return target.with_name(f".{target.name}{LOCK_SUFFIX}")
+    return target.with_name(fitting_name(target.parent, target.name, ".", LOCK_SUFFIX))
 
 
 class OutputLocks:
     """Exclusive locks (flock) on a command's outputs, held from before the run until its outputs
-    are written: two runs writing the same ``--json`` (or ``--html``, ``--junit``...) cannot both
-    succeed, the second is refused at once. The output itself is not touched: the lock is a small
-    file beside it (``lock_path``), removed on release; one a killed run left is stale and reused
-    (the kernel drops a dead process's lock). Devices and pipes are not locked (``/dev/stderr``)."""
+    are written: two commands writing the same ``--json`` (or ``--html``, ``--junit``, ``--csv``...)
+    cannot both succeed, the second is refused at once, whichever commands they are. The output
+    itself is not touched: the lock is a small file beside it (``lock_path``), removed on release;
+    one a killed run left is stale and reused (the kernel drops a dead process's lock). Devices and
+    pipes are not locked (``/dev/stderr``). A lock file is never followed: one that is a symbolic
+    link, a pipe or anything but a regular file is refused (it was planted, rngcheck makes none)."""
 
     def __init__(self) -> None:
         self.held: list[tuple[int, Path]] = []
@@ -123,9 +174,38 @@ def _same_file(descriptor: int, path: Path) -> bool:
     return (held.st_dev, held.st_ino) == (named.st_dev, named.st_ino)
 
 
+def _open_lock(option: str, path, where: Path) -> int:
+    """The descriptor of the lock file ``where``, made if missing; never through a symlink (O_NOFOLLOW),
+    never blocking (a planted FIFO), and only a regular file (RngcheckError naming it otherwise)."""
+    planted = RngcheckError(f"{option} {path}: its lock file {where} is not a regular file (a symbolic link, a "
+                            "pipe or a device: rngcheck makes none); remove it")
+    flags = (os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+             | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if where.is_symlink():
+            raise planted
+        where.parent.mkdir(parents=True, exist_ok=True)
+        descriptor = os.open(where, flags, 0o666)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise planted from None
+        raise RngcheckError(f"cannot write {option} {path}: {error.strerror or error}") from None
+    if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+        os.close(descriptor)
+        raise planted
+    return descriptor
+
+
+def claim_outputs(outputs: dict, inputs: dict | None = None) -> OutputLocks:
+    """``check_outputs`` and then ``lock_outputs``: what a command that writes calls before it reads or
+    runs anything, and holds until its outputs are written (``with claim_outputs({...}, {...}):``)."""
+    check_outputs(outputs, inputs)
+    return lock_outputs(outputs)
+
+
 def lock_outputs(outputs: dict) -> OutputLocks:
     """Lock each of ``outputs`` ({option: path or None}); RngcheckError naming the first one another
-    run holds. Use as ``with lock_outputs({...}):`` around the run and the writing of its outputs."""
+    command holds. Use as ``with lock_outputs({...}):`` around the run and the writing of its outputs."""
     import fcntl
 
     locks = OutputLocks()
@@ -133,24 +213,17 @@ def lock_outputs(outputs: dict) -> OutputLocks:
         for option, path in outputs.items():
             if not path:
                 continue
-            try:
-                if not stat.S_ISREG(Path(path).stat().st_mode):
-                    continue   # a device or a pipe: written directly, never replaced
-            except OSError:
-                pass
+            if not regular_or_new(path):
+                continue   # a device or a pipe: written directly, never replaced, nothing beside it
             where = lock_path(path)
             for _ in range(5):   # a lock file its holder removed meanwhile: lock the new one
-                try:
-                    where.parent.mkdir(parents=True, exist_ok=True)
-                    descriptor = os.open(where, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o666)
-                except OSError as error:
-                    raise RngcheckError(f"cannot write {option} {path}: {error.strerror or error}") from None
+                descriptor = _open_lock(option, path, where)
                 try:
                     fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 except OSError:
                     os.close(descriptor)
-                    raise RngcheckError(f"{option} {path}: another rngcheck run is writing this file (it is "
-                                        f"locked); give this run another {option}") from None
+                    raise RngcheckError(f"{option} {path}: another rngcheck command is writing this file (it is "
+                                        f"locked); give this one another {option}") from None
                 if _same_file(descriptor, where):
                     locks.held.append((descriptor, where))
                     break

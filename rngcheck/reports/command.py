@@ -32,20 +32,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args, expected_cases=None) -> int:
     """``expected_cases(document)``: the case ids a result document's profile and selection give (the
     command layer knows the cases); a run that lacks some of them is counted incomplete."""
-    from ..outputs import check_outputs
+    from ..outputs import claim_outputs
     from . import html, summary
     from .compare import counted
 
-    check_outputs({"--html": args.html, "--summary": args.summary},
-                  {f"document {path}": path for path in args.documents})
-    sources = html.sources_of(args.documents)  # paths; embedded stats documents come along
-    counted(sources, expected_cases or (lambda document: set()))   # the results each run's profile calls for
-    model = html.build(sources, figures=bool(args.html))
-    if args.html:
-        html.write_text(args.html, html.render_model(model))
-    if args.summary:
-        name = os.path.basename(args.html) if args.html else None
-        summary.write(model, args.summary, html_name=name)
+    with claim_outputs({"--html": args.html, "--summary": args.summary},
+                       {f"document {path}": path for path in args.documents}):
+        sources = html.sources_of(args.documents)  # paths; embedded stats documents come along
+        counted(sources, expected_cases or (lambda document: set()))   # the results each run's profile calls for
+        model = html.build(sources, figures=bool(args.html))
+        if args.html:
+            html.write_text(args.html, html.render_model(model))
+        if args.summary:
+            name = os.path.basename(args.html) if args.html else None
+            summary.write(model, args.summary, html_name=name)
     if not args.html and not args.summary:
         print(summary.render(model), end="")
     elif not args.quiet:

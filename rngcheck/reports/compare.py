@@ -150,14 +150,14 @@ def render(comparison) -> str:
 
 
 def run(args, expected_cases=None) -> int:
-    from ..outputs import check_outputs, input_paths
+    from ..outputs import claim_outputs, input_paths
     from .html import write_text
 
-    check_outputs({"--html": args.html}, {**input_paths([args.baseline, *args.new]),
-                                          "--expected-failures": args.expected_failures})
-    comparison = load(args.baseline, args.new, args.expected_failures, expected_cases=expected_cases)
-    if args.html:
-        write_text(args.html, render(comparison))
+    with claim_outputs({"--html": args.html}, {**input_paths([args.baseline, *args.new]),
+                                               "--expected-failures": args.expected_failures}):
+        comparison = load(args.baseline, args.new, args.expected_failures, expected_cases=expected_cases)
+        if args.html:
+            write_text(args.html, render(comparison))
     print(text(comparison, quiet=args.quiet))
     if comparison.regressions:
         return 1

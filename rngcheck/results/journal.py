@@ -19,14 +19,18 @@ from typing import Any, NoReturn
 
 from ..errors import RngcheckError
 from ..jsonfile import parse_json, read_bytes_limited
+from ..outputs import fitting_name
 
 JOURNAL = "rngcheck-journal"
 JOURNAL_VERSION = 1
 
 
 def journal_path_for(json_path: str | Path) -> Path:
+    """``NAME.journal.jsonl`` beside ``NAME.json``; for a name too long for that, a shortened one
+    (``rngcheck.outputs.fitting_name``: the name's start, ``~`` and a hash). Only for a --json that
+    is a regular file or new: a device or a pipe gets no journal beside it (the run says so)."""
     path = Path(json_path)
-    return path.with_name(path.stem + ".journal.jsonl")
+    return path.with_name(fitting_name(path.parent, path.stem, suffix=".journal.jsonl"))
 
 
 def json_path_for(journal_path: str | Path) -> Path:

@@ -269,18 +269,21 @@ def _check_dask_arguments(args: StatsOptions) -> None:
                             "on a filesystem the workers share and give --input FILE")
 
 
-def _check_json_output(args: StatsOptions) -> None:
+def _claim_json(args: StatsOptions):
     """--json against the command's other files, before the run: not the --input, not the
-    --checkpoint directory (nor a file in it: the checkpoint's own files live there)."""
+    --checkpoint directory (nor a file in it: the checkpoint's own files live there); then locked
+    until it is written (rngcheck.outputs.claim_outputs). A context manager (nothing for stdout)."""
     from pathlib import Path
 
-    from ..outputs import check_outputs
+    from ..outputs import claim_outputs
+    if not args.json or args.json == "-":
+        return contextlib.nullcontext()
     checkpoint = args.checkpoint
-    check_outputs({"--json": args.json}, {"--input": args.input if args.input != "-" else None,
-                                          "--checkpoint": checkpoint})
     if checkpoint is not None and Path(str(args.json)).resolve().parent == Path(checkpoint).resolve():
         raise RngcheckError(f"--json {args.json} is inside the --checkpoint directory {checkpoint}: "
                             "give it a path outside")
+    return claim_outputs({"--json": args.json}, {"--input": args.input if args.input != "-" else None,
+                                                 "--checkpoint": checkpoint})
 
 
 @contextlib.contextmanager
@@ -342,23 +345,21 @@ def run_distribution(args) -> int:
     seed = DEFAULT_SEED if args.seed is None else args.seed
     if not 0 <= seed < 1 << 64:
         raise RngcheckError("--seed must be a 64-bit unsigned integer")
-    if args.json and args.json != "-":
-        from ..outputs import check_outputs
-        check_outputs({"--json": args.json}, {})
-    backend = None
-    if args.backend:
-        from ..backends.hosting import hosted
-        backend = hosted(args.backend, in_process=args.in_process)
-    try:
-        stream = distributions.NumberStream(request, key=seed, backend=backend, backend_spec=args.backend)
-        progress = None if args.quiet else (lambda text: print(text, file=sys.stderr))
-        doc = distributions.run(stream, nbytes // size, tier=args.tier, progress=progress,
-                                reproduce=_numbers_reproduce(args, kind, convention, dtype, seed))
-    finally:
-        if backend is not None:
-            from ..backends.hosting import close
-            close(backend)
-    _write(args, doc)
+    with _claim_json(args):
+        backend = None
+        if args.backend:
+            from ..backends.hosting import hosted
+            backend = hosted(args.backend, in_process=args.in_process)
+        try:
+            stream = distributions.NumberStream(request, key=seed, backend=backend, backend_spec=args.backend)
+            progress = None if args.quiet else (lambda text: print(text, file=sys.stderr))
+            doc = distributions.run(stream, nbytes // size, tier=args.tier, progress=progress,
+                                    reproduce=_numbers_reproduce(args, kind, convention, dtype, seed))
+        finally:
+            if backend is not None:
+                from ..backends.hosting import close
+                close(backend)
+        _write(args, doc)
     return exit_code(doc)
 
 
@@ -391,8 +392,7 @@ def to_stdout(write) -> None:
 def run(args) -> int:
     """The command: ``args`` (a parsed command line or a StatsOptions) becomes a StatsOptions here,
     the one place the command line is read."""
-    from . import battery, peers
-    from .streams import BackendSource, RawSource
+    from . import peers
 
     args = StatsOptions.from_args(args)
 
@@ -405,14 +405,19 @@ def run(args) -> int:
     if args.workers is not None and args.workers < 1:
         raise RngcheckError(f"--workers {args.workers}: give a positive number of processes")
     _check_dask_arguments(args)
-    if args.json and args.json != "-":
-        _check_json_output(args)
     if nbytes is not None and nbytes % 4:
         raise RngcheckError("--bytes must be a multiple of 4 (whole 32-bit words)")
     wanted = list(dict.fromkeys(args.with_peers or []))
     peers.check(wanted)
     dieharder_tests = _dieharder_tests(args.dieharder_tests, wanted)
+    with _claim_json(args):   # checked before the run, locked until written
+        return _run_battery(args, nbytes, wanted, dieharder_tests)
+
+
+def _run_battery(args: StatsOptions, nbytes, wanted: list, dieharder_tests) -> int:
     from ..progress import Progress
+    from . import battery, peers
+    from .streams import BackendSource, RawSource
 
     # a bar per stream on a terminal for the standard and deep tiers; plain lines otherwise
     bar = not args.quiet and args.tier != "smoke" and args.dask is None
@@ -434,7 +439,8 @@ def run(args) -> int:
                 tee.close()
                 open_source = lambda: RawSource(tee.name)  # noqa: E731
             elif args.input:
-                open_source = lambda: RawSource(args.input)  # noqa: E731
+                given: str = args.input
+                open_source = lambda: RawSource(given)  # noqa: E731
             else:
                 open_source = lambda: source.at(0)  # noqa: E731
             doc["peers"] = [peers.PEERS.get(peer).run(open_source, args.tier, dieharder_tests, progress)

@@ -622,10 +622,13 @@ def command(args) -> int:
     params = Parameters(args.block_frequency, args.template, args.approximate_entropy, args.serial,
                         args.linear_complexity)
     params.check(args.length)
-    if args.json and args.json != "-":  # refuse before the run, not after it
-        parent = os.path.dirname(os.path.abspath(args.json))
-        if os.path.isdir(args.json) or not os.path.isdir(parent) or not os.access(parent, os.W_OK):
-            raise RngcheckError(f"cannot write {args.json}: not a file in a writable directory")
+    from ..outputs import claim_outputs, input_paths
+    output = args.json if args.json != "-" else None   # refused before the run, not after it; locked
+    with claim_outputs({"--json": output}, input_paths([args.file if args.file != "-" else None])):
+        return _command(args, params)
+
+
+def _command(args, params: Parameters) -> int:
     progress = None if args.quiet else (lambda text: print(text, file=sys.stderr))
     bits: np.ndarray | PackedBits
     if args.backend:
@@ -646,9 +649,9 @@ def command(args) -> int:
         text = json.dumps(doc, indent=1)
         if args.json == "-":
             to_stdout(lambda: print(text))
-        else:
-            with open(args.json, "w") as handle:
-                handle.write(text + "\n")
+        else:   # whole or not at all (a full disk leaves the previous document as it was)
+            from ..jsonfile import atomic_write
+            atomic_write(args.json, text + "\n")
     out = sys.stderr if args.json == "-" else sys.stdout
     if args.quiet:
         to_stdout(lambda: print(verdict_line(doc, short=True), file=out))
