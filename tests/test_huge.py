@@ -156,10 +156,11 @@ def test_the_padding_of_a_strided_tensor_is_counted_without_a_mask_of_the_extent
 
 
 def test_a_buffer_this_machine_cannot_hold_is_not_run_and_says_why(monkeypatch):
-    monkeypatch.setattr(sharedmem, "memory_available", lambda: 3 << 30)
+    monkeypatch.setattr(sharedmem, "memory_limits", lambda: {"MemAvailable": 3 << 30})
     outcome = check.run_case(isolated_numpy_free(), C.huge_cases()[0])
     assert outcome.status == "skipped"
-    assert "not run on this machine: the buffer needs 8.0 GiB and 3.0 GiB is available" in outcome.message
+    assert ("not run on this machine: the buffer does not fit: it needs 8.0 GiB and this process can allocate "
+            "3.0 GiB (MemAvailable, 1.0 GiB kept free)") in outcome.message
 
 
 def isolated_numpy_free():
