@@ -8,6 +8,7 @@ is hashed, and two set-ups at once both succeed.
 * Downloads and unpacks are written under a private temporary name in the same folder and moved into
   place, under a lock (flock on a lock file opened with O_NOFOLLOW): two processes unpacking or
   downloading the same release at once both succeed, and the work is done once.
+* ``releases fetch --newest 0`` (or a negative N) is a usage error, not every release.
 
 Every wheel here is a small fake one built by the test (a real one only where the real chain is set up,
 copied from the cache into a temporary one): no test downloads anything."""
@@ -436,3 +437,19 @@ def test_a_failed_unpack_leaves_the_old_library_and_no_temporary_file(fake):
     assert target.read_bytes() == damaged
     assert sorted(p.name for p in target.parent.iterdir()) == [".DirectML.dll.lock", "DirectML.dll",
                                                                "DirectML.sha256"]
+
+
+# -- releases fetch --newest ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("newest", ["0", "-1"])
+def test_newest_below_one_is_a_usage_error_not_every_release(tmp_path, newest):
+    env = dict(os.environ, RNGCHECK_CACHE=str(tmp_path))
+    for action in (["specs"], ["fetch", "--offline"]):
+        done = subprocess.run([sys.executable, "-m", "rngcheck.backends.directml.releases", *action,
+                               f"--newest={newest}"], capture_output=True, text=True, env=env, cwd=ROOT, timeout=60)
+        assert done.returncode == 2 and done.stdout == "", done.stdout
+        assert "--newest" in done.stderr and "N must be 1 or more" in done.stderr and "Traceback" not in done.stderr
+    assert not list(tmp_path.iterdir())                                     # nothing fetched
+    with pytest.raises(ValueError, match="newest must be 1 or more"):
+        releases.selected(newest=int(newest))
+    assert [r.label for r in releases.selected(newest=1)] == ["windows-1.15.4", "linux-torch-0.2.5"]

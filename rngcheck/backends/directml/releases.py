@@ -206,8 +206,21 @@ def selected(route: str | None = None, newest: int | None = None, only: list[str
                              f"{', '.join(r.label for r in chosen)})")
         chosen = [r for r in chosen if r.directml in only or r.label in only]
     if newest is not None:
+        if newest < 1:      # [-0:] would be every release
+            raise ValueError(f"newest must be 1 or more, not {newest}")
         chosen = [r for group in (WINDOWS, LINUX) for r in [x for x in chosen if x.route == group][-newest:]]
     return chosen
+
+
+def at_least_one(text: str) -> int:
+    """--newest N: a whole number of 1 or more (0 or -1 would slice every release, or all but one)."""
+    try:
+        number = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"{number}: N must be 1 or more (the newest N releases of each route)")
+    return number
 
 
 def main(argv=None) -> int:
@@ -217,7 +230,7 @@ def main(argv=None) -> int:
     parser.add_argument("action", choices=("list", "fetch", "specs"))
     parser.add_argument("versions", nargs="*", help="DirectML versions or labels (default: every release)")
     parser.add_argument("--route", choices=(WINDOWS, LINUX))
-    parser.add_argument("--newest", type=int, metavar="N", help="only the newest N releases of each route")
+    parser.add_argument("--newest", type=at_least_one, metavar="N", help="only the newest N releases of each route")
     parser.add_argument("--offline", action="store_true", help="never download: use the cache's wheels only")
     args = parser.parse_args(argv)
     chosen = selected(args.route, args.newest, args.versions)
