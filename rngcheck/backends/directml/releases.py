@@ -165,8 +165,21 @@ def selected(route: str | None = None, newest: int | None = None, only: list[str
                              f"{', '.join(r.label for r in chosen)})")
         chosen = [r for r in chosen if r.directml in only or r.label in only]
     if newest is not None:
+        if newest < 1:   # [-0:] would be every release
+            raise ValueError(f"newest must be at least 1, got {newest}")
         chosen = [r for group in (WINDOWS, LINUX) for r in [x for x in chosen if x.route == group][-newest:]]
     return chosen
+
+
+def _positive(text: str) -> int:
+    """--newest's N: a whole number of releases, at least 1 (argparse says a usage error otherwise)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value}: give at least 1 (the newest N releases of each route)")
+    return value
 
 
 def main(argv=None) -> int:
@@ -176,7 +189,8 @@ def main(argv=None) -> int:
     parser.add_argument("action", choices=("list", "fetch", "specs"))
     parser.add_argument("versions", nargs="*", help="DirectML versions or labels (default: every release)")
     parser.add_argument("--route", choices=(WINDOWS, LINUX))
-    parser.add_argument("--newest", type=int, metavar="N", help="only the newest N releases of each route")
+    parser.add_argument("--newest", type=_positive, metavar="N", help="only the newest N releases of each route "
+                        "(N >= 1)")
     parser.add_argument("--offline", action="store_true", help="never download: use the cache's wheels only")
     args = parser.parse_args(argv)
     chosen = selected(args.route, args.newest, args.versions)
