@@ -25,3 +25,24 @@ def test_a_journal_at_the_cap_is_read(tmp_path):
     path = _journal_with(tmp_path, select=select)
     _, header = J.read(path)
     assert J.run_settings(path, header)["select"] == select
+
+
+def test_a_command_line_or_document_selection_past_the_cap_is_bounded(tmp_path):
+    """The same cap on --case given directly (one line, at once) and on a document's recorded selection
+    (compare and report do not select 40,000 patterns again: the selection is not read)."""
+    import time
+
+    from rngcheck.conformance.runner import RunOptions, expected_case_ids, select_cases
+    from rngcheck.errors import RngcheckError
+    from rngcheck.results.journal import MAX_SELECT
+
+    patterns = [f"kat/no-such-{i}" for i in range(MAX_SELECT + 1)]
+    start = time.monotonic()
+    try:
+        select_cases(RunOptions(select=patterns))
+        raise AssertionError("accepted")
+    except RngcheckError as error:
+        assert f"at most {MAX_SELECT}" in str(error)
+    document = {"profile": "quick", "select": [f"x{i}" for i in range(40_000)], "command": ["run"]}
+    assert expected_case_ids(document) == set()
+    assert time.monotonic() - start < 10
