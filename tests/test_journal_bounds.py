@@ -5,8 +5,7 @@ journal of 40,000 patterns kept ``--resume`` busy past 120 s; it is now refused 
 
 import time
 
-from test_hardening import _journal_with, one_line_error
-from test_hardening_round3 import rngcheck
+from probes import _journal_with, one_line_error, rngcheck
 
 
 def test_a_journal_with_more_select_patterns_than_the_cap_is_refused_at_once(tmp_path):

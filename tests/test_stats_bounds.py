@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from test_hardening import one_line_error
+from probes import one_line_error
 
 TESTS = Path(__file__).parent
 ROOT = TESTS.parent
