@@ -118,7 +118,8 @@ def test_a_threshold_that_is_not_a_probability_is_said_in_the_figures_place(tmp_
     result = rngcheck("report", str(document), "--html", str(tmp_path / "r.html"))
     assert "Traceback" not in result.stderr and result.returncode in (0, 1), result.stderr[-2000:]
     said = missing_figures((tmp_path / "r.html").read_text())
-    assert any("not drawn" in s and f"{field} threshold" in s for s in said), said
+    named = {"fail": "failure", "suspect": "suspect"}[field]
+    assert any("not drawn" in s and f"{named} threshold" in s for s in said), said
 
 
 def test_lane_figures_take_nan_cells_without_a_runtime_warning():

@@ -357,7 +357,7 @@ def log10_p_bars(names: list[str], log10_p: list, fail_at: float = 1e-10, suspec
     A None (p below every double, or a degenerate statistic) is drawn past the largest bar."""
     import matplotlib
 
-    fail_at = _threshold(fail_at, "fail") or 1e-10
+    fail_at = _threshold(fail_at, "failure") or 1e-10
     suspect_at = _threshold(suspect_at, "suspect")
     with matplotlib.rc_context(_rc()):
         finite = [-v for v in log10_p if v is not None and v == v and v > -math.inf]
