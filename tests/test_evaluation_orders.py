@@ -97,3 +97,27 @@ def test_one_step_off_fails_where_one_ulp_of_the_endpoint_admitted_it():
 def test_bfloat16_stays_a_distance_and_says_why():
     bound = numbers.bound(_request("bfloat16"))
     assert not bound.orders and bound.scale == 7.25 and "OpenVINO" in bound.why
+
+
+class _Lerp:
+    """A backend whose float32 ranged uniform is low * (1 - u) + high * u."""
+
+    name = "lerp"
+    conventions = ("tensorflow",)
+
+    def random_numbers(self, request, state):
+        parsed = numbers.Request.from_dict(request)
+        u = tf.unit_uniform("float32", tf.stream(state, 0, parsed.count))
+        low, high = np.float32(parsed.low), np.float32(parsed.high)
+        return (low * (np.float32(1) - u) + high * u).astype(np.float32)
+
+
+def test_the_numbers_check_fails_a_lerp_and_says_which_bound():
+    from rngcheck.conformance.conventions.cases import Case
+    from rngcheck.conformance.conventions.check import check_numbers
+
+    case = Case(id="uniform/tensorflow/float32-lerp", category="uniform", state=tuple(int(w) for w in STATE),
+                request=_request("float32"), description="a lerp", rule="tolerance rule 7", source="this test")
+    outcome = check_numbers(_Lerp(), case, strict=False)
+    assert outcome.status == "failed"
+    assert "none of its 2 evaluation orders' results" in outcome.message
