@@ -96,3 +96,16 @@ def test_a_class_in_every_answer_of_a_part_is_its_cause_and_takes_its_cases():
     results = [_result("c0", "x"), _result("c1", "y", ["x"]), _result("c2", "x", ["y"])]
     (group,) = failure_groups({"cases": cases, "results": results})["b"]
     assert group.diagnosis == "x" and group.count == 3 and not group.closest and group.label() == "3 cases: x"
+
+
+def test_every_surface_says_closest_not_the_cause(mixed):
+    from rngcheck.reports import html, junit, summary, terminal
+
+    document, _ = mixed
+    assert "closest: lanes-reversed, explains" in terminal.summary(document)
+    properties = [p.get("value") for p in junit.to_junit(document).getroot().iter("property")]
+    assert any("closest: rounds-7, explains" in str(value) for value in properties)
+    page = html.render([document])
+    assert "not the cause: it explains" in page and "closest: <span class=\"diag-id\">rounds-7</span>" in page
+    markdown = summary.render(html.build(html.sources_of([document]), figures=False))
+    assert "closest: `lanes-reversed` (not the cause: it explains" in markdown

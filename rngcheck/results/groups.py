@@ -77,11 +77,14 @@ class FailureGroup:
     def label(self) -> str:
         """``N cases: DIAGNOSIS (pattern)``, as every surface says a group."""
         plural = "s" if self.count != 1 else ""
-        named = self.diagnosis
-        if self.closest:
-            named = f"closest: {self.diagnosis}, explains {self.explains} of {self.weighed}; " \
-                    f"the other {self.weighed - self.explains}: {self.others}"
+        named = f"closest: {self.diagnosis}, {self.weighing()}" if self.closest else self.diagnosis
         return f"{self.count} case{plural}: {named}" + (f" ({self.pattern})" if self.pattern else "")
+
+    def weighing(self) -> str:
+        """Rule 6 said: "explains k of n; the other n - k: ..." for the closest, else ""."""
+        if not self.closest:
+            return ""
+        return f"explains {self.explains} of {self.weighed}; the other {self.weighed - self.explains}: {self.others}"
 
 
 def _word(text: object) -> int | None:
