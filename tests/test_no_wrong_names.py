@@ -109,3 +109,24 @@ def test_every_surface_says_closest_not_the_cause(mixed):
     assert "not the cause: it explains" in page and "closest: <span class=\"diag-id\">rounds-7</span>" in page
     markdown = summary.render(html.build(html.sources_of([document]), figures=False))
     assert "closest: `lanes-reversed` (not the cause: it explains" in markdown
+
+
+def test_a_searched_step_and_an_inference_are_said_on_every_surface(mixed):
+    import copy
+
+    from rngcheck.reports import html, junit, terminal
+    from rngcheck.results.text import detail_lines
+
+    document = copy.deepcopy(mixed[0])
+    search = {"step": "key schedule", "parameters": {"weyl": ["0xbb67ae85", "0x9e3779b9"]},
+              "inference": "the words equal Philox4x32 with key (0x1, 0x2)"}
+    failed = [r for r in document["results"] if r["status"] == "failed"]
+    for result in failed:
+        result["diagnosis"].update(search)
+    step = 'step: key schedule (weyl=["0xbb67ae85","0x9e3779b9"])'
+    assert step in detail_lines(failed[0]) and f"inference: {search['inference']}" in detail_lines(failed[0])
+    assert step in terminal.summary(document)
+    said = [(p.get("name"), p.get("value")) for p in junit.to_junit(document).getroot().iter("property")]
+    assert ("rngcheck.diagnosis.step", step.removeprefix("step: ")) in said
+    page = html.render([document])
+    assert "<th>step</th>" in page and "<th>inference</th>" in page and search["inference"] in page

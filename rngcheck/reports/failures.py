@@ -26,7 +26,7 @@ from typing import Any
 from ..results.groups import FailureGroup
 from ..results.records import ResultRecord
 from ..results.statuses import BROKEN, effective
-from ..results.text import anatomy_lines, mismatch_fields
+from ..results.text import anatomy_lines, mismatch_fields, search_lines
 from .fields import anchor_part as _anchor_part
 from .fields import as_dict as _dict
 from .fields import as_int as _int
@@ -177,6 +177,7 @@ def failure_view(column: dict, case_id: str, result: ResultRecord) -> dict:
         "diagnosis_id": _text(diagnosis.get("id"), 200),
         "diagnosis_summary": _text(diagnosis.get("summary"), 500),
         "alternatives": [_text(a, 200) for a in _list(diagnosis.get("alternatives"))],
+        "search": [_text(line, 1000) for line in search_lines(diagnosis)],
         "anatomy": [_text(line.removeprefix("anatomy: "), 1000) for line in anatomy_lines(diagnosis)],
         "mismatches": mismatches,
         "mismatch_count": result.mismatch_count or len(mismatches),

@@ -44,7 +44,7 @@ from typing import Any
 
 from .records import as_dict, as_int, as_list
 from .statuses import is_failure
-from .text import anatomy_lines, mismatch_line, numbers_lines
+from .text import anatomy_lines, mismatch_line, numbers_lines, search_lines
 
 ELEMENTS_SHOWN = 4    # wrong elements named in a signature (more: "elements vary")
 MASKS_SHOWN = 2       # distinct xor masks named in a signature (more: another function, not a bit fault)
@@ -293,6 +293,7 @@ def group_lines(groups: Iterable[FailureGroup], *, shown: int | None = None, mis
         rows = as_list(group.example.get("mismatches"))[:mismatches]
         lines += [f"    {mismatch_line(row)}" for row in rows]
         lines += [f"    {line}" for line in numbers_lines(group.example, mismatches)]
+        lines += [f"    {line}" for line in search_lines(group.example.get("diagnosis"))]
         lines += [f"    {line}" for line in anatomy_lines(group.example.get("diagnosis"), anatomy)]
         lines.append(f"  reproduce: {group.reproduce}")
     return lines

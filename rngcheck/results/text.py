@@ -16,6 +16,7 @@ missing; nothing here raises on a document's content.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -117,6 +118,23 @@ def anatomy_lines(diagnosis: object, limit: int = 4) -> list[str]:
     return lines
 
 
+def search_lines(diagnosis: object, width: int = 240) -> list[str]:
+    """What a diagnosis's search says beyond its id: ``step: STEP (PARAMETERS)``, the spec's step a
+    named change is in and its parameters, and ``inference: ...``, what the search inferred where no
+    change reproduced the case. [] without either."""
+    found = _dict(diagnosis)
+    parameters = found.get("parameters")
+    said = ", ".join(f"{k}={json.dumps(v, separators=(',', ':'))}" for k, v in parameters.items()) \
+        if isinstance(parameters, dict) else ""
+    said = said if len(said) <= width else said[:width - 3] + "..."
+    lines = []
+    if found.get("step"):
+        lines.append(f"step: {found['step']}" + (f" ({said})" if said else ""))
+    if found.get("inference"):
+        lines.append(f"inference: {found['inference']}")
+    return lines
+
+
 def rule_line(case: object) -> str:
     """``rule: RULE (SOURCE)`` of a result document's case entry, or "" without one."""
     case = _dict(case)
@@ -155,6 +173,7 @@ def detail_lines(result: object, case: object = None, mismatches: int | None = N
     rows = rows if isinstance(rows, list) else []
     return [line for line in [
         diagnosis_line(result.get("diagnosis")) if diagnosis else "",
+        *search_lines(result.get("diagnosis")),
         *anatomy_lines(result.get("diagnosis")),
         *(mismatch_line(m) for m in rows[:mismatches]),
         *numbers_lines(result, mismatches),
@@ -182,6 +201,8 @@ def properties(result: object) -> list[tuple[str, str]]:
     if isinstance(diagnosis, dict):
         found += [("rngcheck.diagnosis", _or_unknown(diagnosis.get("id"))),
                   ("rngcheck.diagnosis.summary", str(diagnosis.get("summary") or ""))]
+        found += [(f"rngcheck.diagnosis.{line.split(':')[0]}", line.split(": ", 1)[1])
+                  for line in search_lines(diagnosis, width=1000)]
         found += [(f"rngcheck.anatomy.{i}", line) for i, line in enumerate(anatomy_lines(diagnosis))]
     rows = result.get("mismatches")
     if isinstance(rows, list) and rows:
