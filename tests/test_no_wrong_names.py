@@ -130,3 +130,19 @@ def test_a_searched_step_and_an_inference_are_said_on_every_surface(mixed):
     assert ("rngcheck.diagnosis.step", step.removeprefix("step: ")) in said
     page = html.render([document])
     assert "<th>step</th>" in page and "<th>inference</th>" in page and search["inference"] in page
+
+
+def test_a_fault_of_one_conversion_is_not_weighed_against_another_conversion_s():
+    """OpenVINO's three numbers defects (measured): an int64 range in 32 bits, a float computed in
+    float32, an int32 full range overflowing: each is the cause of its own part's failures."""
+    cases = [{"id": f"i{i}", "layer": "numbers", "part": "tensorflow integers int64", "size": 1} for i in range(3)] + \
+        [{"id": f"u{i}", "layer": "numbers", "part": "tensorflow uniform float16", "size": 1} for i in range(2)]
+    results = [_result(f"i{i}", "integers-range-32-bit") for i in range(3)] + \
+        [_result(f"u{i}", "uniform-computed-in-float32") for i in range(2)]
+    groups = failure_groups({"cases": cases, "results": results})["b"]
+    assert [(g.label(), g.closest) for g in groups] == [("3 cases: integers-range-32-bit", False),
+                                                        ("2 cases: uniform-computed-in-float32", False)]
+    for case in cases:
+        case["part"] = ""
+    groups = failure_groups({"cases": cases, "results": results})["b"]
+    assert all(g.closest for g in groups)   # one part: each explains only some

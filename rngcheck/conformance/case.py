@@ -52,6 +52,12 @@ class Case:
         group of failures is the one to reproduce first."""
         return 1
 
+    def part(self) -> str:
+        """Which of its axis's computations the case exercises, where a fault in one leaves the others
+        right (a numbers convention's kind and dtype, a generator): a failure group weighs a diagnosis
+        against the failures of its part (rngcheck.results.groups rule 6). "": the axis is one part."""
+        return ""
+
     def reproduction(self) -> dict[str, Any] | None:
         """The call as the result document's ``reproduce`` record; None when ``rngcheck repro`` cannot
         rerun it alone (``rngcheck run --case ID`` does)."""

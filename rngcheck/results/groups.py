@@ -21,8 +21,10 @@ backend's failures through :func:`failure_groups`, so the groups read the same w
    search's answer is a diagnosis that carries ``alternatives``: its id and every other id that
    reproduces the case (an ``unknown...`` id reproduces nothing); a check that needs no model (a
    crash, a broken contract, a write outside the extent) gives none. Answers are weighed within a
-   *part*: the backend, the case record's ``layer``, and what was wrong (the output, when wrong
-   elements are counted; else the returned state).
+   *part*: the backend, the case record's ``layer`` and ``part`` (which of the axis's computations
+   it exercises: a numbers convention's kind and dtype, a generator), and what was wrong (the
+   output, when wrong elements are counted; else the returned state). A group whose cases span
+   several parts is weighed against all of them.
    a. An id every answer of a part contains is the part's cause: its results are one group, signed
       with the cause alone, even where a case's first match was a narrower class.
    b. Otherwise a group's id reproduces k of the part's n answered results and is only the
@@ -199,13 +201,13 @@ def _others(results: list[dict[str, Any]]) -> str:
 Part = tuple[str, str]
 
 
-def _part(result: dict[str, Any], layers: dict[str, str]) -> Part:
-    """Rule 6: the layer of the result's case and what was wrong: its output, or its returned state."""
+def _part(result: dict[str, Any], parts_of: dict[str, str]) -> Part:
+    """Rule 6: the layer and part of the result's case and what was wrong: its output, or its returned state."""
     wrong = "output" if as_int(result.get("mismatch_count"), 0) > 0 else "state"
-    return layers.get(str(result.get("case")), ""), wrong
+    return parts_of.get(str(result.get("case")), ""), wrong
 
 
-def _causes(results: list[dict[str, Any]], layers: dict[str, str]) -> dict[Part, str]:
+def _causes(results: list[dict[str, Any]], parts_of: dict[str, str]) -> dict[Part, str]:
     """Rule 6: each part's cause, where an id is in every answer of it (of several such, the one most
     results gave first)."""
     answers: dict[Part, list[tuple[str, frozenset[str]]]] = {}
@@ -213,7 +215,7 @@ def _causes(results: list[dict[str, Any]], layers: dict[str, str]) -> dict[Part,
         answer = _answer(result)
         if answer is not None:
             first = str(as_dict(result.get("diagnosis")).get("id"))
-            answers.setdefault(_part(result, layers), []).append((first, answer))
+            answers.setdefault(_part(result, parts_of), []).append((first, answer))
     causes = {}
     for part, given in answers.items():
         shared = frozenset.intersection(*(answer for _, answer in given))
@@ -223,19 +225,21 @@ def _causes(results: list[dict[str, Any]], layers: dict[str, str]) -> dict[Part,
     return causes
 
 
-def _weigh(groups: list[FailureGroup], results: list[dict[str, Any]], layers: dict[str, str]) -> None:
+def _weigh(groups: list[FailureGroup], results: list[dict[str, Any]], parts_of: dict[str, str]) -> None:
     """Rule 6 for one backend's groups, given its failing results and each case's layer."""
     answered: dict[Part, list[tuple[dict[str, Any], frozenset[str]]]] = {}
     for result in results:
         answer = _answer(result)
         if answer is not None:
-            answered.setdefault(_part(result, layers), []).append((result, answer))
+            answered.setdefault(_part(result, parts_of), []).append((result, answer))
+    cases = {str(result.get("case")): result for result in results}
     for group in groups:
         if not _answer(group.example):
             continue
-        part = answered.get(_part(group.example, layers), [])
-        missed = [result for result, ids in part if group.diagnosis not in ids]
-        group.weighed, group.explains = len(part), len(part) - len(missed)
+        parts = dict.fromkeys(_part(cases[case], parts_of) for case in group.cases if case in cases)
+        weighed = [pair for part in parts for pair in answered.get(part, [])]
+        missed = [result for result, ids in weighed if group.diagnosis not in ids]
+        group.weighed, group.explains = len(weighed), len(weighed) - len(missed)
         group.others = _others(missed)
 
 
@@ -243,7 +247,7 @@ def failure_groups(document: dict[str, Any]) -> dict[str, list[FailureGroup]]:
     """Each backend's failure groups (rules 1-6), by backend name; a backend without failures has none."""
     records = [c for c in as_list(document.get("cases")) if isinstance(c, dict)]
     sizes = {str(c.get("id")): as_int(c.get("size"), 0) for c in records}
-    layers = {str(c.get("id")): str(c.get("layer") or "") for c in records}
+    parts_of = {str(c.get("id")): f'{c.get("layer") or ""}\x00{c.get("part") or ""}' for c in records}
     specs = {str(b.get("name")): str(b.get("spec") or b.get("name")) for b in as_list(document.get("backends"))
              if isinstance(b, dict)}
     failing: dict[str, list[dict[str, Any]]] = {}
@@ -252,10 +256,10 @@ def failure_groups(document: dict[str, Any]) -> dict[str, list[FailureGroup]]:
             failing.setdefault(str(result.get("backend")), []).append(result)
     out: dict[str, list[FailureGroup]] = {}
     for backend, mine in failing.items():
-        causes = _causes(mine, layers)
+        causes = _causes(mine, parts_of)
         by_signature: dict[Signature, list[dict[str, Any]]] = {}
         for result in mine:
-            cause = causes.get(_part(result, layers))
+            cause = causes.get(_part(result, parts_of))
             answer = _answer(result)
             if cause in (answer or ()):
                 signature: Signature = (str(cause), None, None)   # one fault, one group (rule 6)
@@ -273,7 +277,7 @@ def failure_groups(document: dict[str, Any]) -> dict[str, list[FailureGroup]]:
             groups.append(FailureGroup(backend, diagnosis, summary, _pattern(indices, masks, results),
                                        [str(r.get("case")) for r in results], example,
                                        _reproduce(example, specs.get(backend, backend))))
-        _weigh(groups, mine, layers)
+        _weigh(groups, mine, parts_of)
         out[backend] = sorted(groups, key=lambda g: -g.count)
     return out
 

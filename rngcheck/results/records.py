@@ -62,12 +62,13 @@ class CaseRecord:
     inputs: dict[str, Any]
     layer: str = ""     # what a backend that cannot run the case lacks (version 2; "" before)
     size: int = 0       # how many values the call produces (version 2; 0: not recorded)
+    part: str = ""      # which of its axis's computations it exercises (rngcheck.results.groups rule 6)
 
     @classmethod
     def of(cls, case: Any) -> CaseRecord:  # a rngcheck.conformance.case.Case (conformance sits above results)
         """The record of a conformance case: its header, and its inputs as its axis records them."""
         return cls(case.id, case.category, case.description, case.rule, case.source, case.procedure, case.note,
-                   dict(case.inputs()), case.layer, case.size())
+                   dict(case.inputs()), case.layer, case.size(), case.part())
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -79,7 +80,7 @@ class CaseRecord:
                    description=_str(found.get("description")), rule=_str(found.get("rule")),
                    source=_str(found.get("source")), procedure=_str(found.get("procedure")),
                    note=_str(found.get("note")), inputs=as_dict(found.get("inputs")),
-                   layer=_str(found.get("layer")), size=as_int(found.get("size")))
+                   layer=_str(found.get("layer")), size=as_int(found.get("size")), part=_str(found.get("part")))
 
 
 @dataclass

@@ -40,6 +40,9 @@ class Case(CaseHeader):
     def size(self) -> int:
         return self.request.count
 
+    def part(self) -> str:
+        return f"{self.request.convention} {self.request.kind} {self.request.dtype}"
+
     def memory_needed(self) -> int:
         # measured: 54 to 72 bytes a number at its peak (2^24 float32 normals, float64 uniforms on the
         # reference backend: the answer, the reference, its wide form, the distances, the comparison)

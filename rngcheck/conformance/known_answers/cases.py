@@ -30,6 +30,9 @@ class Case(CaseHeader):
     known_answer: KatVector
     procedure: str = GENERATOR
 
+    def part(self) -> str:
+        return self.known_answer.generator
+
     def inputs(self) -> dict[str, Any]:
         known = self.known_answer
         return {"generator": {"generator": known.generator, "rounds": known.rounds,

@@ -47,6 +47,9 @@ class Case(CaseHeader):
     expected_state: tuple[int, ...] | None = None
     expected_rule: str | None = None                  # a program the rules forbid: the rule it breaks
 
+    def part(self) -> str:
+        return f"{self.algorithm} {self.dtype}"
+
     def size(self) -> int:
         return math.prod(self.shape)
 
