@@ -96,3 +96,18 @@ def test_a_convention_the_chain_does_not_model_says_so():
     right = numbers.draw(request, STATE)
     diagnosis = diagnose(request, STATE, right[::-1].copy())
     assert diagnosis["search"]["tried"] == 0 and "tensorflow" in diagnosis["search"]["not_tried"]
+
+
+def test_pairs_stop_at_the_budget_and_the_result_says_what_was_not_tried(monkeypatch):
+    broken = next(b for b in PANEL if b.name == "half-high24-truncated")
+    monkeypatch.setattr(search, "BUDGET_SECONDS", 0.0)
+    diagnosis = _caught(broken)
+    assert "past the budget of 0 s" in diagnosis["search"]["not_tried"], diagnosis["search"]
+
+
+def test_numbers_no_change_comes_near_pay_for_no_pairs():
+    request = Request("tensorflow", "uniform", "float32", 256)
+    actual = np.full(256, np.nan, dtype=np.float32)
+    diagnosis = diagnose(request, STATE, actual)
+    assert diagnosis["id"] == "unknown-numbers"
+    assert "neither change alone reproduces 25% of the numbers" in diagnosis["search"]["not_tried"]

@@ -311,18 +311,22 @@ def _convention_variants(request) -> list[NumbersVariant]:
 
 
 def _explainer(request, state, actual, right, wide) -> Callable:
-    """Whether a prediction reproduces ``actual``: within the request's bound of it and not within
-    the bound of the right numbers (``prefix``: judged on the first len(predicted) elements)."""
+    """Whether a prediction reproduces ``actual`` (NO, WITHIN or EXACT): within the request's bound
+    of it and not within the bound of the right numbers (``prefix``: judged on the first
+    len(predicted) elements; ``share``: the fraction of those elements within the bound instead)."""
     bound = numbers.bound(request)
     near = bound if bound.wide is None else tolerance.Bound(1, "one step of the narrow format")
 
-    def explains(predicted, prefix: bool = False) -> int:
+    def explains(predicted, prefix: bool = False, share: bool = False) -> float:
         if predicted is None:
             return NO
         n = np.size(predicted) if prefix else np.size(actual)
         if np.size(predicted) != n or n > np.size(actual):
             return NO
         predicted = np.asarray(predicted, dtype=actual.dtype).reshape(-1)
+        if share:   # the fraction of the elements it reproduces
+            near_enough = tolerance.compare(request.dtype, predicted, actual[:n], near)
+            return 1.0 - near_enough.over / max(n, 1)
         admitted = numbers.excess(request, None if wide is None else wide[:n], predicted)
         if tolerance.compare(request.dtype, right[:n], predicted, bound, excess=admitted).within:
             return NO  # indistinguishable from the right conversion on this case

@@ -13,7 +13,10 @@ Rules:
      reports its step's id (``numbers-range-formula``, ...: ``STEP_IDS``).
   2. Single changes first, every one of the catalog; pairs of changes of two different steps only
      when no single change (and no named model of the diagnosis) reproduces the numbers exactly
-     (one within the bound may hide a second step: a truncation the bound admits).
+     (one within the bound may hide a second step: a truncation the bound admits), and only pairs
+     with a change that alone reproduces at least PAIR_SHARE of the first PREFIX numbers (a lead:
+     the other change then explains the rest; numbers that no change comes near, NaN everywhere,
+     pay for no pairs).
   3. A change *reproduces* a case when its prediction is within the request's bound of the
      backend's numbers and not itself within the bound of the right ones (the diagnosis's test,
      ``explains``); it is judged on the first PREFIX elements first, then on all.
@@ -42,6 +45,7 @@ EXACT = 2   # rngcheck.conformance.conventions.diagnosis's level of an exact rep
 
 BUDGET_SECONDS = 2.0   # rule 4: the search's time per failing case
 PREFIX = 128           # rule 3: elements a change is first judged on
+PAIR_SHARE = 0.25      # rule 2: a pair is tried when one of its changes alone reproduces this share
 
 # Rule 1: one id a step (a change that is no named point), and one for a pair of changes.
 STEP_IDS = {f"numbers-{name.replace(' ', '-')}": f"{name}: the conversion's {name} step differs from the "
@@ -207,10 +211,10 @@ class Searched:
 
 
 def search(request, state, explains: Callable, singles_only_if_named: bool = False) -> Searched | None:
-    """Rules 2-5. ``explains(predicted, prefix)``: whether a prediction reproduces the case (on the
-    first PREFIX elements when ``prefix``). ``singles_only_if_named``: a named model already
-    reproduces the case, so pairs are not searched (rule 2). None: the chain does not model the
-    request."""
+    """Rules 2-5. ``explains(predicted, prefix, share=False)``: whether a prediction reproduces the
+    case (on the first PREFIX elements when ``prefix``; with ``share``, the fraction of elements it
+    reproduces). ``singles_only_if_named``: a named model already reproduces the case exactly, so
+    pairs are not searched (rule 2). None: the chain does not model the request."""
     base = chain.baseline(request)
     if base is None:
         return None
@@ -219,27 +223,32 @@ def search(request, state, explains: Callable, singles_only_if_named: bool = Fal
     changes = catalog(request, base)
     short = _prefix(request)
     found: list[Found] = []
-    tried = 0
-    for change in changes:
-        tried += 1
-        level = _reproduces(base.changed(**{change.step: change.value}), request, short, words, explains)
+    leads = set()
+    for index, change in enumerate(changes):
+        level, share = _reproduces(base.changed(**{change.step: change.value}), request, short, words, explains)
         if level:
             found.append(Found((change,), named_id(request, change), level == EXACT))
+        if level or share >= PAIR_SHARE:
+            leads.add(index)
+    tried = len(changes)
     if any(f.exact for f in found) or singles_only_if_named:
         reason = "a single change" if found else "a named model"
-        reason += " reproduces the numbers exactly"
-        return Searched(found, tried, time.perf_counter() - start, f"pairs of changes ({reason})")
-    pairs = [(a, b) for a, b in combinations(changes, 2) if a.step != b.step]
+        return Searched(found, tried, time.perf_counter() - start,
+                        f"pairs of changes ({reason} reproduces the numbers exactly)")
+    every = [(i, j) for i, j in combinations(range(len(changes)), 2) if changes[i].step != changes[j].step]
+    pairs = [(changes[i], changes[j]) for i, j in every if i in leads or j in leads]
+    skipped = f"{len(every) - len(pairs)} of {len(every)} pairs of changes (neither change alone reproduces " \
+              f"{PAIR_SHARE:.0%} of the numbers)" if len(pairs) < len(every) else ""
     for index, (a, b) in enumerate(pairs):
         if time.perf_counter() - start > BUDGET_SECONDS:
             return Searched(found, tried, time.perf_counter() - start,
-                            f"{len(pairs) - index} of {len(pairs)} pairs of changes (past the budget of "
-                            f"{BUDGET_SECONDS:g} s)")
+                            f"{len(pairs) - index} of {len(every)} pairs of changes (past the budget of "
+                            f"{BUDGET_SECONDS:g} s)" + (f"; {skipped}" if skipped else ""))
         tried += 1
-        level = _reproduces(base.changed(**{a.step: a.value, b.step: b.value}), request, short, words, explains)
+        level, _ = _reproduces(base.changed(**{a.step: a.value, b.step: b.value}), request, short, words, explains)
         if level:
             found.append(Found((a, b), PAIR_ID, level == EXACT))
-    return Searched(found, tried, time.perf_counter() - start)
+    return Searched(found, tried, time.perf_counter() - start, skipped)
 
 
 def _prefix(request):
@@ -248,15 +257,20 @@ def _prefix(request):
     return replace(request, count=min(request.count, PREFIX))
 
 
-def _reproduces(candidate: chain.Pipeline, request, short, words: chain.Words, explains: Callable) -> int:
-    """0: not; 1: within the bound; 2: exactly (rule 3)."""
+def _reproduces(candidate: chain.Pipeline, request, short, words: chain.Words,
+                explains: Callable) -> tuple[int, float]:
+    """(0: not, 1: within the bound, 2: exactly (rule 3); the share of the prefix it reproduces)."""
     try:
-        level = explains(chain.predict(candidate, short, words), True)
-        if not level or short.count == request.count:
-            return int(level)
-        return int(explains(chain.predict(candidate, request, words), False))
+        predicted = chain.predict(candidate, short, words)
+        level = explains(predicted, True)
+        if not level:
+            return 0, float(explains(predicted, True, share=True))
+        if short.count == request.count:
+            return int(level), 1.0
+        level = explains(chain.predict(candidate, request, words), False)
+        return int(level), 1.0
     except (ValueError, OverflowError, IndexError):
-        return 0
+        return 0, 0.0
 
 
 # ---------------------------------------------------------------------------------- rule 6: inference
