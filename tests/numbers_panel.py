@@ -184,6 +184,11 @@ def one_block_late(r, state):
     return unit_low23(words(state, r.count, first=4))
 
 
+def open_closed(r, state):
+    """cuRAND's float: the word times 2^-32 plus 2^-33, rounded to float32."""
+    return (words(state, r.count).astype(np.float64) * 2.0 ** -32 + 2.0 ** -33).astype(np.float32)
+
+
 def bits_words_swapped(r, state):
     w = words(state, 2 * r.count)
     return (w[0::2] << np.uint64(32)) | w[1::2]
@@ -275,6 +280,9 @@ PANEL = [
            {"integer method": {"method": "multiply-shift", "unit": "low"}}, new=False),
     Broken("stream-one-block-late", _uniform(), one_block_late, "stream-one-block-late", "stream position",
            {"stream position": {"words": 4}}, new=False),
+    Broken("uniform-open-closed", _uniform(), open_closed, "uniform-open-closed", "bit selection + scaling",
+           {"bit selection": {"source": "low", "bits": 32}, "scaling": {"exponent": None, "offset": "half-step"}},
+           new=False),
     Broken("wide-words-swapped", Request("tensorflow", "bits", "uint64", N), bits_words_swapped,
            "wide-words-swapped", "word pairing", {"word pairing": {"order": "first-high"}}, new=False),
 ]

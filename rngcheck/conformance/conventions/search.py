@@ -69,51 +69,60 @@ class Change:
         return {k: v for k, v in asdict(self.value).items()}
 
     def text(self, base: chain.Pipeline) -> str:
-        return f"{chain.STEPS[self.step]}: {self.value.text()}, not {getattr(base, self.step).text()}"
+        where = f" in {base.precision.dtype}" if self.step == "formula" and base.precision.dtype else ""
+        return f"{chain.STEPS[self.step]}: {self.value.text()}{where}, not {getattr(base, self.step).text()}"
 
 
 @dataclass(frozen=True)
 class NamedPoint:
-    """A single change that an old variant of the diagnosis names (rule 1)."""
+    """A change, or a pair, that an old variant of the diagnosis names (rule 1)."""
 
     id: str
-    step: str
-    value: Any
-    applies: Callable     # (request) -> bool
+    changes: tuple[tuple[str, Any], ...]   # (step, value) each
+    applies: Callable                      # (request) -> bool
+
+
+def _point(id_: str, applies: Callable, *changes: tuple[str, Any]) -> NamedPoint:
+    return NamedPoint(id_, tuple(changes), applies)
+
+
+def _uniform_in(*dtypes: str) -> Callable:
+    return lambda r: r.kind == UNIFORM and r.dtype in dtypes
 
 
 NAMED = (
-    NamedPoint("uniform-high-bits", "bits", chain.BitSelection("high", 23),
-               lambda r: r.kind == UNIFORM and r.dtype == "float32"),
-    NamedPoint("uniform-24-bits", "bits", chain.BitSelection("high", 24),
-               lambda r: r.kind == UNIFORM and r.dtype == "float32"),
-    NamedPoint("uniform-24-bits", "bits", chain.BitSelection("high", 53),
-               lambda r: r.kind == UNIFORM and r.dtype == "float64"),
-    NamedPoint("uniform-narrow-rounded", "bits", chain.BitSelection("low", 23),
-               lambda r: r.kind == UNIFORM and r.dtype in ("float16", "bfloat16")),
-    NamedPoint("uniform-64-words-swapped", "pairing", chain.WordPairing("first-low"),
-               lambda r: r.kind == UNIFORM and r.dtype == "float64"),
-    NamedPoint("uniform-64-one-word", "pairing", chain.WordPairing("one-word"),
-               lambda r: r.kind == UNIFORM and r.dtype == "float64"),
-    NamedPoint("wide-words-swapped", "pairing", chain.WordPairing("first-high"),
-               lambda r: r.kind in (INTEGERS, BITS)),
-    NamedPoint("normal-pair-swapped", "u1", chain.NormalPairing("second"), lambda r: r.kind == NORMAL),
-    NamedPoint("normal-sin-cos-swapped", "output", chain.NormalOutput("cos-sin"), lambda r: r.kind == NORMAL),
-    NamedPoint("normal-no-epsilon-clamp", "epsilon", chain.NormalClamp("none"), lambda r: r.kind == NORMAL),
-    NamedPoint("normal-two-pi-float32", "angle", chain.AnglePrecision("float32"), lambda r: r.kind == NORMAL),
-    NamedPoint("normal-narrow-truncated", "rounding", chain.Rounding("toward-zero"),
-               lambda r: r.kind == NORMAL and r.dtype in ("float16", "bfloat16")),
-    NamedPoint("integers-multiply-shift", "method", chain.IntegerMethod("multiply-shift"),
-               lambda r: r.kind == INTEGERS and r.dtype == "int32"),
-    NamedPoint("stream-one-block-late", "stream", chain.StreamPosition(4), lambda r: r.seed is None),
+    _point("uniform-high-bits", _uniform_in("float32"), ("bits", chain.BitSelection("high", 23))),
+    _point("uniform-high-bits", _uniform_in("float64"), ("pairing", chain.WordPairing("first-low")),
+           ("bits", chain.BitSelection("high", 52))),
+    _point("uniform-24-bits", _uniform_in("float32"), ("bits", chain.BitSelection("high", 24))),
+    _point("uniform-24-bits", _uniform_in("float64"), ("bits", chain.BitSelection("high", 53))),
+    _point("uniform-open-closed", _uniform_in("float32"), ("bits", chain.BitSelection("low", 32)),
+           ("scaling", chain.Scaling(None, "half-step"))),
+    _point("uniform-bfloat16-truncated-high-bits", _uniform_in("bfloat16"), ("bits", chain.BitSelection("high", 23)),
+           ("rounding", chain.Rounding("toward-zero"))),
+    _point("uniform-narrow-rounded", _uniform_in("float16", "bfloat16"), ("bits", chain.BitSelection("low", 23))),
+    _point("uniform-64-words-swapped", _uniform_in("float64"), ("pairing", chain.WordPairing("first-low"))),
+    _point("uniform-64-one-word", _uniform_in("float64"), ("pairing", chain.WordPairing("one-word"))),
+    _point("wide-words-swapped", lambda r: r.kind in (INTEGERS, BITS), ("pairing", chain.WordPairing("first-high"))),
+    _point("normal-pair-swapped", lambda r: r.kind == NORMAL, ("u1", chain.NormalPairing("second"))),
+    _point("normal-sin-cos-swapped", lambda r: r.kind == NORMAL, ("output", chain.NormalOutput("cos-sin"))),
+    _point("normal-no-epsilon-clamp", lambda r: r.kind == NORMAL, ("epsilon", chain.NormalClamp("none"))),
+    _point("normal-two-pi-float32", lambda r: r.kind == NORMAL, ("angle", chain.AnglePrecision("float32"))),
+    _point("normal-narrow-truncated", lambda r: r.kind == NORMAL and r.dtype in ("float16", "bfloat16"),
+           ("rounding", chain.Rounding("toward-zero"))),
+    _point("integers-multiply-shift", lambda r: r.kind == INTEGERS and r.dtype == "int32",
+           ("method", chain.IntegerMethod("multiply-shift"))),
+    _point("stream-one-block-late", lambda r: r.seed is None, ("stream", chain.StreamPosition(4))),
 )
 
 
-def named_id(request, change: Change) -> str:
+def named_id(request, changes: tuple[Change, ...]) -> str:
+    """The old id of the named point ``changes`` are, or the step's id (a pair's: PAIR_ID)."""
+    given = {(c.step, c.value) for c in changes}
     for point in NAMED:
-        if point.step == change.step and point.value == change.value and point.applies(request):
+        if set(point.changes) == given and point.applies(request):
             return point.id
-    return step_id(change.step)
+    return step_id(changes[0].step) if len(changes) == 1 else PAIR_ID
 
 
 # ---------------------------------------------------------------------------------- rule 1: catalogs
@@ -227,10 +236,10 @@ def search(request, state, explains: Callable, singles_only_if_named: bool = Fal
     for index, change in enumerate(changes):
         level, share = _reproduces(base.changed(**{change.step: change.value}), request, short, words, explains)
         if level:
-            found.append(Found((change,), named_id(request, change), level == EXACT))
+            found.append(Found((change,), named_id(request, (change,)), level == EXACT))
         if level or share >= PAIR_SHARE:
             leads.add(index)
-    tried = len(changes)
+    tried = len(changes) + _named_pairs(request, base, short, words, explains, found)
     if any(f.exact for f in found) or singles_only_if_named:
         reason = "a single change" if found else "a named model"
         return Searched(found, tried, time.perf_counter() - start,
@@ -244,11 +253,26 @@ def search(request, state, explains: Callable, singles_only_if_named: bool = Fal
             return Searched(found, tried, time.perf_counter() - start,
                             f"{len(pairs) - index} of {len(every)} pairs of changes (past the budget of "
                             f"{BUDGET_SECONDS:g} s)" + (f"; {skipped}" if skipped else ""))
+        if any(set(f.changes) == {a, b} for f in found):
+            continue   # a named pair, tried already
         tried += 1
         level, _ = _reproduces(base.changed(**{a.step: a.value, b.step: b.value}), request, short, words, explains)
         if level:
-            found.append(Found((a, b), PAIR_ID, level == EXACT))
+            found.append(Found((a, b), named_id(request, (a, b)), level == EXACT))
     return Searched(found, tried, time.perf_counter() - start, skipped)
+
+
+def _named_pairs(request, base: chain.Pipeline, short, words: chain.Words, explains: Callable,
+                 found: list[Found]) -> int:
+    """The named points that are pairs (rule 1), tried with the single changes: an old id keeps its
+    step and parameters even when pairs are not searched. Returns how many were tried."""
+    points = [p for p in NAMED if len(p.changes) == 2 and p.applies(request)]
+    for point in points:
+        changes = tuple(Change(step, value) for step, value in point.changes)
+        level, _ = _reproduces(base.changed(**dict(point.changes)), request, short, words, explains)
+        if level:
+            found.append(Found(changes, point.id, level == EXACT))
+    return len(points)
 
 
 def _prefix(request):
