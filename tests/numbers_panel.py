@@ -199,6 +199,12 @@ def bits_3_to_25(r, state):
     return (((words(state, r.count) >> 3) & 0x7FFFFF).astype(np.float64) * 2.0 ** -23).astype(np.float32)
 
 
+def range_times_high(r, state):
+    """u * high + low: the span taken as high (an affine map of the right numbers)."""
+    u = unit_low23(words(state, r.count))
+    return (u * np.float32(r.high) + np.float32(r.low)).astype(np.float32)
+
+
 def span_plus_two(r, state):
     return np.array([r.low + int(w) % (r.high - r.low + 2) for w in words(state, r.count)], dtype=np.int32)
 
@@ -291,4 +297,6 @@ PANEL = [
 UNMODELLED = [
     (Broken("bits-3-to-25", _uniform(), bits_3_to_25, "unknown-numbers"), "bits 3..25 of word i"),
     (Broken("span-plus-two", _ints(), span_plus_two, "unknown-numbers"), "word mod 17"),
+    (Broken("range-times-high", _uniform(ranged=True), range_times_high, "unknown-numbers"),
+     "an affine map of the right values: value = 0.674419 * right + -1.1395"),
 ]

@@ -360,11 +360,20 @@ def ranged(pipeline: Pipeline, unit: np.ndarray, low: float, high: float, precis
     else:
         values = op(hi - op(unit * op(hi - lo)))
     if pipeline.clamp.rule == "below-high":
-        below = float(np.nextafter(np.float64(hi), -np.inf)) if precision == "float64" else \
-            float(floats.as_values(floats.format_of(precision), floats.format_of(precision).from_bits(
-                floats.format_of(precision).bits_of(held(np.array([hi]), precision)) - 1))[0])
-        values = np.where(values >= hi, below, values)
+        values = np.where(values >= hi, _below(float(hi), precision), values)
     return values
+
+
+def _below(value: float, dtype: str) -> float:
+    """The largest value of ``dtype`` below the positive or negative ``value`` (one of its values)."""
+    if dtype == "float64":
+        return float(np.nextafter(value, -np.inf))
+    fmt = floats.format_of(dtype)
+    bits = int(fmt.bits_of(held(np.array([value]), dtype))[0])
+    sign = 1 << (fmt.bits - 1)
+    step = -1 if value > 0 else 1            # sign-magnitude: toward -inf is less magnitude above 0
+    bits = sign | 1 if value == 0 else bits + step
+    return float(floats.as_values(fmt, fmt.from_bits(np.array([bits])))[0])
 
 
 def uniform(pipeline: Pipeline, request, words: Words) -> np.ndarray:
