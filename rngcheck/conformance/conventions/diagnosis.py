@@ -5,7 +5,19 @@ a conversion, built from the conventions' own pieces (rngcheck.numbers); on a fa
 runs every variant that applies to the request and names those whose prediction is within the
 request's bound of what the backend produced (and is not itself within the bound of the right
 answer). Every other registered convention that defines the same kind and dtype is a variant too
-("convention-jax": the implementation used JAX's conversion). Ids and summaries live here only.
+("convention-jax": the implementation used JAX's conversion). Ids and summaries live here only,
+with the step search's (rngcheck.conformance.conventions.search.STEP_IDS).
+
+Then the step search (issue 40): TensorFlow's conversion as a chain of named steps
+(rngcheck.conformance.conventions.pipeline) with one step changed, then two; a change equal to a
+variant above reports that variant's id, with its step and parameters. The verdict:
+  1. exact reproductions rank before those within the bound; named variants before single
+     changes, single changes before pairs; the first gives ``id`` and ``summary`` (and ``step``
+     and ``parameters`` where it is a change of the chain, or a named point of it);
+  2. ``alternatives``: every other id that reproduces the case; ``matches``: every change that
+     does, with its step, parameters and summary (a cross-case check intersects them);
+  3. nothing reproduces it: ``unknown-numbers``, with ``inference``, what the numbers show;
+  4. ``search``: what was tried, in how long, and what was not (and why).
 """
 
 from __future__ import annotations
@@ -396,8 +408,8 @@ def _verdict(request, state, actual, right, named: list[tuple[NumbersVariant, bo
     if found and base is not None:
         verdict["matches"] = [f.as_dict(base) for f in found]
     if searched is None:
-        verdict["search"] = {"tried": 0, "not_tried": f"the step search models {pipeline.CONVENTION}'s "
-                             f"{', '.join(('uniform', 'normal (not float64)', 'integers', 'bits'))} only"}
+        verdict["search"] = {"tried": 0, "not_tried": f"the step search (it models {pipeline.CONVENTION}'s "
+                             "uniform, normal but float64, integers and bits only)"}
     else:
         verdict["search"] = {"tried": searched.tried, "seconds": round(searched.seconds, 3),
                              "budget_seconds": search.BUDGET_SECONDS}
