@@ -5,7 +5,19 @@ a conversion, built from the conventions' own pieces (rngcheck.numbers); on a fa
 runs every variant that applies to the request and names those whose prediction is within the
 request's bound of what the backend produced (and is not itself within the bound of the right
 answer). Every other registered convention that defines the same kind and dtype is a variant too
-("convention-jax": the implementation used JAX's conversion). Ids and summaries live here only.
+("convention-jax": the implementation used JAX's conversion). Ids and summaries live here only,
+with the step search's (rngcheck.conformance.conventions.search.STEP_IDS).
+
+Then the step search (issue 40): TensorFlow's conversion as a chain of named steps
+(rngcheck.conformance.conventions.pipeline) with one step changed, then two; a change equal to a
+variant above reports that variant's id, with its step and parameters. The verdict:
+  1. exact reproductions rank before those within the bound; named variants before single
+     changes, single changes before pairs; the first gives ``id`` and ``summary`` (and ``step``
+     and ``parameters`` where it is a change of the chain, or a named point of it);
+  2. ``alternatives``: every other id that reproduces the case; ``matches``: every change that
+     does, with its step, parameters and summary (a cross-case check intersects them);
+  3. nothing reproduces it: ``unknown-numbers``, with ``inference``, what the numbers show;
+  4. ``search``: what was tried, in how long, and what was not (and why).
 """
 
 from __future__ import annotations
@@ -28,8 +40,10 @@ from ...numbers import (
 )
 from ...numbers import tensorflow as tf
 from ...numbers.box_muller import polar32
+from . import pipeline, search
 
 UNKNOWN = "unknown-numbers"
+NO, WITHIN, EXACT = 0, 1, 2   # how a prediction reproduces a case: not, within the bound, bit for bit
 UNKNOWN_SUMMARY = "the numbers match no known wrong conversion"
 
 
@@ -285,7 +299,7 @@ VARIANTS = (
     NumbersVariant("wide-words-swapped", "a 64-bit integer from words 2i and 2i+1 in the wrong order",
                    (INTEGERS, BITS), _wide_words_swapped),
 )
-IDS = {v.id: v.summary for v in VARIANTS} | {UNKNOWN: UNKNOWN_SUMMARY}
+IDS = {v.id: v.summary for v in VARIANTS} | {UNKNOWN: UNKNOWN_SUMMARY} | search.STEP_IDS
 
 
 def registered_ids() -> dict[str, str]:
@@ -309,23 +323,49 @@ def _convention_variants(request) -> list[NumbersVariant]:
 
 
 def _near(request, bound: tolerance.Bound) -> tolerance.Bound:
-    """How near a variant's numbers must be to the backend's: the request's bound; one step of the narrow
+    """How near a model's numbers must be to the backend's: the request's bound; one step of the narrow
     format under a wide bound (tolerance rule 5); under a set of evaluation orders (rule 7), 1 ULP of the
-    range's larger endpoint, as a variant computes in one order and the backend may use another."""
+    range's larger endpoint, as a model computes in one order and the backend may use another."""
     if bound.orders and request.low is not None:
         return tolerance.one_rounding(*request.uniform_range)
     return bound if bound.wide is None else tolerance.Bound(1, "one step of the narrow format")
 
 
-def diagnose(request, state, actual: np.ndarray, right: np.ndarray | None = None,
-             wide: np.ndarray | None = None) -> dict:
-    """The variants whose numbers are within the request's bound of ``actual`` (and not of the right
-    ones). ``right`` and ``wide``: the reference and its wide form (numbers.wide_reference), when the
-    caller has them already."""
+def _first(wide: np.ndarray | None, n: int) -> np.ndarray | None:
+    """The first ``n`` elements of a wide reference (rule 5) or of each evaluation order's row (rule 7)."""
+    if wide is None:
+        return None
+    return wide[..., :n]
+
+
+def _explainer(request, state, actual, right, wide) -> Callable:
+    """Whether a prediction reproduces ``actual`` (NO, WITHIN or EXACT): within the request's bound
+    of it and not within the bound of the right numbers (``prefix``: judged on the first
+    len(predicted) elements; ``share``: the fraction of those elements within the bound instead)."""
     bound = numbers.bound(request)
-    if right is None:
-        right = numbers.draw(request, state)
-        wide = numbers.wide_reference(request, state)
+    near = _near(request, bound)
+
+    def explains(predicted, prefix: bool = False, share: bool = False) -> float:
+        if predicted is None:
+            return NO
+        n = np.size(predicted) if prefix else np.size(actual)
+        if np.size(predicted) != n or n > np.size(actual):
+            return NO
+        predicted = np.asarray(predicted, dtype=actual.dtype).reshape(-1)
+        if share:   # the fraction of the elements it reproduces
+            near_enough = tolerance.compare(request.dtype, predicted, actual[:n], near)
+            return 1.0 - near_enough.over / max(n, 1)
+        admitted = numbers.excess(request, _first(wide, n), predicted)
+        if tolerance.compare(request.dtype, right[:n], predicted, bound, excess=admitted).within:
+            return NO  # indistinguishable from the right conversion on this case
+        if predicted.tobytes() == actual[:n].tobytes():
+            return EXACT
+        return WITHIN if tolerance.compare(request.dtype, predicted, actual[:n], near).within else NO
+    return explains
+
+
+def _named_matches(request, state, explains) -> list[tuple[NumbersVariant, bool]]:
+    """The named models that reproduce the case, each with whether it does so exactly."""
     matches = []
     for variant in (*VARIANTS, *_convention_variants(request)):
         if request.kind not in variant.kinds:
@@ -335,16 +375,60 @@ def diagnose(request, state, actual: np.ndarray, right: np.ndarray | None = None
                 predicted = variant.predict(request, state)
         except Exception:  # a variant that cannot model this request does not apply
             continue
-        if predicted is None or np.size(predicted) != np.size(actual):
-            continue
-        predicted = np.asarray(predicted, dtype=actual.dtype)
-        admitted = numbers.excess(request, wide, predicted)
-        if tolerance.compare(request.dtype, right, predicted, bound, excess=admitted).within:
-            continue  # indistinguishable from the right conversion on this case
-        near = _near(request, bound)
-        if tolerance.compare(request.dtype, predicted, actual, near).within:
-            matches.append(variant)
-    if not matches:
-        return {"id": UNKNOWN, "summary": UNKNOWN_SUMMARY, "alternatives": []}
-    ids = list(dict.fromkeys(v.id for v in matches))
-    return {"id": ids[0], "summary": matches[0].summary, "alternatives": ids[1:]}
+        level = explains(predicted)
+        if level:
+            matches.append((variant, level == EXACT))
+    return matches
+
+
+def diagnose(request, state, actual: np.ndarray, right: np.ndarray | None = None,
+             wide: np.ndarray | None = None) -> dict:
+    """The named models and the changes of the conversion's steps whose numbers are within the
+    request's bound of ``actual`` (and not of the right ones): the first named model's id, or the
+    first change's (rngcheck.conformance.conventions.search), every other id in ``alternatives`` and
+    every change with its parameters in ``matches``; where nothing reproduces the numbers, what the
+    numbers show (``inference``). ``right`` and ``wide``: the reference and its wide form
+    (numbers.wide_reference), when the caller has them already."""
+    if right is None:
+        right = numbers.draw(request, state)
+        wide = numbers.wide_reference(request, state)
+    actual = np.asarray(actual).reshape(-1)
+    explains = _explainer(request, state, actual, right, wide)
+    named = _named_matches(request, state, explains)
+    searched = search.search(request, state, explains, singles_only_if_named=any(exact for _, exact in named))
+    return _verdict(request, state, actual, right, named, searched)
+
+
+def _verdict(request, state, actual, right, named: list[tuple[NumbersVariant, bool]], searched) -> dict:
+    """Exact reproductions first (named models, then single changes, then pairs), then those within
+    the bound; the first names the case, every other id is an alternative."""
+    base = pipeline.baseline(request)
+    found = [] if searched is None or base is None else searched.found
+    ranked = sorted([(not exact, 0, v.id, v) for v, exact in named] + [(not f.exact, 1, f.id, f) for f in found],
+                    key=lambda entry: entry[:2])
+    ids = list(dict.fromkeys(entry[2] for entry in ranked))
+    if not ranked:
+        verdict: dict = {"id": UNKNOWN, "summary": UNKNOWN_SUMMARY, "alternatives": []}
+        line = search.infer(request, state, actual, right)
+        if line:
+            verdict["inference"] = line
+    else:
+        first = ranked[0][3]
+        if isinstance(first, NumbersVariant):
+            verdict = {"id": first.id, "summary": first.summary, "alternatives": ids[1:]}
+            first = next((f for f in found if f.id == first.id), None)
+        else:
+            verdict = {"id": first.id, "summary": first.summary(base), "alternatives": ids[1:]}
+        if first is not None and base is not None:
+            verdict |= {"step": first.step(), "parameters": first.parameters()}
+    if found and base is not None:
+        verdict["matches"] = [f.as_dict(base) for f in found]
+    if searched is None:
+        verdict["search"] = {"tried": 0, "not_tried": f"the step search (it models {pipeline.CONVENTION}'s "
+                             "uniform, normal but float64, integers and bits only)"}
+    else:
+        verdict["search"] = {"tried": searched.tried, "seconds": round(searched.seconds, 3),
+                             "budget_seconds": search.BUDGET_SECONDS}
+        if searched.not_tried:
+            verdict["search"]["not_tried"] = searched.not_tried
+    return verdict
