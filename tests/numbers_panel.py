@@ -64,6 +64,13 @@ def range_from_high(r, state):
     return (hi - u * (hi - lo)).astype(np.float32)
 
 
+def range_lerp(r, state):
+    """low * (1 - u) + high * u in float32: within 1 ULP of the larger endpoint nearly everywhere."""
+    u = unit_low23(words(state, r.count))
+    lo, hi = np.float32(r.low), np.float32(r.high)
+    return (lo * (np.float32(1) - u) + hi * u).astype(np.float32)
+
+
 def half_high24_truncated(r, state):
     m = words(state, r.count) >> 8
     return toward_zero(m.astype(np.float64) * 2.0 ** -24, np.float16)
@@ -244,6 +251,9 @@ PANEL = [
                                         "rounding": {"mode": "toward-zero"}}, first=False),
     Broken("range-from-high", _uniform(ranged=True), range_from_high, "numbers-range-formula", "range formula",
            {"range formula": {"formula": "high-u*(high-low)"}}),
+    # tolerance rule 7 fails it (a distance of 1 ULP of the larger endpoint admitted it)
+    Broken("range-lerp", _uniform(ranged=True), range_lerp, "numbers-range-formula", "range formula",
+           {"range formula": {"formula": "low*(1-u)+high*u"}}),
     # truncated to float16, the high 24 bits and the whole word are the same: both are listed
     Broken("half-high24-truncated", _uniform("float16"), half_high24_truncated, PAIR, "bit selection + rounding",
            {"bit selection": {"source": "high", "bits": 24}, "rounding": {"mode": "toward-zero"}}, first=False),
