@@ -62,6 +62,7 @@ from ..results.verdicts import NOT_APPLICABLE, STATS_FAIL, STATS_PASS
 from . import nist
 from .bits import to_bits
 from .nist_options import DEFAULT_BACKEND_SEQUENCES, DEFAULT_LENGTH, Parameters  # noqa: F401
+from .tiers import cores
 
 ALPHA = 0.01
 UNIFORMITY_FAIL = 0.0001
@@ -641,7 +642,7 @@ def _command(args, params: Parameters) -> int:
         count = args.sequences
         bits, fmt = read_bits(args.file, args.format, None if count is None else count * args.length)
         source = {"file": args.file, "format": fmt, "bits": int(bits.size), "describe": f"{args.file} ({fmt})"}
-    workers = args.workers or min(2, os.cpu_count() or 1)
+    workers = args.workers or cores()
     doc = run(bits, n=args.length, sequences=count, params=params, source=source,
               reproduce=_reproduce(args, seed), workers=workers, progress=progress)
     from .command import to_stdout
