@@ -184,7 +184,8 @@ def run(source, *, tier: str = "standard", max_bytes: int | None = None, start_b
     "progressive" added (module docstring)."""
     workers = workers or battery.cores()
     began = time.perf_counter()
-    state, lengths = State(), []
+    state = State()
+    lengths: list[dict] = []
     nbytes, doc, stopped, message = max(4, start_bytes - start_bytes % 4), None, "max-bytes", ""
     while max_bytes is None or nbytes <= max_bytes:
         words = nbytes // 4
