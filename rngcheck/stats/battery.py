@@ -100,7 +100,7 @@ from ..backends.lifetime import die_with_parent
 from ..errors import BackendProcessFailed, BackendStopped, RemoteError, RngcheckError, one_line
 from ..registry import Registry
 from ..results.verdicts import STATS_FAIL, STATS_JUDGED, STATS_PASS, STATS_SUSPECT, stats_verdict
-from . import knuth, lanes, linear, nist, practrand_kinds, rank, testu01
+from . import kernels, knuth, lanes, linear, nist, practrand_kinds, rank, testu01
 from .accumulators import Accumulator, shared_chunk
 from .streams import NEIGHBOURS, XorSource
 from .tiers import TIERS, MiB, cores, parse_bytes  # noqa: F401  (one home: stats/tiers.py)
@@ -237,7 +237,7 @@ def balanced_ranges(factories, words: int, pieces: int, align: int = 1 << 19):
     fixed, limited = 0.0, []
     for factory in factories:
         acc = factory(start=0)
-        cost = acc.cost_ns_per_word
+        cost = kernels.cost_ns_per_word(acc)  # on the path that runs: compiled or numpy
         if acc.max_samples is None:
             fixed += cost
         else:
@@ -271,12 +271,16 @@ def _worker(index):
     return feed(source.at(offset + start), factories, count, start=start)
 
 
-def feed_parallel(source, factories, words: int, workers: int, offset: int = 0, tick=None):
+def feed_parallel(source, factories, words: int, workers: int, offset: int = 0, tick=None,
+                  min_words: int | None = None):
     """Words offset .. offset+words-1 of ``source``: split into contiguous ranges of about
     equal work, read by ``workers`` processes, and merged in order (map-reduce). Without a
     seekable, fork-safe source: one process, reading on from the source's current position
-    (``offset`` must then be where it is)."""
-    if workers <= 1 or not source.seekable or not getattr(source, "fork_safe", False) or words < PARALLEL_MIN_WORDS:
+    (``offset`` must then be where it is). ``min_words``: the fewest words worth forking for
+    (PARALLEL_MIN_WORDS by default)."""
+    if min_words is None:
+        min_words = PARALLEL_MIN_WORDS
+    if workers <= 1 or not source.seekable or not getattr(source, "fork_safe", False) or words < min_words:
         here = not source.seekable or getattr(source, "position", None) == offset
         return feed(source if here else source.at(offset), factories, words, tick=tick)
     align = min(1 << 19, max(1, words // (4 * workers * PIECES_PER_WORKER)))

@@ -62,6 +62,34 @@ SIGNATURES = {  # name -> argument types (every function returns void but berlek
     "excursion_counts": (_PTR, _I64, _I64, _PTR),
 }
 
+# The cost of each test per word measured with the compiled kernels (ns, this 2-core machine,
+# standard tier of a 256 MiB file), for
+# battery.balanced_ranges to cut pieces of equal work; the numpy path keeps each test's own
+# cost_ns_per_word. A prefix ending in "." scales that cost instead (the large ranks, and
+# Berlekamp-Massey, whose cost each test computes from its size).
+COMPILED_COST = {
+    "nist.monobit": 1.6, "nist.block_frequency": 1.7, "nist.runs": 1.2, "nist.longest_run": 2.7,
+    "nist.matrix_rank": 7.7, "nist.serial": 19, "nist.cumulative_sums": 3.9, "nist.spectral": 450,
+    "knuth.byte_frequency": 1.8, "knuth.frequency16": 2.9, "knuth.gap.nibble7": 1.8, "knuth.gap.nibble0": 2.1,
+    "knuth.poker": 2.1, "knuth.coupon_collector": 8.6, "knuth.maximum_of_t": 1.3, "knuth.runs_up": 1.9,
+    "knuth.runs_down": 1.9, "testu01.birthday_spacings": 7.6, "testu01.hamming": 1.7, "knuth.collision": 6.7,
+    "testu01.random_walk": 1.3, "lanes": 2.8, "nist.overlapping_template": 117, "nist.non_overlapping_template": 117,
+    "nist.universal": 172, "nist.random_excursions": 37, "pr.block_weights": 16.5, "pr.weight_windows": 47.5,
+    "pr.float_frequency": 21.4, "pr.gap16": 86.5, "pr.power_lags": 51,
+}
+COMPILED_COST_RATIO = {"rank.binary.": 0.3, "linear.complexity.": 0.15}
+
+
+def cost_ns_per_word(acc) -> float:
+    """What ``acc`` costs per word on the path that runs (battery.balanced_ranges)."""
+    if active() is None:
+        return acc.cost_ns_per_word
+    if acc.name in COMPILED_COST:
+        return COMPILED_COST[acc.name]
+    ratio = next((r for prefix, r in COMPILED_COST_RATIO.items() if acc.name.startswith(prefix)), 1.0)
+    return acc.cost_ns_per_word * ratio
+
+
 _STATE: dict = {}  # "lib": the loaded library or None, "why": why not (one line), "forced": a path forced by using()
 
 

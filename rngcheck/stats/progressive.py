@@ -33,6 +33,9 @@ from .tiers import MiB
 
 START_BYTES = 64 << 10   # the first report, as the power table's first length
 UNUSUAL = 1e-3           # a tail below this is "unusual" (PractRand's word) when it is not SUSPECT
+# A doubling's new range is read by several processes from 16 MiB on (battery.PARALLEL_MIN_WORDS
+# is larger: a whole run's start is dear with the budgeted tests, a doubling's new range is not)
+PARALLEL_MIN_WORDS = 4 << 20
 
 
 def grade(entry: dict, suspect_at: float) -> str:
@@ -95,7 +98,7 @@ def _feed(source, factories, begin: int, words: int, *, workers: int, executor, 
     placed = [_placed(f, begin) for f in factories]
     if executor is not None:
         return executor.feed(source, placed, words, offset=begin, stream=label)
-    return battery.feed_parallel(source, placed, words, workers, offset=begin)
+    return battery.feed_parallel(source, placed, words, workers, offset=begin, min_words=PARALLEL_MIN_WORDS)
 
 
 def advance(state: State, source, factories: list, words: int, *, workers: int, executor=None) -> int:
