@@ -479,3 +479,55 @@ void excursion_counts(const u32 *w, i64 rows, i64 s, i64 *out) {
         for (int v = 0; v < 9; v++) { xi[v] = state_xi[v]; xi[9 + v] = state_xi[10 + v]; }
     }
 }
+
+/* practrand_kinds.PowerLags: per row and lag, the 256 counts of the low byte of the second
+ * difference x[i] - 2 x[i+L] + x[i+2L] (mod 2^32), i = 0 .. s-2L-1: out (rows, lags, 256). */
+void power_lag_counts(const u32 *w, i64 rows, i64 s, const i64 *lags, i64 count, i64 *out) {
+    memset(out, 0, sizeof(i64) * rows * count * 256);
+    for (i64 r = 0; r < rows; r++) {
+        const u32 *x = w + r * s;
+        for (i64 q = 0; q < count; q++) {
+            i64 lag = lags[q], span = s - 2 * lag, *o = out + (r * count + q) * 256;
+            u32 h[4][256];
+            memset(h, 0, sizeof h);
+            i64 i = 0;
+            for (; i + 4 <= span; i += 4)
+                for (int u = 0; u < 4; u++) h[u][(x[i + u] - 2u * x[i + u + lag] + x[i + u + 2 * lag]) & 255]++;
+            for (; i < span; i++) h[0][(x[i] - 2u * x[i + lag] + x[i + 2 * lag]) & 255]++;
+            for (int v = 0; v < 256; v++) o[v] = (i64)h[0][v] + h[1][v] + h[2][v] + h[3][v];
+        }
+    }
+}
+
+/* practrand_kinds.WeightWindows: per row, the counts of every circular window of 9 bytes (in
+ * memory order, each byte's class from byte_class: 3^9 cells, code sum class[i+j] 3^j) and of
+ * 6 words (a word's class: weight > cut_low, + weight >= cut_high: 3^6 cells). */
+static void window_counts(uint8_t *letters, i64 n, int length, i64 *out) {
+    /* letters has room for `length` more: the cycle's start is copied after its end */
+    u32 top = 1, code = 0;
+    for (int j = 1; j < length; j++) top *= 3;
+    for (int j = 0; j < length; j++) letters[n + j] = letters[j % n];
+    for (int j = length - 1; j >= 0; j--) code = code * 3 + letters[j];
+    for (i64 i = 0; i < n; i++) {
+        out[code]++;
+        code = (code - letters[i]) / 3 + letters[i + length] * top;
+    }
+}
+
+void weight_window_counts(const u32 *w, i64 rows, i64 s, const int8_t *byte_class, int cut_low, int cut_high,
+                          i64 *bytes_out, i64 *words_out) {
+    uint8_t *letters = (uint8_t *)malloc(4 * s + 16);
+    memset(bytes_out, 0, sizeof(i64) * rows * 19683);
+    memset(words_out, 0, sizeof(i64) * rows * 729);
+    for (i64 r = 0; r < rows; r++) {
+        const uint8_t *octets = (const uint8_t *)(w + r * s);
+        for (i64 i = 0; i < 4 * s; i++) letters[i] = (uint8_t)byte_class[octets[i]];
+        window_counts(letters, 4 * s, 9, bytes_out + r * 19683);
+        for (i64 i = 0; i < s; i++) {
+            int weight = __builtin_popcount(w[r * s + i]);
+            letters[i] = (uint8_t)((weight > cut_low) + (weight >= cut_high));
+        }
+        window_counts(letters, s, 6, words_out + r * 729);
+    }
+    free(letters);
+}

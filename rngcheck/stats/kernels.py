@@ -13,6 +13,12 @@ once (numba compiled each kernel on first call, 0.9 to 2.5 s apiece), and a fres
 install`` needs nothing new: no wheel to build (Cython) and no 40 MiB LLVM (numba). Where no C
 compiler is found, or the build fails, the numpy code runs: slower, the same results.
 
+Measured on this 2-core machine (shared, so within tens of percent), one process, random words:
+a test with a kernel costs 1.2 to 14 ns per word where its numpy code cost 2 to 80 (power lags
+5.1 against 52, weight windows 14 against 61, the 32 x 32 ranks 7 against 38, the coupon
+collector 8.6 against about 80); the spectral test's FFT (about 450 ns per word of its 1/32 of
+the tier) and the birthday spacings' sorts are numpy's on both paths.
+
 The library is built under the cache (``$RNGCHECK_CACHE/stats``) with ``-O3 -march=native``;
 its name carries a digest of the source, the flags, the compiler's version and this machine's
 CPU (its model and flags), so a cache shared by unlike machines never runs code built for
@@ -60,6 +66,8 @@ SIGNATURES = {  # name -> argument types (every function returns void but berlek
     "collision_counts": (_PTR, _I64, _I64, _I64, ctypes.c_int, _PTR),
     "gf2_rank32": (_PTR, _I64, _PTR),
     "excursion_counts": (_PTR, _I64, _I64, _PTR),
+    "power_lag_counts": (_PTR, _I64, _I64, _PTR, _I64, _PTR),
+    "weight_window_counts": (_PTR, _I64, _I64, _PTR, ctypes.c_int, ctypes.c_int, _PTR, _PTR),
 }
 
 # The cost of each test per word measured with the compiled kernels (ns, this 2-core machine,
@@ -74,8 +82,8 @@ COMPILED_COST = {
     "knuth.poker": 2.1, "knuth.coupon_collector": 8.6, "knuth.maximum_of_t": 1.3, "knuth.runs_up": 1.9,
     "knuth.runs_down": 1.9, "testu01.birthday_spacings": 7.6, "testu01.hamming": 1.7, "knuth.collision": 6.7,
     "testu01.random_walk": 1.3, "lanes": 2.8, "nist.overlapping_template": 117, "nist.non_overlapping_template": 117,
-    "nist.universal": 172, "nist.random_excursions": 37, "pr.block_weights": 16.5, "pr.weight_windows": 47.5,
-    "pr.float_frequency": 21.4, "pr.gap16": 86.5, "pr.power_lags": 51,
+    "nist.universal": 172, "nist.random_excursions": 37, "pr.block_weights": 16.5, "pr.weight_windows": 14.3,
+    "pr.float_frequency": 21.4, "pr.gap16": 86.5, "pr.power_lags": 5.1,
 }
 COMPILED_COST_RATIO = {"rank.binary.": 0.3, "linear.complexity.": 0.15}
 
@@ -237,6 +245,23 @@ def gf2_ranks(lib, matrices: np.ndarray) -> np.ndarray:
     out = np.empty(batch, dtype=np.int64)
     lib.gf2_ranks(_p(m), batch, n, words, _p(out))
     return out
+
+
+def power_lag_counts(lib, samples, lags) -> np.ndarray:
+    """(k, len(lags), 256) counts of the second differences' low bytes (practrand_kinds.PowerLags)."""
+    table_ = table(lags, np.int64)
+    return per_row(lib, "power_lag_counts", samples, len(lags) * 256, _p(table_), len(lags)).reshape(-1, len(lags), 256)
+
+
+def weight_window_counts(lib, samples, byte_class, cuts):
+    """(bytes (k, 3^9), words (k, 3^6)) window counts (practrand_kinds.WeightWindows)."""
+    words = _words(samples)
+    k, s = words.shape
+    classes = table(byte_class, np.int8)
+    out_bytes = np.empty((k, 3 ** 9), dtype=np.int64)
+    out_words = np.empty((k, 3 ** 6), dtype=np.int64)
+    lib.weight_window_counts(_p(words), k, s, _p(classes), cuts[0], cuts[1], _p(out_bytes), _p(out_words))
+    return out_bytes, out_words
 
 
 def spectral_below(lib, samples, threshold: float) -> np.ndarray:
