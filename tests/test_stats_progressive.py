@@ -92,6 +92,15 @@ def test_a_good_stream_runs_to_max_bytes_and_a_short_one_to_its_end(tmp_path):
     assert ended.stdout.decode().startswith("no FAIL up to 768 KiB: the stream ended")
 
 
+def test_a_stream_shorter_than_the_first_length_is_too_short():
+    """Not even 64 KiB: exit 2 (as a fixed tier's too-short stream), and the last line says why."""
+    for data in (b"", bytes(1000)):
+        done = _cli("--input", "-", "--progressive", "--quiet", data=data)
+        assert done.returncode == 2, done.stderr.decode()[-2000:]
+        assert done.stdout.decode().startswith(
+            f"too short: the stream ended at {len(data)} bytes, before the first length, 64 KiB (2^16 bytes)")
+
+
 @pytest.mark.parametrize("args, message", [
     (["--bytes", "1M"], "--bytes does not apply with --progressive"),
     (["--max-bytes", "1K"], "--max-bytes must be at least 64K"),

@@ -493,7 +493,14 @@ def _run_progressive(args: StatsOptions, max_bytes: int | None) -> int:
         return 130
     if state["stopped"] == "fail":
         return 1
-    return 0 if lengths and state["stopped"] in ("max-bytes", "end-of-stream") else 2
+    if not lengths or _too_short(state):
+        return 2
+    return 0 if state["stopped"] in ("max-bytes", "end-of-stream") else 2
+
+
+def _too_short(state: dict) -> bool:
+    """The stream ended before the first length (64 KiB): nothing was judged at a full length."""
+    return state["stopped"] == "end-of-stream" and state["lengths"][0]["bytes_tested"] < state["start_bytes"]
 
 
 def progressive_verdict(doc: dict) -> str:
@@ -501,9 +508,12 @@ def progressive_verdict(doc: dict) -> str:
     from .progressive import size_text, strongest
     state = doc["progressive"]
     longest = size_text(state["lengths"][-1]["bytes_tested"]) if state["lengths"] else "nothing"
+    ended = f"no FAIL up to {longest}: the stream ended"
+    if state["lengths"] and _too_short(state):
+        ended = f"too short: the stream ended at {longest}, before the first length, {size_text(state['start_bytes'])}"
     why = {"fail": f"FAIL at {longest}",
            "max-bytes": f"no FAIL up to {longest} (--max-bytes)",
-           "end-of-stream": f"no FAIL up to {longest}: the stream ended",
+           "end-of-stream": ended,
            "interrupted": f"interrupted; no FAIL up to {longest}",
            "backend-failed": f"the backend failed; no FAIL up to {longest}"}[state["stopped"]]
     if state["stopped"] == "fail":

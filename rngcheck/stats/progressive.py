@@ -62,7 +62,7 @@ def size_text(nbytes: int) -> str:
             break
     else:
         text = f"{nbytes} bytes"
-    return f"{text} (2^{nbytes.bit_length() - 1} bytes)" if nbytes & (nbytes - 1) == 0 else text
+    return f"{text} (2^{nbytes.bit_length() - 1} bytes)" if nbytes > 0 and nbytes & (nbytes - 1) == 0 else text
 
 
 @dataclass
