@@ -1,4 +1,4 @@
-"""Fault backends of the restart rule (tests/test_hardening_resources.py)."""
+"""Fault backends of the restart rule (tests/test_process_ends.py)."""
 
 from __future__ import annotations
 

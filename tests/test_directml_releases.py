@@ -50,6 +50,17 @@ def test_one_home_the_wine_routes_default_and_the_torch_builds_come_from_the_tab
     assert releases.find("1.11.0", releases.WINDOWS) is None        # a wheel's version is not DirectML's
 
 
+@pytest.mark.parametrize("newest", ["0", "-1", "x"])
+def test_newest_zero_or_negative_is_a_usage_error_not_every_release(newest, capsys):
+    """--newest 0 selected every release ([-0:]): fetch --newest 0 downloaded them all (hardening round 4, 15)."""
+    with pytest.raises(SystemExit) as done:
+        releases.main(["fetch", "--offline", "--newest", newest])
+    assert done.value.code == 2
+    assert "--newest" in capsys.readouterr().err
+    with pytest.raises(ValueError):
+        releases.selected(newest=0)
+
+
 def test_selection_keeps_version_order_and_takes_the_newest_of_each_route():
     newest = releases.selected(newest=2)
     assert [r.label for r in newest] == ["windows-1.15.2", "windows-1.15.4", "linux-torch-0.2.0", "linux-torch-0.2.5"]

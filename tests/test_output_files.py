@@ -6,6 +6,8 @@ gets no file beside it, a planted lock file is not followed, a pipe without a re
 Tests with processes poll with generous limits; none depends on a fixed sleep to pass. Two need
 root (they say so and are skipped otherwise): mounting a small tmpfs, and writing in /dev."""
 
+from __future__ import annotations
+
 import errno
 import json
 import os
@@ -14,14 +16,16 @@ import signal
 import stat
 import subprocess
 import sys
+import time
 from argparse import Namespace
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from test_hardening import _journal_with, one_line_error, wait_until
-from test_hardening_round3 import backend_file, edited_copy, rngcheck
+from helpers import require
+from probes import FAULTS, _journal_with, backend_file, edited_copy, one_line_error, rngcheck, run_args, wait_until
+from rngcheck.cli import main
 
 ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
 STATE = "0xffffffff,0,0,0,1,2"
@@ -64,7 +68,6 @@ def test_nist_refuses_a_json_over_its_bit_file(bit_file):
 def test_a_failed_nist_write_leaves_the_previous_document_whole(tmp_path, bit_file, monkeypatch, capsys):
     """A full disk, simulated in-process: the write's flush to disk fails with ENOSPC."""
     from rngcheck import jsonfile
-    from rngcheck.cli import main
 
     out = tmp_path / "nist.json"
     out.write_text('{"previous": "document"}\n')
@@ -292,3 +295,154 @@ def test_every_writer_takes_a_name_of_255_bytes(tmp_path, kat_document):
     assert rngcheck("export", str(kat_document), "--csv", str(table), "--quiet").returncode == 0
     assert "PASS" in summary.read_text() and table.read_text().startswith("run,")
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([summary.name, table.name])
+
+
+@pytest.mark.parametrize("options", [
+    ["--json", "{d}/a", "--junit", "{d}/a"], ["--json", "{d}/a", "--html", "{d}/./a"],
+    ["--json", "{d}/a.json", "--journal", "{d}/a.json"], ["--junit", "{d}/x", "--html", "{d}/x"],
+])
+def test_one_path_for_two_outputs_is_refused_before_anything_runs(tmp_path, options):
+    result = run_args(tmp_path, *[o.format(d=tmp_path) for o in options])
+    one_line_error(result, 2, "same file")
+    assert not list(tmp_path.iterdir())
+
+
+def test_report_refuses_to_write_over_its_input(tmp_path):
+    doc = tmp_path / "a.json"
+    assert run_args(tmp_path, "--json", str(doc)).returncode == 0
+    before = doc.read_bytes()
+    one_line_error(rngcheck("report", str(doc), "--html", str(doc)), 2, "refusing to overwrite")
+    assert doc.read_bytes() == before
+
+
+def test_an_unwritable_output_is_refused_before_the_run(tmp_path):
+    start = time.monotonic()
+    result = run_args(tmp_path, "--junit", "/proc/rngcheck-junit.xml", backend=f"{FAULTS}:Slow", case="mapping")
+    one_line_error(result, 2, "cannot write --junit /proc/rngcheck-junit.xml")
+    assert time.monotonic() - start < 60
+
+
+def test_a_write_failing_after_the_run_still_prints_the_verdict(tmp_path, monkeypatch, capsys):
+    from rngcheck import cli
+    from rngcheck.reports import junit
+
+    def full_disk(document, path):
+        raise cli.RngcheckError(f"cannot write {path}: No space left on device")
+    monkeypatch.setattr(junit, "write", full_disk)
+    code = cli.main(["run", "--backend", "numpy", "--case", "kat", "--junit", str(tmp_path / "j.xml"),
+                     "--json", str(tmp_path / "r.json")])
+    captured = capsys.readouterr()
+    assert code == 2 and "rngcheck: PASS" in captured.out
+    assert captured.err.strip().splitlines() == [f"rngcheck: error: cannot write {tmp_path / 'j.xml'}: "
+                                                 f"No space left on device"]
+    assert json.loads((tmp_path / "r.json").read_text())["summary"]["verdict"] == "pass"
+
+
+def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path, monkeypatch):
+    from rngcheck import jsonfile
+    target = tmp_path / "junit.xml"
+    target.write_text("<old/>")
+
+    def broken_fsync(fd):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(jsonfile.os, "fsync", broken_fsync)
+    with pytest.raises(jsonfile.RngcheckError, match="No space left"):
+        jsonfile.atomic_write(target, "<new/>" * 1000)
+    assert target.read_text() == "<old/>" and [p.name for p in tmp_path.iterdir()] == ["junit.xml"]
+
+
+def test_export_refuses_to_write_over_its_input(tmp_path, kat_run):
+    doc = tmp_path / "a.json"
+    doc.write_bytes(kat_run[0].read_bytes())
+    before = doc.read_bytes()
+    one_line_error(rngcheck("export", str(doc), "--csv", str(doc)), 2, "--csv", "input")
+    one_line_error(rngcheck("export", str(doc), "--parquet", str(doc)), 2, "--parquet", "input")
+    assert doc.read_bytes() == before
+    journal = tmp_path / "j.journal.jsonl"
+    journal.write_bytes(kat_run[1].read_bytes())
+    one_line_error(rngcheck("export", str(journal), "--csv", str(journal)), 2, "input")
+    assert journal.read_bytes() == kat_run[1].read_bytes()
+
+
+def test_compare_refuses_to_write_its_page_over_an_input(tmp_path, kat_run):
+    new = edited_copy(kat_run[0], tmp_path / "new.json", lambda d: None)
+    expected = tmp_path / "known.txt"
+    expected.write_text("kat/*  # a reason\n")
+    before = new.read_bytes()
+    one_line_error(rngcheck("compare", str(kat_run[0]), str(new), "--html", str(new)), 2, "--html", "input")
+    one_line_error(rngcheck("compare", str(kat_run[0]), str(new), "--expected-failures", str(expected),
+                            "--html", str(expected)), 2, "--html")
+    assert new.read_bytes() == before and expected.read_text() == "kat/*  # a reason\n"
+
+
+def test_an_output_that_is_a_pipe_is_written_into_not_replaced(tmp_path, kat_run):
+    fifo = tmp_path / "summary.fifo"
+    os.mkfifo(fifo)
+    reader = subprocess.Popen(["cat", str(fifo)], stdout=subprocess.PIPE, text=True)
+    try:
+        result = rngcheck("report", str(kat_run[0]), "--summary", str(fifo), timeout=120)
+        assert result.returncode == 0, result.stderr
+        assert stat.S_ISFIFO(fifo.lstat().st_mode)
+        received, _ = reader.communicate(timeout=60)
+        assert "rngcheck" in received and "PASS" in received
+    finally:
+        reader.kill()
+
+
+def test_an_output_that_is_a_symlink_writes_its_target(tmp_path, kat_run):
+    target = tmp_path / "real.csv"
+    link = tmp_path / "link.csv"
+    link.symlink_to(target)
+    assert rngcheck("export", str(kat_run[0]), "--csv", str(link), "--quiet").returncode == 0
+    assert link.is_symlink() and target.read_text().startswith("run,")
+    summary_target = tmp_path / "real.md"
+    (tmp_path / "summary.md").symlink_to(summary_target)
+    assert rngcheck("report", str(kat_run[0]), "--summary", str(tmp_path / "summary.md")).returncode == 0
+    assert (tmp_path / "summary.md").is_symlink() and "PASS" in summary_target.read_text()
+
+
+def test_two_runs_writing_one_json_cannot_both_succeed(tmp_path):
+    spec = backend_file(tmp_path, "HangsEveryCall")
+    out = tmp_path / "out.json"
+    first = subprocess.Popen([sys.executable, "-m", "rngcheck", "run", "--backend", spec, "--case", "kat",
+                              "--json", str(out), "--journal", str(tmp_path / "one.journal.jsonl"), "--quiet"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_until(lambda: (tmp_path / "one.journal.jsonl").exists()
+                   and (tmp_path / "one.journal.jsonl").stat().st_size > 0, what="the first run's start")
+        second = rngcheck("run", "--backend", "numpy", "--case", "kat", "--json", str(out),
+                          "--journal", str(tmp_path / "two.journal.jsonl"), "--quiet")
+        one_line_error(second, 2, "--json", "locked")
+        first.send_signal(signal.SIGTERM)
+        _, stderr = first.communicate(timeout=120)
+        assert first.returncode == 130, stderr
+        assert json.loads(out.read_text())["interrupted"] is True   # the first run's document, whole
+    finally:
+        first.kill()
+
+
+def test_output_locks_leave_nothing_behind(tmp_path):
+    out = tmp_path / "out.json"
+    result = rngcheck("run", "--backend", "nosuchbackend", "--case", "kat", "--json", str(out), "--quiet")
+    assert result.returncode == 2 and list(tmp_path.iterdir()) == []   # refused: no output, no lock file
+    result = rngcheck("run", "--backend", "numpy", "--case", "kat", "--json", str(out), "--quiet")
+    assert result.returncode == 0, result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.journal.jsonl", "out.json"]
+
+
+@pytest.mark.parametrize("inside", [False, True])
+def test_stats_json_over_the_checkpoint_is_refused_before_the_run(tmp_path, inside):
+    require("distributed")
+    checkpoint = tmp_path / "ck"
+    target = checkpoint / "out.json" if inside else checkpoint
+    result = rngcheck("stats", "--backend", "numpy", "--dask", "local:1", "--checkpoint", str(checkpoint),
+                      "--json", str(target), "--quiet", timeout=120)
+    one_line_error(result, 2, "--checkpoint")
+    assert not checkpoint.exists()  # refused before the checkpoint (and the run) began
+
+
+def test_stats_into_a_pipe_closed_early_keeps_the_verdicts_exit_code():
+    process = subprocess.Popen(f"{sys.executable} -m rngcheck stats --backend numpy --json - 2>/dev/null | head -c 1 "
+                               f">/dev/null; exit ${{PIPESTATUS[0]}}", shell=True, executable="/bin/bash",
+                               cwd=os.getcwd())
+    assert process.wait(timeout=300) == 0

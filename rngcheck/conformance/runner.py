@@ -28,6 +28,7 @@ from ..errors import RngcheckError, one_line
 from ..expression import Keyword
 from ..progress import Progress
 from ..results import document as D
+from ..results.journal import MAX_SELECT
 from ..results.statuses import NOT_RUN
 from . import axes
 from .case import Case
@@ -75,6 +76,8 @@ def matcher(patterns: list[str]):
 def select_cases(options: RunOptions) -> list[Case]:
     """The cases a run of ``options`` runs (rules 1 to 4; a malformed -k raises RngcheckError)."""
     keyword = Keyword.compile(options.keyword) if options.keyword is not None else None
+    if len(options.select) > MAX_SELECT:   # each pattern is matched against every case: bounded work
+        raise RngcheckError(f"{len(options.select)} --case patterns: at most {MAX_SELECT} (give a glob or -k instead)")
     chosen = axes.cases_for(options.profile) if options.cases is None else list(options.cases)
     if options.select:
         matches = matcher(options.select)
@@ -98,6 +101,8 @@ def selection_of(document: dict) -> list[str] | None:
     schema version 2), else read off its recorded command (``run --case P``, ``--case=P`` or a prefix
     argparse takes for it: no other option of run starts --c); None when the command is not run's."""
     select = document.get("select")
+    if isinstance(select, list) and len(select) > MAX_SELECT:
+        return None   # more than a run could have given: a selection this rngcheck does not read
     if isinstance(select, list) and all(isinstance(p, str) for p in select):
         return list(select)
     command = document.get("command")

@@ -25,14 +25,29 @@ STATUS_COLOURS = {"passed": "#2e7d32", "failed": "#c62828", "error": "#6a1b9a", 
 _counter = itertools.count(1)
 
 
+# The most lane panels one figure draws (a battery's main stream has three lanes tests: frequency, lag1,
+# lag4); a document naming thousands of them drew thousands of panels, for minutes.
+LANE_PANELS = 8
+
+
+class Undrawable(ValueError):
+    """A document's numbers that no figure can show (an infinite z-score, a threshold that is not a
+    probability): the page says why in the figure's place."""
+
+
 def draw(name: str, *args) -> dict:
     """An inline SVG figure (``name``: one of the functions below, called with ``args``) as the
     page's model holds it: {"svg": text, "error": None}, or the reason it could not be drawn
-    (matplotlib missing)."""
+    (matplotlib missing, or numbers in the document that no figure shows: Undrawable, or any other
+    value matplotlib refuses)."""
     try:
         return {"svg": globals()[name](*args), "error": None}
     except ImportError as error:
         return {"svg": None, "error": f"figures need matplotlib ({error})"}
+    except Undrawable as error:
+        return {"svg": None, "error": f"not drawn: {error}"}
+    except (ValueError, ArithmeticError) as error:   # a document's value matplotlib cannot place
+        return {"svg": None, "error": f"not drawn: the document's numbers cannot be plotted ({error})"}
 
 
 def _figure(width: float, height: float, rows: int = 1):
@@ -253,15 +268,14 @@ def lane_bias(tables: list[dict]) -> str:
     import matplotlib.patches
     from matplotlib.colors import Normalize, SymLogNorm, TwoSlopeNorm
 
+    tables, left_out = _lane_panels(tables)
+    limit = max([4.0] + [_lane_extreme(table) for table in tables])
     with matplotlib.rc_context(_rc()):
-        fig, axes = _figure(7.2, 0.3 + 1.45 * len(tables), rows=len(tables))
+        fig, axes = _figure(7.2, 0.3 + 1.45 * len(tables) + (0.3 if left_out else 0), rows=len(tables))
         fig.set_layout_engine("constrained")
-        limit = 4.0
-        for table in tables:
-            if table.get("grid") is not None:
-                limit = max(limit, float(np.nanmax(np.abs(table["grid"]))))
-            if table.get("worst"):
-                limit = max(limit, abs(float(table["worst"][2])))
+        if left_out:
+            fig.suptitle(f"{len(tables)} of {len(tables) + left_out} lanes tests drawn (the most biased); "
+                         f"{left_out} left out", fontsize=8.5, x=0.01, ha="left")
         norm: Normalize
         if limit > 12:
             norm = SymLogNorm(linthresh=2.0, vmin=-limit, vmax=limit, base=10)
@@ -302,11 +316,49 @@ def lane_bias(tables: list[dict]) -> str:
         return _render(fig, "bias per Philox lane and bit position")
 
 
+def _lane_extreme(table: dict) -> float:
+    """The largest |z| of a lanes table (its grid's or its worst cell's); Undrawable when one is infinite."""
+    extreme = 0.0
+    grid = table.get("grid")
+    if grid is not None:
+        if np.isinf(grid).any():
+            raise Undrawable(f"the lanes table {label(table.get('title'), 60)!r} holds an infinite z-score")
+        if np.isfinite(grid).any():
+            extreme = float(np.nanmax(np.abs(grid)))
+    worst = table.get("worst")
+    if worst:
+        z = float(worst[2])
+        if math.isinf(z):
+            raise Undrawable(f"the lanes table {label(table.get('title'), 60)!r} holds an infinite z-score")
+        if z == z:
+            extreme = max(extreme, abs(z))
+    return extreme
+
+
+def _lane_panels(tables: list[dict]) -> tuple[list[dict], int]:
+    """At most LANE_PANELS tables, the most biased (largest |z|) in their own order, and how many were
+    left out. Every value is checked (Undrawable) before anything is drawn."""
+    extremes = [_lane_extreme(table) for table in tables]
+    if len(tables) <= LANE_PANELS:
+        return tables, 0
+    keep = sorted(sorted(range(len(tables)), key=lambda i: -extremes[i])[:LANE_PANELS])
+    return [tables[i] for i in keep], len(tables) - LANE_PANELS
+
+
+def _threshold(value: float | None, name: str) -> float | None:
+    """A document's threshold as a probability in (0, 1), or Undrawable."""
+    if value is not None and not 0.0 < value < 1.0:
+        raise Undrawable(f"the document's {name} threshold {value!r} is not a probability in (0, 1)")
+    return value
+
+
 def log10_p_bars(names: list[str], log10_p: list, fail_at: float = 1e-10, suspect_at: float | None = None) -> str:
     """-log10(p) per result, with the FAIL (and SUSPECT) thresholds: failing tests stand out.
     A None (p below every double, or a degenerate statistic) is drawn past the largest bar."""
     import matplotlib
 
+    fail_at = _threshold(fail_at, "failure") or 1e-10
+    suspect_at = _threshold(suspect_at, "suspect")
     with matplotlib.rc_context(_rc()):
         finite = [-v for v in log10_p if v is not None and v == v and v > -math.inf]
         beyond = max([400.0] + [2.0 * v for v in finite])  # p underflowed with no log10: drawn past the rest

@@ -533,6 +533,9 @@ def _run_battery(args: StatsOptions, nbytes, wanted: list, dieharder_tests) -> i
     # a bar per stream on a terminal for the standard and deep tiers; plain lines otherwise
     bar = not args.quiet and args.tier != "smoke" and args.dask is None
     progress = None if args.quiet else Progress(True, 0, "bytes", terminal=None if bar else False)
+    if args.input == "-":   # stdin is kept on disk while it is tested: room for it first
+        from .streams import check_spool_room
+        check_spool_room(nbytes or TIERS[args.tier], copies=2 if wanted else 1)
     source, seed = build_source(args)
     tee = None
     if wanted and args.input == "-":  # stdin is read once: keep a copy for the peers

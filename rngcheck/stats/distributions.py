@@ -169,9 +169,21 @@ def _central_moments(values: np.ndarray, mu: float) -> list[float]:
     """E (x - mu)^k, k = 0..8, of equally likely ``values`` (each term computed in float64)."""
     y = values - mu
     powers, out = np.ones_like(y), []
-    for _ in range(9):
-        out.append(_mean(powers))
-        powers = powers * y
+    with np.errstate(over="ignore"):   # a range too wide for the 8th power: inf, refused by _moments_usable
+        for _ in range(9):
+            out.append(_mean(powers))
+            powers = powers * y
+    return out
+
+
+def _power_moments(span: float) -> list[float]:
+    """E (x - mean)^k, k = 0..8, of the continuous uniform on a range ``span`` wide (inf where it overflows)."""
+    out = []
+    for k in range(9):
+        try:
+            out.append(0.0 if k % 2 else (span / 2) ** k / (k + 1))
+        except OverflowError:
+            out.append(math.inf)
     return out
 
 
@@ -249,10 +261,25 @@ class Null:
         else:
             span = self.high - self.low
             self.mu = self.low + span * (1 - 2.0 ** -self.bits) / 2
-            self.moments = [0.0 if k % 2 else (span / 2) ** k / (k + 1) for k in range(9)]
+            self.moments = _power_moments(span)
             self.support_text = f"[{self.low!r}, {self.high!r})" if self.unit else f"[{self.low!r}, {self.high!r}]"
+        self._moments_usable()
         self.pair_product_variance = self.moments[2] ** 2
         self.bins = UNIFORM_BINS
+
+    def _moments_usable(self) -> None:
+        """The moment tests compare sums of (x - mean)^k, k <= 4, with their null mean and variance, which
+        need E (x - mean)^8 in float64: a range so wide that it overflows, or so narrow that it underflows
+        to 0, is refused in one line (its tests would divide by an infinite or zero variance)."""
+        m = self.moments
+        try:
+            usable = all(math.isfinite(v) for v in m) and all(m[2 * k] - m[k] ** 2 > 0 for k in range(1, 5))
+        except OverflowError:
+            usable = False
+        if not usable:
+            raise RngcheckError(f"the range [{self.request.low}, {self.request.high}) in {self.dtype} is too "
+                                f"{'wide' if self.high - self.low > 1 else 'narrow'} for the moment tests: "
+                                "(x - mean)^8 is not a finite, non-zero float64 there")
 
     def outside(self, x: np.ndarray) -> np.ndarray:
         """Finite values the convention cannot produce (beyond its support)."""
@@ -636,6 +663,21 @@ class Tails(NumberAccumulator):
         return out
 
 
+# The moment and correlation tests sum powers and products of x - mean exactly; a value further than
+# this from the mean (2^200, far outside every support whose moments a Null takes: Null._moments_usable)
+# is left out of them like a non-finite value (the support test counts it), so that their sums, and
+# the z-scores made of them, stay finite floats.
+CENTRED_LIMIT = 2.0 ** 200
+
+
+def _centred(x: np.ndarray, mu: float) -> tuple[np.ndarray, np.ndarray]:
+    """(x - mu where it is usable, else 0; which values are usable): finite and within CENTRED_LIMIT."""
+    with np.errstate(over="ignore", invalid="ignore"):   # x - mu of a huge or infinite x: masked out here
+        y = x - mu
+        usable = np.abs(y) <= CENTRED_LIMIT
+    return np.where(usable, y, 0.0), usable
+
+
 class Moments(NumberAccumulator):
     """Exact sums of (x - mu)^k, k = 1..4 (finite values), as z-scores against the null."""
 
@@ -649,8 +691,8 @@ class Moments(NumberAccumulator):
         self.finite_pairs = 0    # normal: pairs (2i, 2i+1) both seen (for the variance of sums)
 
     def _update(self, x, position):
-        y = np.where(np.isfinite(x), x - self.null.mu, 0.0)
-        self.finite += int(np.isfinite(x).sum())
+        y, usable = _centred(x, self.null.mu)
+        self.finite += int(usable.sum())
         square = y * y
         for k, power in ((1, y), (2, square), (3, square * y), (4, square * square)):
             self.sums[k] += exact_sum(power)
@@ -689,7 +731,7 @@ class Correlation(NumberAccumulator):
         self.first = self.last = None
 
     def _centred(self, x):
-        return np.where(np.isfinite(x), x - self.null.mu, 0.0)
+        return _centred(x, self.null.mu)[0]
 
     def _add_across(self, left: float, right: float, position: int):
         product = float(np.float64(left) * np.float64(right))
@@ -916,6 +958,25 @@ def run(stream: NumberStream, count: int, *, tier: str = "smoke", reproduce: str
     }
 
 
+def _check_range_in_dtype(request: Request) -> None:
+    """[low, high) as the dtype holds it (numbers.Request checks it in float64 only: a conformance case
+    may draw any range a library takes): both ends finite once rounded to the dtype, low < high after
+    that rounding, and high - low finite in the dtype (the conventions scale by it: an infinite span
+    draws inf and NaN). A range that fails is not tested: one line."""
+    fmt = floats.FORMATS[request.dtype]
+    low, high = (float(end) for end in request.uniform_range)
+    with np.errstate(over="ignore", invalid="ignore"):   # an end past the dtype rounds to inf: refused below
+        lo, hi = (float(v) for v in floats.as_values(fmt, floats.round_to(fmt, [low, high])))
+        span = float(floats.as_values(fmt, floats.round_to(fmt, [np.float64(hi) - np.float64(lo)]))[0])
+    shown = f"[{request.low}, {request.high}) in {request.dtype}"
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        raise RngcheckError(f"the range {shown} is not finite (its ends round to {lo!r} and {hi!r})")
+    if not lo < hi:
+        raise RngcheckError(f"the range {shown} is empty: its ends round to {lo!r} and {hi!r}")
+    if not math.isfinite(span):
+        raise RngcheckError(f"the range {shown} is wider than {request.dtype} holds: high - low overflows it")
+
+
 def request_of(kind: str, convention: str, dtype: str, low=None, high=None) -> Request:
     """A checked request (one-line RngcheckError for anything wrong)."""
     MODELS.get(kind)  # one line naming the known kinds otherwise
@@ -925,6 +986,8 @@ def request_of(kind: str, convention: str, dtype: str, low=None, high=None) -> R
     except NumbersError as error:
         raise RngcheckError(str(error)) from None
     _model_check(convention)
+    if request.kind == UNIFORM and request.low is not None:
+        _check_range_in_dtype(request)
     if kind not in MODELLED_KINDS.get(convention, MODELS.names()):
         raise RngcheckError(f"no {kind} goodness-of-fit for convention {convention!r} "
                             f"(modelled: {', '.join(MODELLED_KINDS[convention])})")

@@ -51,7 +51,6 @@ import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
-from typing import Any
 
 import numpy as np
 from scipy import special
@@ -60,7 +59,6 @@ from ..errors import RngcheckError
 from ..results.nist_document import SCHEMA, SCHEMA_VERSION  # noqa: F401  (the document's format lives in results)
 from ..results.verdicts import NOT_APPLICABLE, STATS_FAIL, STATS_PASS
 from . import nist
-from .bits import to_bits
 from .nist_options import DEFAULT_BACKEND_SEQUENCES, DEFAULT_LENGTH, Parameters  # noqa: F401
 from .tiers import cores
 
@@ -329,13 +327,15 @@ def rules_used(rows: list[Row]) -> dict[str, int]:
 # ------------------------------------------------------------------------------------------
 
 class PackedBits:
-    """The bits of a binary input kept packed (a byte per 8 bits, most significant first). A
-    slice is unpacked when a sequence is read, so a large file costs its own size in memory, not
-    eight times it. ``size`` and ``bits[a:b]`` (a uint8 0/1 array) are all ``run`` needs."""
+    """The bits of an input kept packed (a byte per 8 bits, most significant first; ``size`` bits,
+    the last byte's low bits unused when it is not a multiple of 8): binary files, and ASCII files
+    packed as they are read. A slice is unpacked when a sequence is read, so an input costs an
+    eighth of its bits in memory, not a byte a bit. ``size`` and ``bits[a:b]`` (a uint8 0/1 array)
+    are all ``run`` needs."""
 
-    def __init__(self, data: np.ndarray):
+    def __init__(self, data: np.ndarray, size: int | None = None):
         self.data = data
-        self.size = int(data.size) * 8
+        self.size = int(data.size) * 8 if size is None else min(int(size), int(data.size) * 8)
 
     def __len__(self) -> int:
         return self.size
@@ -351,19 +351,58 @@ class PackedBits:
 
 MAX_INPUT_BYTES = 1 << 30   # bytes read at most (without --sequences: a regular file, a pipe)
 CHUNK_BYTES = 1 << 22       # read a chunk at a time: SIGTERM and Ctrl-C are seen between chunks
+# Testing one sequence of n bits holds about 33 n bytes at its peak (measured for n = 10^6 .. 1.3 x 10^8
+# with sts's parameters and with m = 24: the spectral test's float64 and complex arrays); 40 with room.
+BYTES_PER_BIT = 40
+# The longest sequence: the random excursion tests' walk is an int32 cumulative sum.
+MAX_LENGTH = (1 << 31) - 1
 
 
-def read_bits(path: str, fmt: str = "auto", want_bits: int | None = None) -> tuple[np.ndarray | PackedBits, str]:
-    """The bits of a file ('-': stdin) as a uint8 0/1 array, and the format read.
+def check_length(n: int) -> None:
+    """Refuse, in one line naming the limit, a --length rngcheck cannot test: past MAX_LENGTH, or a
+    sequence whose tests need more memory than this process can allocate (rngcheck.sharedmem)."""
+    from ..sharedmem import shortfall
+
+    if n > MAX_LENGTH:
+        raise RngcheckError(f"--length {n}: at most {MAX_LENGTH} bits a sequence (the random excursion tests' "
+                            "walk is a 32-bit sum)")
+    why = shortfall(BYTES_PER_BIT * n)
+    if why:
+        raise RngcheckError(f"--length {n}: testing one sequence takes about {BYTES_PER_BIT} bytes a bit: {why}; "
+                            "give a shorter --length")
+
+
+def workers_that_fit(workers: int, n: int) -> int:
+    """``workers``, fewer when the memory this process can allocate holds fewer sequences of n bits
+    under test at once (at least one: check_length refused a sequence that does not fit)."""
+    from ..sharedmem import memory_available
+
+    room = memory_available()
+    return workers if room is None else max(1, min(workers, room // (BYTES_PER_BIT * n)))
+
+
+def _check_room(path: str, nbytes: int, what: str) -> None:
+    """Refuse, in one line, input bits that would not fit in memory (rngcheck.sharedmem.shortfall)."""
+    from ..sharedmem import shortfall
+
+    why = shortfall(nbytes)
+    if why:
+        raise RngcheckError(f"{path}: {what}, kept packed (a bit a bit): {why}; run fewer sequences at a time")
+
+
+def read_bits(path: str, fmt: str = "auto", want_bits: int | None = None) -> tuple[PackedBits, str]:
+    """The bits of a file ('-': stdin), packed (PackedBits), and the format read.
 
     ascii: '0' and '1' characters; spaces, tabs and line ends are skipped (NIST's data files
     wrap lines); anything else is an error naming its offset. binary: every byte, most
     significant bit first (sts's "binary" input). auto: ascii when at least 90% of the first
-    64 KiB are those characters (random bytes: about 2%), else binary.
+    64 KiB are those characters (random bytes: about 2%), else binary. Either is kept packed, a
+    byte per 8 bits.
 
     ``want_bits`` (--length x --sequences): reading stops once that many bits are in; without it,
     the whole input, at most MAX_INPUT_BYTES, and never a device (it does not end). Read in
-    chunks, so a SIGTERM or Ctrl-C ends it."""
+    chunks, so a SIGTERM or Ctrl-C ends it; what is kept is checked against the memory this process
+    can allocate (before reading, with ``want_bits``; chunk by chunk without), one line if it does not fit."""
     try:
         if path == "-":
             return _read_bits_from(sys.stdin.buffer, "stdin", fmt, want_bits)
@@ -373,7 +412,38 @@ def read_bits(path: str, fmt: str = "auto", want_bits: int | None = None) -> tup
         raise RngcheckError(f"cannot read {path!r}: {error.strerror or error}") from None
 
 
-def _read_bits_from(handle, path: str, fmt: str, want_bits: int | None) -> tuple[np.ndarray | PackedBits, str]:
+class _Packer:
+    """Bits packed as they come (a byte per 8 bits, most significant first): ``add`` 0/1 arrays or
+    whole bytes, ``bits()`` the PackedBits."""
+
+    def __init__(self) -> None:
+        self.packed = bytearray()
+        self.carry = np.zeros(0, np.uint8)   # fewer than 8 bits not packed yet (ascii)
+
+    @property
+    def count(self) -> int:
+        return 8 * len(self.packed) + self.carry.size
+
+    def add_bytes(self, chunk: bytes) -> None:
+        self.packed += chunk
+
+    def add_bits(self, bits: np.ndarray) -> None:
+        if self.carry.size:
+            bits = np.concatenate([self.carry, bits])
+        whole = bits.size - bits.size % 8
+        self.packed += np.packbits(bits[:whole]).tobytes()
+        self.carry = bits[whole:]
+
+    def bits(self, limit: int | None) -> PackedBits:
+        count = self.count
+        data = np.frombuffer(bytes(self.packed) + np.packbits(self.carry).tobytes(), dtype=np.uint8) \
+            if self.carry.size else np.frombuffer(self.packed, dtype=np.uint8)
+        if limit is not None and count > limit:
+            data, count = data[:(limit + 7) // 8], limit
+        return PackedBits(data, count)
+
+
+def _read_bits_from(handle, path: str, fmt: str, want_bits: int | None) -> tuple[PackedBits, str]:
     import stat
 
     try:
@@ -387,25 +457,27 @@ def _read_bits_from(handle, path: str, fmt: str, want_bits: int | None) -> tuple
     if want_bits is not None and want_bits > 8 * MAX_INPUT_BYTES:
         raise RngcheckError(f"--length x --sequences asks for {want_bits} bits, more than rngcheck nist reads "
                             f"({8 * MAX_INPUT_BYTES}): run fewer sequences at a time")
-    chunks = bytearray()
-    kept: list[np.ndarray] = []   # ascii: the 0/1 bits of each chunk
-    got_bits = read = 0
-    while want_bits is None or got_bits < want_bits:
+    if want_bits is not None:
+        _check_room(path, (want_bits + 7) // 8, f"--length x --sequences = {want_bits} bits")
+    packer = _Packer()
+    read = 0
+    while want_bits is None or packer.count < want_bits:
         if want_bits is None:
             size = CHUNK_BYTES
         elif fmt == "binary":
-            size = min(CHUNK_BYTES, (want_bits - got_bits + 7) // 8)
+            size = min(CHUNK_BYTES, (want_bits - packer.count + 7) // 8)
         else:
-            size = CHUNK_BYTES if fmt == "auto" else min(CHUNK_BYTES, max(1 << 16, want_bits - got_bits))
+            size = CHUNK_BYTES if fmt == "auto" else min(CHUNK_BYTES, max(1 << 16, want_bits - packer.count))
         chunk = handle.read(size)
         if not chunk:
             break
+        if want_bits is None:   # no size known before: each chunk's growth checked as it comes
+            _check_room(path, len(packer.packed) + len(chunk), f"the {read + len(chunk)} bytes read so far")
         if fmt == "auto":
             head = np.frombuffer(chunk[:1 << 16], np.uint8)
             fmt = "ascii" if np.isin(head, ASCII_BYTES).mean() >= 0.9 else "binary"
         if fmt == "binary":
-            chunks += chunk
-            got_bits += 8 * len(chunk)
+            packer.add_bytes(chunk)
         else:
             data = np.frombuffer(chunk, dtype=np.uint8)
             bad = np.flatnonzero(~np.isin(data, ASCII_BYTES))
@@ -413,90 +485,134 @@ def _read_bits_from(handle, path: str, fmt: str, want_bits: int | None) -> tuple
                 at = int(bad[0])
                 raise RngcheckError(f"{path}: byte {read + at} is {bytes([chunk[at]])!r}: an ASCII bit file holds "
                                     "only '0', '1' and whitespace (--format binary reads raw bytes)")
-            bits = (data[(data == 48) | (data == 49)] - 48).astype(np.uint8)
-            kept.append(bits)
-            got_bits += bits.size
+            packer.add_bits((data[(data == 48) | (data == 49)] - 48).astype(np.uint8))
         read += len(chunk)
         if want_bits is None and read > MAX_INPUT_BYTES:
             raise RngcheckError(f"{path}: more than {MAX_INPUT_BYTES} bytes: give --sequences (and --length) to "
                                 "read what they need")
     if fmt == "auto":
         fmt = "binary"  # an empty input
-    if fmt == "binary":
-        data = np.frombuffer(chunks, dtype=np.uint8)
-        if want_bits is not None and data.size * 8 > want_bits + 7:
-            data = data[:(want_bits + 7) // 8]
-        return PackedBits(data), fmt
-    bits = np.concatenate(kept) if kept else np.zeros(0, np.uint8)
-    return (bits[:want_bits] if want_bits is not None else bits), fmt
+    return packer.bits(want_bits), fmt
 
 
-def backend_bits(spec: str, seed: int, total_bits: int) -> tuple[np.ndarray, dict]:
-    """``total_bits`` bits of a backend's stream (the battery's bit order: rngcheck.stats.bits).
-    The backend is hosted as ``rngcheck run`` and ``rngcheck stats`` host it (the reference
-    in-process, any other backend in a worker), so one that crashes cannot take rngcheck down."""
-    from ..backends.hosting import close, hosted
-    from .streams import BackendSource
+class BackendBits:
+    """A backend's stream as bits (the battery's bit order: rngcheck.stats.bits), drawn as it is read:
+    ``bits[a:b]`` in increasing order (one sequence after the other), so only a sequence and a word
+    are held, whatever --sequences x --length. The backend is hosted as ``rngcheck run`` and
+    ``rngcheck stats`` host it (the reference in-process, any other backend in a worker), so one
+    that crashes cannot take rngcheck down; ``close`` ends it."""
 
-    if not 0 <= seed < 1 << 64:
-        raise RngcheckError("--seed must be a 64-bit unsigned integer")
-    backend = hosted(spec)
-    source = BackendSource(backend, key=seed)
-    try:
-        words = source.read((total_bits + 31) // 32)
-        return to_bits(words)[:total_bits], source.describe()
-    finally:
-        source.close()
-        close(backend)
+    def __init__(self, spec: str, seed: int, total_bits: int):
+        from ..backends.hosting import hosted
+        from .streams import BackendSource
+
+        if not 0 <= seed < 1 << 64:
+            raise RngcheckError("--seed must be a 64-bit unsigned integer")
+        self.size = int(total_bits)
+        self.backend = hosted(spec)
+        self.source = BackendSource(self.backend, key=seed)
+        self.held = np.zeros(0, np.uint8)   # packed bytes of the stream from bit 8 * self.first_byte on
+        self.first_byte = 0
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __getitem__(self, key) -> np.ndarray:
+        if not isinstance(key, slice) or key.step not in (None, 1):
+            raise TypeError("BackendBits takes a contiguous slice")
+        start, stop, _ = key.indices(self.size)
+        stop = max(start, stop)
+        if start < 8 * self.first_byte:
+            raise ValueError("BackendBits is read in order: that part of the stream was dropped")
+        drop = start // 8 - self.first_byte   # the bytes before this slice are not read again
+        self.held, self.first_byte = self.held[drop:], start // 8
+        end_byte = (stop + 7) // 8 - self.first_byte
+        if end_byte > self.held.size:
+            words = self.source.read((end_byte - self.held.size + 3) // 4)
+            self.held = np.concatenate([self.held, np.ascontiguousarray(words, dtype=">u4").view(np.uint8)])
+        return np.unpackbits(self.held[:end_byte])[start % 8:start % 8 + stop - start]
+
+    def describe(self) -> dict:
+        return self.source.describe()
+
+    def close(self) -> None:
+        from ..backends.hosting import close
+
+        self.source.close()
+        close(self.backend)
 
 
 # ------------------------------------------------------------------------------------------
 # Running: sequences in parallel (fork), the document, the table.
 # ------------------------------------------------------------------------------------------
 
-_JOB: dict[str, Any] = {}
+Bits = np.ndarray | PackedBits | BackendBits
 
 
-def _run_range(start_stop):
-    bits, n, params = _JOB["bits"], _JOB["n"], _JOB["params"]
-    start, stop = start_stop
-    return [test_sequence(bits[i * n:(i + 1) * n], params) for i in range(start, stop)]
+def _test_packed(packed: np.ndarray, n: int, params: Parameters) -> dict:
+    """A worker's part: one sequence, sent packed (n / 8 bytes)."""
+    return test_sequence(np.unpackbits(packed)[:n], params)
 
 
-def run_sequences(bits: np.ndarray | PackedBits, n: int, count: int, params: Parameters, workers: int = 1,
-                  progress=None):
-    """Per-sequence results of sequences 0 .. count-1 of ``bits``, in order."""
-    chunks = [(i, i + 1) for i in range(count)]
-    _JOB.update(bits=bits, n=n, params=params)
+def run_sequences(bits: Bits, n: int, count: int, params: Parameters, workers: int = 1, progress=None):
+    """Per-sequence results of sequences 0 .. count-1 of ``bits``, in order. Each sequence is cut
+    here, in order (a backend's stream is drawn as it is read: BackendBits), and tested here or, with
+    ``workers`` > 1, in a worker process it is sent to packed; at most two sequences a worker are cut
+    ahead of the results, so memory holds a few sequences, never the input unpacked."""
+    results: list[dict] = []
+    if workers <= 1 or count == 1:
+        for k in range(count):
+            results.append(test_sequence(bits[k * n:(k + 1) * n], params))
+            if progress:
+                progress(f"sequence {k + 1}/{count}")
+        return results
+    from collections import deque
+    from concurrent.futures.process import BrokenProcessPool
+
+    from ..backends.lifetime import die_with_parent
+    workers = min(workers, count)
+    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"), initializer=die_with_parent,
+                               initargs=(os.getpid(),))  # the workers die with rngcheck
+    pending: deque = deque()
+    finished = False
+
+    def collect() -> None:
+        try:
+            results.append(pending.popleft().result())
+        except BrokenProcessPool:
+            raise RngcheckError(f"a worker process died (killed, or out of memory) while testing sequence "
+                                f"{len(results) + 1} of {count} ({n} bits); --workers 1 tests in this process"
+                                ) from None
+        if progress and len(results) % 10 == 0:
+            progress(f"sequence {len(results)}/{count}")
+
     try:
-        if workers <= 1 or count == 1:
-            results = []
-            for k, chunk in enumerate(chunks):
-                results += _run_range(chunk)
-                if progress:
-                    progress(f"sequence {k + 1}/{count}")
-            return results
-        context = multiprocessing.get_context("fork")
-        from ..backends.lifetime import die_with_parent
-        with ProcessPoolExecutor(min(workers, count), mp_context=context, initializer=die_with_parent,
-                                 initargs=(os.getpid(),)) as pool:  # the workers die with rngcheck
-            results = []
-            for k, part in enumerate(pool.map(_run_range, chunks)):
-                results += part
-                if progress and (k + 1) % 10 == 0:
-                    progress(f"sequence {k + 1}/{count}")
-            return results
+        for k in range(count):
+            pending.append(pool.submit(_test_packed, np.packbits(bits[k * n:(k + 1) * n]), n, params))
+            while len(pending) >= 2 * workers:
+                collect()
+        while pending:
+            collect()
+        finished = True
     finally:
-        _JOB.clear()
+        if not finished:   # an interrupt or a failure: the workers are ended now, not after their sequences
+            for process in list((getattr(pool, "_processes", None) or {}).values()):
+                try:
+                    process.kill()
+                except (OSError, AttributeError):
+                    pass
+        pool.shutdown(wait=finished, cancel_futures=not finished)
+    return results
 
 
-def run(bits: np.ndarray | PackedBits, *, n: int, sequences: int | None, params: Parameters, source: dict,
+def run(bits: Bits, *, n: int, sequences: int | None, params: Parameters, source: dict,
         reproduce: str = "", workers: int = 1, progress=None) -> dict:
     """The result document (schema "rngcheck-nist") of ``sequences`` sequences of n bits."""
     began = time.perf_counter()
     if n < 100:
         raise RngcheckError(f"--length {n}: every SP 800-22 test needs at least 100 bits")
     params.check(n)
+    check_length(n)
     available = bits.size // n
     if available < 1:
         raise RngcheckError(f"the input holds {bits.size} bits, fewer than one sequence of {n} bits (--length)")
@@ -506,7 +622,7 @@ def run(bits: np.ndarray | PackedBits, *, n: int, sequences: int | None, params:
     if count > available:
         raise RngcheckError(f"the input holds {available} sequence(s) of {n} bits ({bits.size} bits); "
                             f"--sequences asks for {count}")
-    per_sequence = run_sequences(bits, n, count, params, workers, progress)
+    per_sequence = run_sequences(bits, n, count, params, workers_that_fit(workers, n), progress)
     rows = analyse(per_sequence, params)
     judged = [r for r in rows if r.verdict != NOT_APPLICABLE]
     failed = [r for r in judged if r.verdict == STATS_FAIL]
@@ -623,6 +739,7 @@ def command(args) -> int:
     params = Parameters(args.block_frequency, args.template, args.approximate_entropy, args.serial,
                         args.linear_complexity)
     params.check(args.length)
+    check_length(args.length)   # before any input is read or drawn
     from ..outputs import claim_outputs, input_paths
     output = args.json if args.json != "-" else None   # refused before the run, not after it; locked
     with claim_outputs({"--json": output}, input_paths([args.file if args.file != "-" else None])):
@@ -631,20 +748,24 @@ def command(args) -> int:
 
 def _command(args, params: Parameters) -> int:
     progress = None if args.quiet else (lambda text: print(text, file=sys.stderr))
-    bits: np.ndarray | PackedBits
-    if args.backend:
+    bits: Bits
+    workers = args.workers or cores()
+    if args.backend:   # drawn sequence by sequence as the run reads it (BackendBits)
         seed = 1 if args.seed is None else args.seed
         count = args.sequences or DEFAULT_BACKEND_SEQUENCES
-        bits, describe = backend_bits(args.backend, seed, count * args.length)
-        source = {"backend": args.backend, "seed": seed, "describe": describe}
+        drawn = BackendBits(args.backend, seed, count * args.length)
+        try:
+            doc = run(drawn, n=args.length, sequences=count, params=params,
+                      source={"backend": args.backend, "seed": seed, "describe": drawn.describe()},
+                      reproduce=_reproduce(args, seed), workers=workers, progress=progress)
+        finally:
+            drawn.close()
     else:
-        seed = None
         count = args.sequences
         bits, fmt = read_bits(args.file, args.format, None if count is None else count * args.length)
         source = {"file": args.file, "format": fmt, "bits": int(bits.size), "describe": f"{args.file} ({fmt})"}
-    workers = args.workers or cores()
-    doc = run(bits, n=args.length, sequences=count, params=params, source=source,
-              reproduce=_reproduce(args, seed), workers=workers, progress=progress)
+        doc = run(bits, n=args.length, sequences=count, params=params, source=source,
+                  reproduce=_reproduce(args, None), workers=workers, progress=progress)
     from .command import to_stdout
     if args.json:
         text = json.dumps(doc, indent=1)

@@ -23,6 +23,7 @@ from .. import counter, reference
 from ..errors import RngcheckError
 
 WORD_BYTES = 4
+MiB = 1 << 20
 
 # Neighbour streams for the inter-stream tests: what differs by one.
 NEIGHBOURS = {
@@ -172,6 +173,41 @@ class BackendSource(Source):
         return other.at(self.position)
 
 
+def spool_folder() -> str:
+    """Where StdinSpool's file lives (TMPDIR, else the system's temporary folder)."""
+    return tempfile.gettempdir()
+
+
+def spool_bytes(nbytes: int, copies: int = 1) -> int:
+    """The most the disk holds for stdin when a run tests ``nbytes``: the main stream and a retest's
+    next ``nbytes`` (retest_suspects reads on from where the first reading ended), the spool's read-
+    ahead and a block, ``copies`` times (2 when a peer reads a copy of stdin: RawSource.tee)."""
+    return copies * (2 * nbytes + StdinSpool.READ_AHEAD + StdinSpool.BLOCK)
+
+
+def check_spool_room(nbytes: int, copies: int = 1) -> None:
+    """Refuse, in one line naming the folder and the sizes, a stdin run whose spool would not fit
+    the free space of the spool's folder (a full disk would otherwise end the run part way)."""
+    folder = spool_folder()
+    needed = spool_bytes(nbytes, copies)
+    try:
+        info = os.statvfs(folder)
+    except (OSError, AttributeError):   # unknown: ENOSPC is still reported as the disk, not the stream
+        return
+    free = info.f_bavail * info.f_frsize
+    if needed > free:
+        copy = " and a copy for the peers" if copies > 1 else ""
+        raise RngcheckError(f"stdin is kept in a temporary file in {folder} while it is tested: up to "
+                            f"{_size(needed)} ({_size(nbytes)}, as much again for a retest, "
+                            f"{_size(StdinSpool.READ_AHEAD + StdinSpool.BLOCK)} read ahead{copy}), and "
+                            f"{folder} has {_size(free)} free: set TMPDIR to a folder with room, or test "
+                            "fewer --bytes")
+
+
+def _size(nbytes: int) -> str:
+    return f"{nbytes / (1 << 30):.1f} GiB" if nbytes >= 1 << 30 else f"{nbytes / MiB:.1f} MiB"
+
+
 class StdinSpool:
     """Standard input made seekable and readable from forked processes, so the battery cuts it
     into ranges read by two processes as it does a file (reading stdin in one process was what
@@ -184,7 +220,10 @@ class StdinSpool:
     spooled that far. The thread reads only READ_AHEAD bytes past the furthest offset a reader
     asked for, so an endless producer (``gen | rngcheck stats -``) is read no further than the
     battery needs. The counters live in shared memory (fork-inherited): spooled bytes, the
-    final size once stdin ended (-1 before), the furthest offset wanted."""
+    final size once stdin ended (-1 before), the furthest offset wanted, and the errno of a write
+    to the file that failed (0 before: a full disk, ENOSPC, or a file-size limit, EFBIG). A failed
+    write is not the end of the stream: a reader past what was spooled gets a RngcheckError that
+    names the folder (the command's one line), never a short stream."""
 
     BLOCK = 8 << 20
     READ_AHEAD = 32 << 20
@@ -195,7 +234,8 @@ class StdinSpool:
         handle, path = tempfile.mkstemp(prefix="rngcheck-stdin-", suffix=".bin")
         os.unlink(path)
         self.fd = handle
-        self.shared = multiprocessing.RawArray("q", [0, -1, 0])  # spooled, final size, wanted
+        self.folder = os.path.dirname(path)
+        self.shared = multiprocessing.RawArray("q", [0, -1, 0, 0])  # spooled, final size, wanted, write errno
         self._tee = None
         self._lock = threading.Lock()  # a block written and copied to the tee, or the tee set
         self.error: str | None = None
@@ -212,26 +252,50 @@ class StdinSpool:
         buffer = np.empty(self.BLOCK, dtype=np.uint8)
         view = buffer.data  # a memoryview of the array
         shared = self.shared
-        try:
-            while not self._stop:
-                if shared[0] >= shared[2] + self.READ_AHEAD:
-                    time.sleep(self.POLL)
-                    continue
+        while not self._stop:
+            if shared[0] >= shared[2] + self.READ_AHEAD:
+                time.sleep(self.POLL)
+                continue
+            try:
                 n = self._read_block(view)
-                if not n or self._stop:
-                    break
-                with self._lock:
-                    written = 0
-                    while written < n:
-                        written += os.pwrite(self.fd, view[written:n], shared[0] + written)
-                    if self._tee is not None:
-                        self._tee.write(view[:n])
-                    shared[0] += n
-        except (OSError, ValueError) as error:  # a broken pipe or closed stdin ends the stream
-            self.error = str(error)
+            except (OSError, ValueError) as error:  # a broken pipe or closed stdin ends the stream
+                self.error = str(error)
+                break
+            if not n or self._stop:
+                break
+            if not self._write_block(view, n):
+                break
         shared[1] = shared[0]
         if self._stop:
             os.close(self.fd)  # closed here, after the last write: close() left it to this thread
+
+    def _write_block(self, view, n: int) -> bool:
+        """Append a block read from stdin to the file (and the tee); False when the disk refused it
+        (the errno is kept for the readers: disk_error)."""
+        shared = self.shared
+        with self._lock:
+            try:
+                written = 0
+                while written < n:
+                    written += os.pwrite(self.fd, view[written:n], shared[0] + written)
+                if self._tee is not None:
+                    self._tee.write(view[:n])
+            except OSError as error:   # ENOSPC, EFBIG (ulimit -f), EDQUOT, EIO: the disk, not the stream
+                shared[3] = error.errno or -1
+                self.error = str(error)
+                return False
+            shared[0] += n
+        return True
+
+    def disk_error(self) -> str | None:
+        """Why the spool could not be written (one line naming the folder), or None."""
+        code = int(self.shared[3])
+        if not code:
+            return None
+        reason = os.strerror(code) if code > 0 else "write failed"
+        return (f"stdin could not be kept in a temporary file in {self.folder} after {int(self.shared[0])} bytes: "
+                f"{reason} (the disk or a file-size limit, not the end of the stream); set TMPDIR to a folder "
+                "with room, or test fewer --bytes")
 
     @property
     def tee(self):
@@ -272,6 +336,8 @@ class StdinSpool:
         while True:
             self.want(end)
             spooled, final = shared[0], shared[1]
+            if spooled < end and shared[3]:
+                raise RngcheckError(self.disk_error() or "stdin could not be spooled")
             if spooled >= end or final >= 0:
                 return max(0, min(end, spooled) - offset)
             if os.getpid() != self._owner and os.getppid() != self._owner:

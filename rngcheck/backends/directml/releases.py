@@ -14,8 +14,11 @@ Two routes take a release by its version:
 
 Every wheel comes from PyPI through ``pip download --no-deps --only-binary=:all: --platform ...``
 and is checked against its sha256 below; its one member is unpacked once into
-``$RNGCHECK_CACHE/directml`` (a ``.sha256`` marker beside it). A download that fails or a wheel
-whose hash differs is refused in one line (SetupError, then BackendUnavailable or exit status 1).
+``$RNGCHECK_CACHE/directml`` (a ``.sha256`` marker beside it records the wheel's sha256 and the
+library's own, bridge/cache.py), and the library is checked against that record before it is loaded
+or handed to Wine (a damaged one is unpacked again from its wheel, or named in one line with the
+command that fetches it again). A download that fails or a wheel whose hash differs is refused in one
+line (SetupError, then BackendUnavailable or exit status 1).
 
 ``directml`` is DirectML's own version: the FileVersion of the Windows DLL (VERSIONINFO) and, for
 the Linux plugin's build, the version its package pins. ``feature_level`` is the highest
@@ -31,7 +34,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from .bridge.chain import DIRECTML_BUILDS, WHEEL_MEMBER, Layout
+from .bridge.chain import DIRECTML_BUILDS, WHEEL_MEMBER, DirectMLBuild, Layout
 
 WINDOWS, LINUX = "windows", "linux"
 ORT = "onnxruntime-directml"
@@ -147,12 +150,50 @@ def names(route: str) -> str:
 
 
 def ensure(release: Release, layout: Layout | None = None, offline: bool = False) -> Path:
-    """Its library, downloaded (pip download, PyPI), checked (sha256) and unpacked once; SetupError if not."""
+    """Its library, downloaded (pip download, PyPI), checked (sha256) and unpacked once, and checked
+    against the sha256 its unpacking recorded each time (once per process); SetupError if not."""
     from .bridge.build import pip_wheel, unpack_member
     layout = layout or Layout.default()
     return unpack_member(release.path(layout), release.sha256, lambda: (
         pip_wheel(layout.downloads, release.project, release.project_version, release.wheel, release.sha256,
-                  release.platform, release.python, offline), release.member))
+                  release.platform, release.python, offline), release.member), repair_command(release))
+
+
+def checked(release: Release, layout: Layout | None = None) -> Path:
+    """Its library as unpacked in the cache, about to be loaded: the file its unpacking recorded (size,
+    then sha256, hashed once per process), else unpacked again from its wheel when that is in the cache
+    and good. Downloads nothing: SetupError (one line) naming the file, why, and what to run."""
+    from .bridge.build import SetupError, unpack_member, verified
+    layout = layout or Layout.default()
+    target = release.path(layout)
+
+    def wheel() -> tuple[Path, str]:
+        path = layout.downloads / release.wheel
+        if path.is_file():
+            return verified(path, release.sha256, "its wheel"), release.member
+        if not target.exists():
+            raise SetupError(f"{target} is not there, nor its wheel {path}: run: {repair_command(release)}")
+        raise SetupError(f"its wheel {path} is not in the cache")
+    return unpack_member(target, release.sha256, wheel, repair_command(release))
+
+
+def repair_command(release: Release) -> str:
+    return f"python3 -m rngcheck.backends.directml.releases fetch {release.label}"
+
+
+def in_cache(path: Path, layout: Layout | None = None) -> Release | None:
+    """The release whose library the cache holds at ``path`` (a copy elsewhere is no release's)."""
+    layout = layout or Layout.default()
+    try:
+        resolved = path.resolve()
+        return next((r for r in RELEASES if r.path(layout).resolve() == resolved), None)
+    except OSError:
+        return None
+
+
+def of_build(build: DirectMLBuild) -> Release:
+    """The table's row of a torch-directml build of bridge/chain.py."""
+    return next(r for r in RELEASES if r.torch and r.project_version == build.version)
 
 
 def selected(route: str | None = None, newest: int | None = None, only: list[str] | None = None) -> list[Release]:
@@ -165,8 +206,21 @@ def selected(route: str | None = None, newest: int | None = None, only: list[str
                              f"{', '.join(r.label for r in chosen)})")
         chosen = [r for r in chosen if r.directml in only or r.label in only]
     if newest is not None:
+        if newest < 1:      # [-0:] would be every release
+            raise ValueError(f"newest must be 1 or more, not {newest}")
         chosen = [r for group in (WINDOWS, LINUX) for r in [x for x in chosen if x.route == group][-newest:]]
     return chosen
+
+
+def at_least_one(text: str) -> int:
+    """--newest N: a whole number of 1 or more (0 or -1 would slice every release, or all but one)."""
+    try:
+        number = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"{number}: N must be 1 or more (the newest N releases of each route)")
+    return number
 
 
 def main(argv=None) -> int:
@@ -176,7 +230,7 @@ def main(argv=None) -> int:
     parser.add_argument("action", choices=("list", "fetch", "specs"))
     parser.add_argument("versions", nargs="*", help="DirectML versions or labels (default: every release)")
     parser.add_argument("--route", choices=(WINDOWS, LINUX))
-    parser.add_argument("--newest", type=int, metavar="N", help="only the newest N releases of each route")
+    parser.add_argument("--newest", type=at_least_one, metavar="N", help="only the newest N releases of each route")
     parser.add_argument("--offline", action="store_true", help="never download: use the cache's wheels only")
     args = parser.parse_args(argv)
     chosen = selected(args.route, args.newest, args.versions)

@@ -75,6 +75,9 @@ def directml_path(lib: str | None) -> tuple[Path, str]:
             if not path.is_file():
                 raise BackendUnavailable(f"no DirectML library at {path}")
             pinned = chain.find_build(path.parent.name)      # a copy the set-up unpacked
+            cached = releases.in_cache(path)
+            if cached is not None:      # the cache's own file: checked as a pinned build's is
+                checked(cached, f"DirectML {cached.directml} ({cached.project})")
             # absolute: a bare name (lib=x.so) would make the loader search the system's library path
             return path.resolve(), pinned.version if pinned else "unknown"
     else:
@@ -82,7 +85,16 @@ def directml_path(lib: str | None) -> tuple[Path, str]:
     path = chain.Layout.default().directml(build)
     if not path.is_file():
         raise BackendUnavailable(f"DirectML {build.version} (torch-directml) is not set up: no {path}; {SETUP_HINT}")
-    return path, build.version
+    return checked(releases.of_build(build), f"DirectML {build.version} (torch-directml)"), build.version
+
+
+def checked(release: releases.Release, what: str) -> Path:
+    """The cache's library of ``release``, the file its unpacking recorded (never a damaged one: a
+    truncated library dies with SIGBUS inside dlopen); BackendUnavailable naming it otherwise."""
+    try:
+        return releases.checked(release)
+    except SetupError as error:
+        raise BackendUnavailable(f"{what}: {error}") from None
 
 
 def _cdll(path: Path, what: str):

@@ -62,6 +62,18 @@ def release_dll(layout: WindowsLayout, version: str, dll: Path | None) -> tuple[
         return f"DirectML {release.directml}: {error}", None
 
 
+def cached_dll(layout: WindowsLayout, dll: Path | None) -> tuple[str | None, Path | None]:
+    """(why not, None) or (None, the DirectML.dll to hand to Wine): the set-up's default, or ``--dml``'s
+    file; one the cache unpacked is first checked against the sha256 its unpacking recorded."""
+    release = DIRECTML_DLL if dll is None else releases.in_cache(dll, layout.base)
+    if release is None:
+        return None, dll
+    try:
+        return None, releases.checked(release, layout.base)
+    except SetupError as error:
+        return f"DirectML {release.directml}: {error}", None
+
+
 def unavailable(reason: str) -> int:
     body = {"protocol": P.PROTOCOL_VERSION, "error": reason, "unavailable": True}
     sys.stdout.buffer.write(P.frame(P.HELLO, json.dumps(body).encode()))
@@ -83,8 +95,8 @@ def main(argv=None) -> int:
     layout = WindowsLayout(Layout(args.cache) if args.cache else Layout.default())
     dll = args.dml.resolve() if args.dml else None
     reason = missing(layout, dll)
-    if reason is None and args.release:
-        reason, dll = release_dll(layout, args.release, dll)
+    if reason is None:
+        reason, dll = release_dll(layout, args.release, dll) if args.release else cached_dll(layout, dll)
     if reason:
         return unavailable(f"directml-wine: {reason}")
     argv = command(layout, dll, args.adapter) + (["--name", args.name] if args.name else [])

