@@ -461,10 +461,13 @@ def _check_progressive(args: StatsOptions, wanted: list) -> int | None:
 
 
 def _run_progressive(args: StatsOptions, max_bytes: int | None) -> int:
-    """--progressive: a line per doubling, the document (every doubling) written after each."""
+    """--progressive: a line per doubling; the document (every doubling) written at the end, an
+    interrupted run's too."""
     from . import progressive
-    from .streams import BackendSource
+    from .streams import BackendSource, check_spool_room
 
+    if args.input == "-" and max_bytes is not None:   # stdin is kept on disk while it is tested
+        check_spool_room(max_bytes)   # (without --max-bytes it grows until the disk says no: one line)
     source, seed = build_source(args)
     out = sys.stderr if args.json == "-" else sys.stdout
     reproduce = _reproduce(args, seed)

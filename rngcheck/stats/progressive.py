@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from ..errors import BackendProcessFailed, BackendStopped, RemoteError, one_line
 from ..results.verdicts import STATS_FAIL, STATS_SUSPECT
 from . import battery
-from .tiers import MiB
+from .tiers import MAX_BYTES, MiB
 
 START_BYTES = 64 << 10   # the first report, as the power table's first length
 UNUSUAL = 1e-3           # a tail below this is "unusual" (PractRand's word) when it is not SUSPECT
@@ -184,13 +184,14 @@ def run(source, *, tier: str = "standard", max_bytes: int | None = None, start_b
         seed=None) -> dict:
     """Double from ``start_bytes`` until a FAIL, the stream's end or ``max_bytes``; ``report(entry)``
     after each doubling (summary()). The document is the last doubling's battery document with
-    "progressive" added (module docstring)."""
+    "progressive" added (module docstring). Without ``max_bytes`` it stops at tiers.MAX_BYTES (1 PiB,
+    where the tests' counts stop being exact), as --max-bytes does."""
     workers = workers or battery.cores()
     began = time.perf_counter()
     state = State()
     lengths: list[dict] = []
     nbytes, doc, stopped, message = max(4, start_bytes - start_bytes % 4), None, "max-bytes", ""
-    while max_bytes is None or nbytes <= max_bytes:
+    while nbytes <= min(max_bytes or MAX_BYTES, MAX_BYTES):
         words = nbytes // 4
         factories = [battery.budgeted(f, nbytes) for f in battery.main_tests(tier, nbytes)]
         try:
