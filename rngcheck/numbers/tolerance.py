@@ -100,7 +100,8 @@ EXACT = Bound(0, "bits only: the conversion moves bits and never rounds, so it i
 def one_rounding(low: float, high: float, why: str = "", ulps: int = 1) -> Bound:
     """Rule 2: 1 ULP (``ulps``) of max(|low|, |high|)."""
     return Bound(ulps, why or "u * (high - low) + low rounds twice; a fused multiply-add rounds once: 1 ULP of the "
-                              "range's larger endpoint (tolerance rule 2)", scale=max(abs(float(low)), abs(float(high))))
+                              "range's larger endpoint (tolerance rule 2)",
+                 scale=max(abs(float(low)), abs(float(high))))
 
 
 @dataclass
