@@ -141,6 +141,13 @@ def _practrand(nbytes: int):
             "PractRand RNG_test stdin32 -multithreaded": single + ["-multithreaded"]}, ""
 
 
+def _practrand_version(path: str) -> str:
+    """RNG_test's own first line ("RNG_test using PractRand version 0.96"), or why there is none."""
+    done = subprocess.run([path, "-version"], capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    lines = [line.strip() for line in (done.stdout + done.stderr).splitlines() if "version" in line]
+    return lines[0] if lines else f"{path}: no version line"
+
+
 def compare(tier: str = "standard", repeats: int = 3) -> dict:
     """CPU and wall time per MiB of whole commands on the same file (module docstring)."""
     nbytes = battery.TIERS[tier]
@@ -181,6 +188,8 @@ def compare(tier: str = "standard", repeats: int = 3) -> dict:
                   f";  the battery alone {min(v[2] for v in values):.2f} s wall" if values[0][2] is not None else ""))
     if not practrand:
         print(f"PractRand: not measured: {why}")
+    else:
+        print(f"PractRand: {_practrand_version(os.environ['RNG_TEST'])}")
     load = os.getloadavg()
     print(f"load average after: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     return found
@@ -369,11 +378,13 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("what", choices=["speed", "stdin", "compare", "power", "false-alarms", "all"])
     parser.add_argument("--against", help="speed: also time the battery of this checkout (a directory)")
-    parser.add_argument("--repeats", type=int, default=3, help="speed --against: alternating runs per tier")
+    parser.add_argument("--repeats", type=int, default=3,
+                        help="speed --against, compare: alternating runs of each command (the best is kept)")
     parser.add_argument("--generators", help="power: comma-separated panel names (default: all)")
     parser.add_argument("--deep-bytes", default="1G")
     parser.add_argument("--tiers", default="smoke,standard,deep", help="speed: comma-separated tiers to time")
-    parser.add_argument("--workers", type=int, default=None, help="speed: processes (default: up to 2)")
+    parser.add_argument("--workers", type=int, default=None,
+                        help="speed: processes (default: one per core this process may use)")
     parser.add_argument("--max-bytes", default="256M")
     parser.add_argument("--power-tiers", default=",".join(POWER_TIERS), help="power: tiers to measure")
     parser.add_argument("--json", help="power/all: write the figures found to this file")
