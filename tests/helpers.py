@@ -56,3 +56,15 @@ def isolated_backend(spec: str, *modules: str):
         return isolated(spec)
     except BackendUnavailable as error:
         unavailable(str(error))
+
+
+def in_process(capsys, *args):
+    """``rngcheck ARGS`` through cli.main in this process: (exit code, stdout, stderr)."""
+    from rngcheck import cli
+
+    try:
+        code = cli.main(list(args))
+    except SystemExit as exit:  # argparse's usage errors
+        code = exit.code
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err

@@ -8,24 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from helpers import in_process
+from probes import rngcheck
+
 PANEL = str(Path(__file__).parent / "panel.py")
-
-
-def rngcheck(*args, timeout=300):
-    return subprocess.run([sys.executable, "-m", "rngcheck", *args], capture_output=True, text=True,
-                          timeout=timeout)
-
-
-def in_process(capsys, *args):
-    """``rngcheck ARGS`` through cli.main in this process: (exit code, stdout, stderr)."""
-    from rngcheck import cli
-
-    try:
-        code = cli.main(list(args))
-    except SystemExit as exit:  # argparse's usage errors
-        code = exit.code
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def test_quick_run_on_numpy_passes_and_writes_consistent_json_and_junit(tmp_path):

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from probes import rngcheck as run_rngcheck
 from rngcheck.results.baseline import compare, identity
 from rngcheck.results.tables import table
 
@@ -20,7 +20,7 @@ FLIP = f"{TESTS / 'faults.py'}:FlipsBitOfElement5"
 
 
 def rngcheck(*args, timeout=900):
-    return subprocess.run([sys.executable, "-m", "rngcheck", *args], capture_output=True, text=True, timeout=timeout)
+    return run_rngcheck(*args, timeout=timeout)
 
 
 @pytest.fixture(scope="module")

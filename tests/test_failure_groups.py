@@ -4,13 +4,12 @@ case and its reproduce line, the same in the terminal, the JUnit file and the ma
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
+from probes import rngcheck as run_rngcheck
 from rngcheck.results.groups import failure_groups
 
 TESTS = Path(__file__).resolve().parent
@@ -18,7 +17,7 @@ FLIP = f"{TESTS / 'faults.py'}:FlipsBitOfElement5"
 
 
 def rngcheck(*args, timeout=600):
-    return subprocess.run([sys.executable, "-m", "rngcheck", *args], capture_output=True, text=True, timeout=timeout)
+    return run_rngcheck(*args, timeout=timeout)
 
 
 @pytest.fixture(scope="module")

@@ -18,14 +18,9 @@ from pathlib import Path
 
 import pytest
 
+from probes import rngcheck
+
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def rngcheck(*args, timeout=300):
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + [p for p in [env.get("PYTHONPATH")] if p])
-    return subprocess.run([sys.executable, "-m", "rngcheck", *args], capture_output=True, text=True,
-                          timeout=timeout, env=env)
 
 
 @pytest.fixture(scope="module")

@@ -17,6 +17,9 @@ from rngcheck.results.statuses import FAILED
 from rngcheck.results.verdicts import FAIL
 
 ENABLED = os.environ.get("RNGCHECK_HUGE") == "1" or os.environ.get("CI") == "true"
+# Under pytest-xdist (the test command's -n 2) both run on one worker, one after the other: two 8 GiB
+# tensors at once would not fit CI's 24 GiB.
+pytestmark = pytest.mark.xdist_group("huge-profile")
 
 
 @pytest.fixture(autouse=True)

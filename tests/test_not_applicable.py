@@ -5,10 +5,9 @@ said the same by run, report and the document, with exit code 5 (pytest's "no te
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
+from probes import rngcheck as run_rngcheck
 from rngcheck.results import document as D
 from rngcheck.results.statuses import NOT_APPLICABLE, read_status
 from rngcheck.results.verdicts import FAIL, NOTHING_RAN, PASS, run_verdict
@@ -18,7 +17,7 @@ NOTHING = f"{TESTS / 'faults.py'}:NothingApplies"
 
 
 def rngcheck(*args, timeout=600):
-    return subprocess.run([sys.executable, "-m", "rngcheck", *args], capture_output=True, text=True, timeout=timeout)
+    return run_rngcheck(*args, timeout=timeout)
 
 
 def test_the_verdict_rule():

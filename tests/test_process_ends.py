@@ -370,3 +370,28 @@ def test_run_stats_on_a_backend_that_raises_mid_stream_is_an_incomplete_document
     stats = json.loads(out.read_text())["stats"]
     assert [entry["verdict"] for entry in stats] == ["INCOMPLETE"], stats
     assert stats[0]["backend_failed"] is True and "device lost" in stats[0]["message"], stats[0]["message"]
+
+
+FINALIZER_PROBE = """
+import signal, sys, time
+from rngcheck import cli
+class Finalized:
+    def __del__(self):   # SIGTERM's handler called here, as when the signal lands in a finalizer
+        cli._terminate_as_interrupt(signal.SIGTERM, sys._getframe())
+try:
+    Finalized()          # dropped at once: __del__ runs, and an exception raised in it would be ignored
+    time.sleep(2)
+    print("not interrupted")
+except KeyboardInterrupt:
+    print("interrupted")
+"""
+
+
+def test_an_interrupt_landing_in_a_finalizer_is_raised_again_after_it():
+    """A SIGTERM that lands in a weakref callback or __del__ (where Python ignores exceptions) still ends
+    the command: CI saw `rngcheck report` run to exit 0 after SIGTERM, its KeyboardInterrupt 'ignored'
+    inside a WeakKeyDictionary's callback."""
+    result = subprocess.run([sys.executable, "-c", FINALIZER_PROBE], capture_output=True, text=True, timeout=60,
+                            env=dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1])))
+    assert result.stdout.strip() == "interrupted", result.stdout + result.stderr
+    assert "Exception ignored" not in result.stderr, result.stderr

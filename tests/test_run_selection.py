@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers import in_process
 from rngcheck import cli
 from rngcheck.conformance import axes
 from rngcheck.conformance.runner import RunOptions, expected_case_ids, select_cases
@@ -18,16 +19,6 @@ from rngcheck.expression import MAX_DEPTH, Keyword
 
 PANEL = str(Path(__file__).parent / "panel.py")
 QUICK = axes.cases_for("quick")
-
-
-def call(capsys, *args):
-    """``rngcheck ARGS`` through cli.main in this process: (exit code, stdout, stderr)."""
-    try:
-        code = cli.main(list(args))
-    except SystemExit as exit:  # argparse's usage errors
-        code = exit.code
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def ids_where(holds, cases=QUICK) -> set[str]:
@@ -63,7 +54,7 @@ def test_keyword_selects_exactly_the_cases_its_words_name(expression, holds, cap
     expected = ids_where(holds)
     assert expected and expected != {c.id for c in QUICK}      # a selection that selects something
     assert {c.id for c in select_cases(RunOptions(keyword=expression))} == expected
-    code, out, err = call(capsys, "run", "-k", expression, "--list")
+    code, out, err = in_process(capsys, "run", "-k", expression, "--list")
     assert code == 0, err
     assert listed(out) == [c.id for c in QUICK if c.id in expected]   # in the profile's order
 
@@ -72,7 +63,7 @@ def test_keyword_and_case_must_both_hold(capsys):
     expected = ids_where(lambda has: has("kat") or has("dml"), [c for c in QUICK if c.category == "vectors"])
     assert expected == {"vectors/kat-00000000-00000000", "vectors/kat-ffffffff-ffffffff",
                         "vectors/kat-243f6a88-a4093822", "vectors/dml-example-324855"}
-    code, out, _ = call(capsys, "run", "--case", "vectors", "-k", "kat or dml", "--list")
+    code, out, _ = in_process(capsys, "run", "--case", "vectors", "-k", "kat or dml", "--list")
     assert code == 0 and set(listed(out)) == expected
 
 
@@ -81,7 +72,7 @@ def test_keyword_and_case_must_both_hold(capsys):
     ("not", 4), ("counter kat", 9), ("and counter", 1), ("(" * (MAX_DEPTH + 1) + "a" + ")" * (MAX_DEPTH + 1), None),
 ])
 def test_a_malformed_keyword_is_one_line_naming_the_column_and_exit_2(expression, column, capsys):
-    code, out, err = call(capsys, "run", "--backend", "numpy", f"-k={expression}", "--quiet")
+    code, out, err = in_process(capsys, "run", "--backend", "numpy", f"-k={expression}", "--quiet")
     assert code == 2 and not out
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
     assert (f"at column {column}:" if column else f"nested deeper than {MAX_DEPTH}") in err, err
@@ -97,7 +88,7 @@ def test_keyword_is_parsed_never_evaluated():
 def test_the_document_records_the_keyword_and_report_and_resume_keep_the_selection(tmp_path, capsys):
     out = tmp_path / "r.json"
     expression = "counter and not carry"
-    code, _, err = call(capsys, "run", "--backend", "numpy", "-k", expression, "--json", str(out), "--quiet")
+    code, _, err = in_process(capsys, "run", "--backend", "numpy", "-k", expression, "--json", str(out), "--quiet")
     assert code == 0, err
     document = json.loads(out.read_text())
     expected = ids_where(lambda has: has("counter") and not has("carry"))
@@ -108,7 +99,7 @@ def test_the_document_records_the_keyword_and_report_and_resume_keep_the_selecti
     assert json.loads(lines[0])["run"]["keyword"] == expression
     journal.write_text("\n".join(lines[:-4]) + "\n")       # killed: no end line, three results lost
     out.unlink()
-    code, _, err = call(capsys, "run", "--resume", str(journal), "--quiet")
+    code, _, err = in_process(capsys, "run", "--resume", str(journal), "--quiet")
     assert code == 0, err
     resumed = json.loads(out.read_text())
     assert resumed["keyword"] == expression
@@ -119,7 +110,7 @@ def test_the_document_records_the_keyword_and_report_and_resume_keep_the_selecti
 
 def test_x_stops_after_the_first_failure_and_the_rest_are_not_run(tmp_path, capsys):
     out = tmp_path / "r.json"
-    code, _, err = call(capsys, "run", "--backend", f"{PANEL}:Only4D", "--case", "mapping/rank", "-x",
+    code, _, err = in_process(capsys, "run", "--backend", f"{PANEL}:Only4D", "--case", "mapping/rank", "-x",
                         "--in-process", "--json", str(out), "--quiet")
     assert code == 1
     assert "--maxfail 1 reached; the cases left are not-run" in err
@@ -136,7 +127,7 @@ def test_x_stops_after_the_first_failure_and_the_rest_are_not_run(tmp_path, caps
 
 def test_maxfail_counts_failures_over_every_backend(tmp_path, capsys):
     out = tmp_path / "r.json"
-    code, _, err = call(capsys, "run", "--backend", f"{PANEL}:Only4D", "--backend", f"{PANEL}:LanesReversed",
+    code, _, err = in_process(capsys, "run", "--backend", f"{PANEL}:Only4D", "--backend", f"{PANEL}:LanesReversed",
                         "-k", "mapping/rank-3 or mapping/rank-4 or mapping/rank-5", "--maxfail", "3",
                         "--in-process", "--json", str(out), "--quiet")
     assert code == 1, err
@@ -153,48 +144,48 @@ def test_maxfail_counts_failures_over_every_backend(tmp_path, capsys):
 
 def test_maxfail_3_on_one_backend_and_a_passing_run_is_untouched(tmp_path, capsys):
     out = tmp_path / "r.json"
-    code, _, _ = call(capsys, "run", "--backend", f"{PANEL}:Only4D", "--case", "mapping/elements", "--maxfail", "3",
-                      "--in-process", "--json", str(out), "--quiet")
+    code, _, _ = in_process(capsys, "run", "--backend", f"{PANEL}:Only4D", "--case", "mapping/elements",
+                            "--maxfail", "3", "--in-process", "--json", str(out), "--quiet")
     assert code == 1
     results = json.loads(out.read_text())["results"]
     assert [r["status"] for r in results] == ["failed"] * 3 + ["not-run"] * (len(results) - 3)
     assert all(r["message"] == "not run: --maxfail 3 reached" for r in results[3:])
-    code, _, err = call(capsys, "run", "--backend", "numpy", "--case", "kat", "-x", "--json", str(out), "--quiet")
+    code, _, err = in_process(capsys, "run", "--backend", "numpy", "--case", "kat", "-x", "--json", str(out), "--quiet")
     assert code == 0 and "maxfail" not in err
     assert "maxfail_reached" not in json.loads(out.read_text())
 
 
 @pytest.mark.parametrize("value", ["0", "-1", "x"])
 def test_maxfail_takes_a_positive_integer(value, capsys):
-    code, _, err = call(capsys, "run", "--backend", "numpy", "--maxfail", value)
+    code, _, err = in_process(capsys, "run", "--backend", "numpy", "--maxfail", value)
     assert code == 2 and "not a positive integer" in err
 
 
 # -- --list --------------------------------------------------------------------------------------
 
 def test_list_prints_ids_categories_and_a_count_and_loads_no_backend(capsys):
-    code, out, err = call(capsys, "run", "--backend", "no-such-backend", "--case", "dml-example", "--list")
+    code, out, err = in_process(capsys, "run", "--backend", "no-such-backend", "--case", "dml-example", "--list")
     assert code == 0, err      # the backend is not loaded (it would be an error)
     lines = out.strip().splitlines()
     assert [line.split() for line in lines[:-1]] == [["vectors/dml-example-324855", "vectors"],
                                                      ["counter/dml-example-324855", "counter"]]
     assert lines[-1] == "2 cases (profile quick)"
-    code, out, _ = call(capsys, "run", "--list")
+    code, out, _ = in_process(capsys, "run", "--list")
     assert code == 0 and listed(out) == [c.id for c in QUICK]
     assert out.strip().splitlines()[-1] == f"{len(QUICK)} cases (profile quick)"
 
 
 def test_an_empty_selection_is_exit_5_listed_or_run(capsys):
     """pytest's "no tests ran": one line on stderr, exit 5, for --list and for a run."""
-    code, out, err = call(capsys, "run", "--case", "no-such-case", "-k", "kat", "--list")
+    code, out, err = in_process(capsys, "run", "--case", "no-such-case", "-k", "kat", "--list")
     assert code == cli.EXIT_NOTHING_RAN == 5 and not out
     assert err.strip() == "rngcheck: no case matches --case no-such-case and -k kat in profile quick"
-    code, _, err = call(capsys, "run", "--backend", "numpy", "-k", "no-such-case")
+    code, _, err = in_process(capsys, "run", "--backend", "numpy", "-k", "no-such-case")
     assert code == 5 and err.strip() == "rngcheck: nothing ran: no case matches -k no-such-case in profile quick"
 
 
 def test_list_runs_nothing_and_writes_nothing(tmp_path, capsys):
-    code, _, err = call(capsys, "run", "--list", "--json", str(tmp_path / "r.json"))
+    code, _, err = in_process(capsys, "run", "--list", "--json", str(tmp_path / "r.json"))
     assert code == 2 and "--list runs nothing and writes nothing: drop --json" in err
     assert not list(tmp_path.iterdir())
 
@@ -228,7 +219,7 @@ def test_expected_case_ids_reads_the_keyword_and_nothing_from_an_unreadable_one(
 
 
 def test_case_substring_on_the_command_line(capsys):
-    code, out, _ = call(capsys, "run", "--case", "dml-example", "--list")
+    code, out, _ = in_process(capsys, "run", "--case", "dml-example", "--list")
     assert code == 0 and set(listed(out)) == {"counter/dml-example-324855", "vectors/dml-example-324855"}
 
 
@@ -238,7 +229,7 @@ def test_an_existing_program_path_suggests_exec(tmp_path, capsys):
     program = tmp_path / "philox_exec"
     program.write_text("#!/bin/sh\nexit 3\n")
     program.chmod(0o755)
-    code, _, err = call(capsys, "run", "--backend", str(program), "--case", "kat", "--quiet", "--in-process")
+    code, _, err = in_process(capsys, "run", "--backend", str(program), "--case", "kat", "--quiet", "--in-process")
     assert code == 2
     assert err.strip() == (f"rngcheck: error: unknown backend '{program}'; did you mean exec:{program} "
                            f"(a program speaking the exec protocol)?")
@@ -254,21 +245,21 @@ def test_a_py_file_without_attr_lists_its_backend_classes_without_importing_it(t
         "class Other:\n    def random_generator(self, state, sizes, strides, buffer):\n        pass\n")
     monkeypatch.chdir(tmp_path)
     for hosting in (["--in-process"], []):    # in rngcheck's process, and in a worker's
-        code, _, err = call(capsys, "run", "--backend", "flipbit.py", "--case", "kat", "--quiet", *hosting)
+        code, _, err = in_process(capsys, "run", "--backend", "flipbit.py", "--case", "kat", "--quiet", *hosting)
         assert code == 2
         assert err.strip() == ("rngcheck: error: unknown backend 'flipbit.py'; did you mean flipbit.py:FlipBit or "
                                "flipbit.py:Other?")
     assert not marker.exists()
-    code, _, err = call(capsys, "run", "--backend", "missing.py", "--case", "kat", "--quiet", "--in-process")
+    code, _, err = in_process(capsys, "run", "--backend", "missing.py", "--case", "kat", "--quiet", "--in-process")
     assert code == 2 and err.strip() == "rngcheck: error: unknown backend 'missing.py': the file 'missing.py' does " \
                                         "not exist"
     for name in ("a" * 5000, "a" * 5000 + ".py"):     # too long to be a file's name: still the one line
-        code, _, err = call(capsys, "run", "--backend", name, "--case", "kat", "--quiet", "--in-process")
+        code, _, err = in_process(capsys, "run", "--backend", name, "--case", "kat", "--quiet", "--in-process")
         assert code == 2 and err.startswith("rngcheck: error: unknown backend 'aaa") and len(err.splitlines()) == 1
 
 
 def test_run_help_names_every_form_of_a_backend_and_the_verbs(capsys):
-    code, out, _ = call(capsys, "run", "--help")
+    code, out, _ = in_process(capsys, "run", "--help")
     assert code == 0
     for word in ("exec:COMMAND", "module:attr", "file.py:attr", "-k EXPRESSION", "--maxfail N", "--list", "-x"):
         assert word in out

@@ -102,9 +102,12 @@ def bound(request: Request) -> Bound:
 
 
 def wide_reference(request: Request, state: npt.ArrayLike | None) -> np.ndarray | None:
-    """The reference drawn in the format a bound is counted in before the last rounding (tolerance
-    rule 5), or None when the request's bound has no such format."""
+    """What the bound admits beyond the reference, when it is not a plain ULP distance from it: the
+    reference drawn in the format a bound is counted in before the last rounding (tolerance rule 5),
+    or the results of the allowed evaluation orders, one row each (rule 7); None otherwise."""
     limit = bound(request)
+    if limit.orders:
+        return check(request).orders(request, state)
     if limit.wide is None:
         return None
     return draw(replace(request, dtype=limit.wide), state)
@@ -112,11 +115,14 @@ def wide_reference(request: Request, state: npt.ArrayLike | None) -> np.ndarray 
 
 def excess(request: Request, wide: np.ndarray | None, actual: np.ndarray) -> np.ndarray | None:
     """Per element, how far ``actual`` lies outside what the bound admits around ``wide`` (0:
-    admitted; tolerance rule 5; rule 6's values, outside the request's interval included,
-    INFINITE_ULPS); None without a wide reference, when the plain ULP distance decides."""
+    admitted; tolerance rule 5, or rule 7 where ``wide`` holds the evaluation orders' results; rule
+    6's values, outside the request's interval included, INFINITE_ULPS); None without a wide
+    reference, when the plain ULP distance decides."""
     if wide is None:
         return None
-    from .tolerance import interval_excess
+    from .tolerance import interval_excess, set_excess
 
     limit = bound(request)
+    if limit.orders:
+        return set_excess(request.dtype, wide, actual, limit.interval)
     return interval_excess(request.dtype, limit.wide or request.dtype, wide, limit.ulps, actual, limit.interval)

@@ -15,11 +15,18 @@ Rules:
   4. The ULP distance of two values of one format is the difference of their ordinals: the
      number of representable values one would step over to get from one to the other. A NaN
      is infinitely far from everything but a NaN.
+  5. A fused multiply-add (``fused_multiply_add``) rounds a * b + c once, as IEEE 754's
+     fusedMultiplyAdd does: the exact value, rounded to the nearest value of the format, ties to
+     even. numpy has no fma; the product's and the sum's rounding errors are recovered exactly
+     (Dekker's product, Knuth's sum: error-free transformations in binary64), and an element whose
+     exact value lies too near a midpoint of the format for binary64 to decide is rounded from
+     its exact rational value.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 import numpy.typing as npt
@@ -141,3 +148,70 @@ def spacing(fmt: Format, magnitude: float) -> float:
 def hex_bits(fmt: Format, value: float | np.floating | np.integer) -> str:
     """One value's bits in hex, as wide as the format."""
     return f"0x{int(fmt.bits_of(np.asarray([value], dtype=fmt.storage))[0]):0{fmt.bits // 4}x}"
+
+
+def from_ordinal(fmt: Format, ordinals: np.ndarray) -> np.ndarray:
+    """The values of the given ordinals (floats rule 3 inverted), held per floats rule 1."""
+    ordinals = np.asarray(ordinals, dtype=np.int64)
+    sign = np.int64(1) << np.int64(fmt.bits - 1) if fmt.bits < 64 else None
+    if sign is None:
+        bits = np.where(ordinals < 0, (-ordinals) | np.int64(-0x8000000000000000), ordinals).view(np.uint64)
+    else:
+        bits = np.where(ordinals < 0, -ordinals + sign, ordinals)
+    return fmt.from_bits(bits)
+
+
+_SPLIT = 134217729.0   # 2^27 + 1: Veltkamp's split of a binary64 into two 26-bit halves
+
+
+def _product_error(a: np.ndarray, b: np.ndarray, product: np.ndarray) -> np.ndarray:
+    """Rule 5: a * b - product exactly (Dekker), for finite products of binary64 values."""
+    def halves(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        scaled = _SPLIT * x
+        high = scaled - (scaled - x)
+        return high, x - high
+    a_high, a_low = halves(a)
+    b_high, b_low = halves(b)
+    error: np.ndarray = ((a_high * b_high - product) + a_high * b_low + a_low * b_high) + a_low * b_low
+    return error
+
+
+def _sum_error(a: np.ndarray, b: np.ndarray, total: np.ndarray) -> np.ndarray:
+    """Rule 5: a + b - total exactly (Knuth's two-sum)."""
+    b_part = total - a
+    error: np.ndarray = (a - (total - b_part)) + (b - b_part)
+    return error
+
+
+def _round_exact(fmt: Format, exact: Fraction) -> np.ndarray:
+    """The rational ``exact`` rounded to ``fmt`` (nearest, ties to even), held per rule 1 (one element)."""
+    centre = int(fmt.ordinal(round_to(fmt, np.array([float(exact)])))[0])
+    candidates = from_ordinal(fmt, np.array([centre - 1, centre, centre + 1], dtype=np.int64))
+    values = as_values(fmt, candidates)
+    if not np.isfinite(values[1]):
+        return candidates[1:2]                      # past the format's largest value: the infinity
+    apart = [abs(Fraction(float(v)) - exact) if np.isfinite(v) else Fraction(1 << 1100) for v in values]
+    best = min(range(3), key=lambda i: (apart[i], int(fmt.bits_of(candidates[i:i + 1])[0]) & 1))
+    return candidates[best:best + 1]
+
+
+def fused_multiply_add(fmt: Format, a: npt.ArrayLike, b: npt.ArrayLike, c: npt.ArrayLike) -> np.ndarray:
+    """Rule 5: a * b + c rounded once to ``fmt``, held per rule 1; a, b, c are values (float64)."""
+    a, b, c = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64) for x in (a, b, c)))
+    with np.errstate(all="ignore"):
+        product = a * b
+        total = product + c
+        tail = _sum_error(product, c, total) + _product_error(a, b, product)
+        held = round_to(fmt, total + tail)
+        got = as_values(fmt, held)
+        remainder = (total - got) + tail                         # the exact value - got, nearly exactly
+        mantissa, exponent = np.frexp(got)
+        half = np.maximum(np.ldexp(1.0, exponent - 2 - fmt.mantissa), 2.0 ** (-fmt.exponent_bias - fmt.mantissa))
+        doubt = ~(np.abs(remainder) < half * (1 - 2.0 ** -20)) | (np.abs(mantissa) == 0.5) | (got == 0)
+        doubt &= np.isfinite(a) & np.isfinite(b) & np.isfinite(c) & np.isfinite(product)
+    held = np.array(held, copy=True)
+    for i in np.flatnonzero(doubt.reshape(-1)):
+        index = np.unravel_index(i, held.shape)
+        exact = Fraction(float(a[index])) * Fraction(float(b[index])) + Fraction(float(c[index]))
+        held[index] = _round_exact(fmt, exact)[0]
+    return held

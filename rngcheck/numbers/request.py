@@ -201,6 +201,12 @@ class Convention:
         """How far an implementation may be from :meth:`draw` (rngcheck.numbers.tolerance)."""
         raise NotImplementedError
 
+    def orders(self, request: Request, state: npt.ArrayLike | None) -> np.ndarray | None:
+        """Tolerance rule 7: the results of every allowed evaluation order, one row each (held per
+        floats rule 1; the reference's first), for a request whose bound names ``orders``; None
+        where the bound is a distance."""
+        return None
+
     def interval(self, request: Request) -> Interval | None:
         """Where the numbers lie (tolerance rule 6b): a uniform's [low, high) ([low, high] where
         ``reaches_high``), [0, 1) unless ranged; a truncated normal's (-2, 2); an integer's [low,

@@ -38,6 +38,15 @@ rngcheck makes "almost" a number per conversion:
      step or more admits (unless b excludes it). ``distances`` applies the rule (b given the
      interval), ``compare`` with the bound's interval (rngcheck.numbers.bound sets it), and
      ``interval_excess`` (rule 5) given the interval.
+  7. Where a convention computes in the output's precision and more than one evaluation order is
+     allowed (TensorFlow's ranged uniform ``u * (high - low) + low``: two roundings, or one where a
+     compiler fuses the multiply-add; in a narrow format, or in float32 and rounded once at the
+     end), the bound is the *set* of results those orders give (``Bound.orders`` names them; the
+     convention computes them: ``Convention.orders``), not an ULP distance from one of them: an
+     element passes when its bits equal one of the set's (a NaN one of its NaNs). Its distance is
+     counted in ULPs of the element to the nearest member (``set_excess``), and rule 6b's interval
+     still applies. A bound that stays an ULP distance (a transcendental step, rule 3; a library
+     whose order is not known) says why in its ``why``.
 A bound must admit the 1-2 ULP differences of real implementations (the guide's own printed
 numbers differ from the exact model by that much) and still fail a wrong conversion, which is
 off by many ULPs in most elements (tests/test_numbers.py holds both).
@@ -90,6 +99,7 @@ class Bound:
     wide: str | None = None     # rule 5: the format the bound is counted in before the last rounding
     scale: float | None = None  # rule 2: ULPs of this magnitude, not of each result
     interval: Interval | None = None   # rule 6b: where the numbers lie (rngcheck.numbers.bound sets it)
+    orders: tuple[str, ...] = ()       # rule 7: the evaluation orders whose results are admitted, by name
 
     @property
     def exact(self) -> bool:
@@ -99,9 +109,9 @@ class Bound:
 EXACT = Bound(0, "bits only: the conversion moves bits and never rounds, so it is exact")
 def one_rounding(low: float, high: float, why: str = "", ulps: int = 1) -> Bound:
     """Rule 2: 1 ULP (``ulps``) of max(|low|, |high|)."""
-    return Bound(ulps, why or "u * (high - low) + low rounds twice; a fused multiply-add rounds once: 1 ULP of the "
-                              "range's larger endpoint (tolerance rule 2)",
-                 scale=max(abs(float(low)), abs(float(high))))
+    why = why or "u * (high - low) + low rounds twice; a fused multiply-add rounds once: 1 ULP of the range's " \
+                 "larger endpoint (tolerance rule 2)"
+    return Bound(ulps, why, scale=max(abs(float(low)), abs(float(high))))
 
 
 @dataclass
@@ -172,17 +182,6 @@ def _outside(dtype: str, expected: np.ndarray, actual: np.ndarray, interval: Int
     return result
 
 
-def from_ordinal(fmt: floats.Format, ordinals: np.ndarray) -> np.ndarray:
-    """The values of the given ordinals (floats rule 3 inverted), held per floats rule 1."""
-    ordinals = np.asarray(ordinals, dtype=np.int64)
-    sign = np.int64(1) << np.int64(fmt.bits - 1) if fmt.bits < 64 else None
-    if sign is None:
-        bits = np.where(ordinals < 0, (-ordinals) | np.int64(-0x8000000000000000), ordinals).view(np.uint64)
-    else:
-        bits = np.where(ordinals < 0, -ordinals + sign, ordinals)
-    return fmt.from_bits(bits)
-
-
 def interval_excess(dtype: str, wide: str, wide_values: np.ndarray, ulps: int, actual: np.ndarray,
                     interval: Interval | None = None) -> np.ndarray:
     """Rule 5: per element, how many narrow ULPs ``actual`` lies outside [round(w - ulps), round(w + ulps)];
@@ -190,7 +189,7 @@ def interval_excess(dtype: str, wide: str, wide_values: np.ndarray, ulps: int, a
     (where the rounding of w is not)."""
     narrow_fmt, wide_fmt = floats.format_of(dtype), floats.format_of(wide)
     centre = wide_fmt.ordinal(wide_values)
-    ends = [floats.round_to(narrow_fmt, floats.as_values(wide_fmt, from_ordinal(wide_fmt, centre + step)))
+    ends = [floats.round_to(narrow_fmt, floats.as_values(wide_fmt, floats.from_ordinal(wide_fmt, centre + step)))
             for step in (-ulps, ulps)]
     low, high = (narrow_fmt.ordinal(end) for end in ends)
     position = narrow_fmt.ordinal(actual)
@@ -201,6 +200,15 @@ def interval_excess(dtype: str, wide: str, wide_values: np.ndarray, ulps: int, a
     excess = np.where(nan & ~both, floats.INFINITE_ULPS, np.where(both, 0, excess)).astype(np.int64)
     rounded = floats.round_to(narrow_fmt, floats.as_values(wide_fmt, wide_values))
     return _outside(dtype, rounded, actual, interval, excess)
+
+
+def set_excess(dtype: str, admitted: np.ndarray, actual: np.ndarray, interval: Interval | None = None) -> np.ndarray:
+    """Rule 7: per element, 0 where ``actual`` equals one of ``admitted``'s rows (the results of the
+    allowed evaluation orders, the reference first), else its ULP distance to the nearest of them;
+    rule 6's values INFINITE_ULPS (outside ``interval`` where the reference is not)."""
+    rows = [distances(dtype, row, actual) for row in np.asarray(admitted)]
+    nearest: np.ndarray = np.minimum.reduce(rows) if rows else np.zeros(np.shape(actual), dtype=np.int64)
+    return _outside(dtype, np.asarray(admitted)[0], actual, interval, nearest)
 
 
 def compare(dtype: str, expected: np.ndarray, actual: np.ndarray, bound: Bound, shown: int = 8,

@@ -105,6 +105,7 @@ def _group_view(column: dict, number: int, found: FailureGroup, first: dict, mem
     return {"id": found.diagnosis if first["diagnosis_id"] else "", "summary": _text(found.summary, 500),
             "pattern": _text(found.pattern), "label": UNDIAGNOSED.get(first["status"], UNDIAGNOSED["failed"]),
             "text": _text(found.label()), "reproduce": _text(found.reproduce), "alternatives": alternatives,
+            "closest": _text(found.weighing(), 500),
             "count": max(found.count, len(members)), "first": first, "cases": [_text(c, 300) for c in found.cases],
             "rest": [m for m in members if m is not first], "anchor": f"group-{column['anchor']}-{number + 1}",
             "words": _wrong_words([column["results"][m["case"]] for m in members[:STRIP_RESULTS]], len(members)),

@@ -77,6 +77,8 @@ def render(model: dict, html_name: str | None = None) -> str:
         for group in column["diagnoses"][:SHOWN_DIAGNOSES]:
             if group["id"]:
                 name = f"`{group['id']}`" if "`" not in group["id"] else md(group["id"])
+                if group.get("closest"):
+                    name = f"closest: {name} (not the cause: it {md(group['closest'], 200)})"
                 what = group["summary"] or group["first"]["message"]
             else:
                 name, what = group["first"]["status"], f"{group['label']}: {group['first']['message']}"

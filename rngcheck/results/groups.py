@@ -17,6 +17,22 @@ backend's failures through :func:`failure_groups`, so the groups read the same w
    produces), the first of equals; its reproduce line is the result's ``reproduce_command``, else
    ``rngcheck run --backend SPEC --case ID``.
 5. Groups are ordered by size, largest first, then by first appearance.
+6. A diagnosis names a cause only when it reproduces every failure it could explain. A model
+   search's answer is a diagnosis that carries ``alternatives``: its id and every other id that
+   reproduces the case (an ``unknown...`` id reproduces nothing); a check that needs no model (a
+   crash, a broken contract, a write outside the extent) gives none. Answers are weighed within a
+   *part*: the backend, the case record's ``layer``, and what was wrong (the output, when wrong
+   elements are counted; else the returned state).
+   a. An id every answer of a part contains is the part's cause: its results are one group, signed
+      with the cause alone, even where a case's first match was a narrower class.
+   b. Otherwise a group's id reproduces k of the part's n answered results and is only the
+      closest, said "closest: ID, explains k of n; the other n - k: ..." with what the others are
+      (their ids, and the finding they share when no model reproduces them).
+   c. A model's id is one group however its wrong elements move; rule 2's elements and masks are
+      said only where every result of the group has the same. An ``unknown`` id and a check's keep
+      rule 2's signature.
+   d. Ids are weighed, not parameters: a family's parameters may be read off each case (the element
+      a fault starts from, the key a state gives).
 """
 
 from __future__ import annotations
@@ -45,6 +61,14 @@ class FailureGroup:
     cases: list[str] = field(default_factory=list)
     example: dict[str, Any] = field(default_factory=dict)   # the result of the smallest case (rule 4)
     reproduce: str = ""
+    explains: int = 0              # rule 6: the failures of its layer its id reproduces (0: not weighed)
+    weighed: int = 0               # rule 6: the failures of its layer with a model search's answer
+    others: str = ""               # rule 6: what the failures it does not reproduce are
+
+    @property
+    def closest(self) -> bool:
+        """Rule 6: the id reproduces some of the layer's failures, not all: not a cause."""
+        return 0 < self.weighed and self.explains < self.weighed
 
     @property
     def count(self) -> int:
@@ -53,7 +77,14 @@ class FailureGroup:
     def label(self) -> str:
         """``N cases: DIAGNOSIS (pattern)``, as every surface says a group."""
         plural = "s" if self.count != 1 else ""
-        return f"{self.count} case{plural}: {self.diagnosis}" + (f" ({self.pattern})" if self.pattern else "")
+        named = f"closest: {self.diagnosis}, {self.weighing()}" if self.closest else self.diagnosis
+        return f"{self.count} case{plural}: {named}" + (f" ({self.pattern})" if self.pattern else "")
+
+    def weighing(self) -> str:
+        """Rule 6 said: "explains k of n; the other n - k: ..." for the closest, else ""."""
+        if not self.closest:
+            return ""
+        return f"explains {self.explains} of {self.weighed}; the other {self.weighed - self.explains}: {self.others}"
 
 
 def _word(text: object) -> int | None:
@@ -82,14 +113,23 @@ def _wrong_words(result: dict[str, Any]) -> tuple[frozenset[int] | None, frozens
 Signature = tuple[str, frozenset[int] | None, frozenset[int] | None]
 
 
-def _signature(result: dict[str, Any]) -> Signature:
-    diagnosis = as_dict(result.get("diagnosis")).get("id") or str(result.get("status"))
+def _signature(result: dict[str, Any], cause: str | None = None) -> Signature:
+    diagnosis = cause or as_dict(result.get("diagnosis")).get("id") or str(result.get("status"))
     indices, masks = _wrong_words(result)
     if indices is not None and len(indices) > ELEMENTS_SHOWN:
         indices = None
     if masks is not None and len(masks) > MASKS_SHOWN:
         masks = None
     return str(diagnosis), indices, masks
+
+
+def _shared_words(results: list[dict[str, Any]]) -> tuple[frozenset[int] | None, frozenset[int] | None]:
+    """Rule 3: the wrong elements and the masks every result of a group has alike (None where they differ)."""
+    signatures = {_signature(result)[1:] for result in results}
+    if len(signatures) == 1:
+        (words,) = signatures
+        return words
+    return None, None
 
 
 def _mask_text(masks: frozenset[int]) -> str:
@@ -131,24 +171,109 @@ def _reproduce(result: dict[str, Any], spec: str) -> str:
     return shlex.join(["rngcheck", "run", "--backend", spec, "--case", str(result.get("case"))])
 
 
+def _answer(result: dict[str, Any]) -> frozenset[str] | None:
+    """Rule 6: the ids that reproduce the result (its diagnosis and alternatives), or None where no
+    model search answered."""
+    diagnosis = as_dict(result.get("diagnosis"))
+    if "alternatives" not in diagnosis:
+        return None
+    first = str(diagnosis.get("id") or "")
+    if not first or first.startswith("unknown"):
+        return frozenset()
+    return frozenset([first, *(str(a) for a in as_list(diagnosis.get("alternatives")))])
+
+
+def _others(results: list[dict[str, Any]]) -> str:
+    """Rule 6: what the results an id does not reproduce are: their ids by count, largest first, and
+    the finding shared by those no model reproduces."""
+    counts: dict[str, int] = {}
+    for result in results:
+        diagnosis = str(as_dict(result.get("diagnosis")).get("id") or result.get("status"))
+        counts[diagnosis] = counts.get(diagnosis, 0) + 1
+    said = ", ".join(f"{d} ({n})" for d, n in sorted(counts.items(), key=lambda item: -item[1]))
+    unexplained = [r for r in results if not _answer(r)]
+    finding = _shared_finding(unexplained) if unexplained else ""
+    return said + (f"; they share: {finding}" if finding else "")
+
+
+Part = tuple[str, str]
+
+
+def _part(result: dict[str, Any], layers: dict[str, str]) -> Part:
+    """Rule 6: the layer of the result's case and what was wrong: its output, or its returned state."""
+    wrong = "output" if as_int(result.get("mismatch_count"), 0) > 0 else "state"
+    return layers.get(str(result.get("case")), ""), wrong
+
+
+def _causes(results: list[dict[str, Any]], layers: dict[str, str]) -> dict[Part, str]:
+    """Rule 6: each part's cause, where an id is in every answer of it (of several such, the one most
+    results gave first)."""
+    answers: dict[Part, list[tuple[str, frozenset[str]]]] = {}
+    for result in results:
+        answer = _answer(result)
+        if answer is not None:
+            first = str(as_dict(result.get("diagnosis")).get("id"))
+            answers.setdefault(_part(result, layers), []).append((first, answer))
+    causes = {}
+    for part, given in answers.items():
+        shared = frozenset.intersection(*(answer for _, answer in given))
+        if shared:
+            firsts = [first for first, _ in given if first in shared]
+            causes[part] = max(dict.fromkeys(firsts or sorted(shared)), key=firsts.count)
+    return causes
+
+
+def _weigh(groups: list[FailureGroup], results: list[dict[str, Any]], layers: dict[str, str]) -> None:
+    """Rule 6 for one backend's groups, given its failing results and each case's layer."""
+    answered: dict[Part, list[tuple[dict[str, Any], frozenset[str]]]] = {}
+    for result in results:
+        answer = _answer(result)
+        if answer is not None:
+            answered.setdefault(_part(result, layers), []).append((result, answer))
+    for group in groups:
+        if not _answer(group.example):
+            continue
+        part = answered.get(_part(group.example, layers), [])
+        missed = [result for result, ids in part if group.diagnosis not in ids]
+        group.weighed, group.explains = len(part), len(part) - len(missed)
+        group.others = _others(missed)
+
+
 def failure_groups(document: dict[str, Any]) -> dict[str, list[FailureGroup]]:
-    """Each backend's failure groups (rules 1-5), by backend name; a backend without failures has none."""
-    sizes = {str(c.get("id")): as_int(c.get("size"), 0) for c in as_list(document.get("cases")) if isinstance(c, dict)}
+    """Each backend's failure groups (rules 1-6), by backend name; a backend without failures has none."""
+    records = [c for c in as_list(document.get("cases")) if isinstance(c, dict)]
+    sizes = {str(c.get("id")): as_int(c.get("size"), 0) for c in records}
+    layers = {str(c.get("id")): str(c.get("layer") or "") for c in records}
     specs = {str(b.get("name")): str(b.get("spec") or b.get("name")) for b in as_list(document.get("backends"))
              if isinstance(b, dict)}
-    grouped: dict[str, dict[Signature, list[dict[str, Any]]]] = {}
+    failing: dict[str, list[dict[str, Any]]] = {}
     for result in as_list(document.get("results")):
         if isinstance(result, dict) and is_failure(result.get("status"), result.get("required")):
-            grouped.setdefault(str(result.get("backend")), {}).setdefault(_signature(result), []).append(result)
+            failing.setdefault(str(result.get("backend")), []).append(result)
     out: dict[str, list[FailureGroup]] = {}
-    for backend, by_signature in grouped.items():
+    for backend, mine in failing.items():
+        causes = _causes(mine, layers)
+        by_signature: dict[Signature, list[dict[str, Any]]] = {}
+        for result in mine:
+            cause = causes.get(_part(result, layers))
+            answer = _answer(result)
+            if cause in (answer or ()):
+                signature: Signature = (str(cause), None, None)   # one fault, one group (rule 6)
+            elif answer:
+                signature = (_signature(result)[0], None, None)    # one model, one group (rule 6)
+            else:
+                signature = _signature(result)
+            by_signature.setdefault(signature, []).append(result)
         groups = []
-        for (diagnosis, indices, masks), results in by_signature.items():
+        for (diagnosis, _, _), results in by_signature.items():
+            indices, masks = _shared_words(results)
             example = min(results, key=lambda r: sizes.get(str(r.get("case")), 0) or 1 << 62)
-            summary = str(as_dict(results[0].get("diagnosis")).get("summary") or "")
+            said = [r for r in results if as_dict(r.get("diagnosis")).get("id") == diagnosis] or results
+            summary = str(as_dict(said[0].get("diagnosis")).get("summary") or "")
             groups.append(FailureGroup(backend, diagnosis, summary, _pattern(indices, masks, results),
                                        [str(r.get("case")) for r in results], example,
                                        _reproduce(example, specs.get(backend, backend))))
+        _weigh(groups, mine, layers)
         out[backend] = sorted(groups, key=lambda g: -g.count)
     return out
 

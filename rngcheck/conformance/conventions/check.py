@@ -114,6 +114,8 @@ def check_numbers(backend, case, strict: bool) -> Outcome:
     against = "the printed numbers" if case.expected_values is not None else "the reference"
     limit = f" beyond the bound of {bound.ulps} {bound.wide or ''} ULP".replace("  ", " ") if request.floating \
         else ""
+    if bound.orders:
+        limit = f", none of its {len(bound.orders)} evaluation orders' results"
     message = (f"{cmp.over} of {cmp.count} numbers differ from {against}{limit}"
                + (f" (worst {cmp.worst} ULP at element {summary['worst']['index']})" if request.floating else "")
                + f"; looks like: {diagnosis['id']}")
@@ -132,7 +134,9 @@ def repro_text(request, values, rows: int = 16) -> list[str]:
     order = list(np.flatnonzero(past)[:rows])
     if len(order) < rows:
         order += [int(i) for i in range(min(actual.size, rows)) if i not in order][:rows - len(order)]
-    lines = [f"numbers ({request.text()}; bound {bound.ulps} ULP{' of ' + bound.wide if bound.wide else ''}; "
+    said = f"bound: one of {len(bound.orders)} evaluation orders' results" if bound.orders else \
+        f"bound {bound.ulps} ULP{' of ' + bound.wide if bound.wide else ''}"
+    lines = [f"numbers ({request.text()}; {said}; "
              f"* marks a number past it): {int(past.sum())} of {int(mask.sum())} past the bound"]
     for i in sorted(order):
         flag = "*" if past[i] else " "

@@ -308,6 +308,15 @@ def _convention_variants(request) -> list[NumbersVariant]:
     return out
 
 
+def _near(request, bound: tolerance.Bound) -> tolerance.Bound:
+    """How near a variant's numbers must be to the backend's: the request's bound; one step of the narrow
+    format under a wide bound (tolerance rule 5); under a set of evaluation orders (rule 7), 1 ULP of the
+    range's larger endpoint, as a variant computes in one order and the backend may use another."""
+    if bound.orders and request.low is not None:
+        return tolerance.one_rounding(*request.uniform_range)
+    return bound if bound.wide is None else tolerance.Bound(1, "one step of the narrow format")
+
+
 def diagnose(request, state, actual: np.ndarray, right: np.ndarray | None = None,
              wide: np.ndarray | None = None) -> dict:
     """The variants whose numbers are within the request's bound of ``actual`` (and not of the right
@@ -332,7 +341,7 @@ def diagnose(request, state, actual: np.ndarray, right: np.ndarray | None = None
         admitted = numbers.excess(request, wide, predicted)
         if tolerance.compare(request.dtype, right, predicted, bound, excess=admitted).within:
             continue  # indistinguishable from the right conversion on this case
-        near = bound if bound.wide is None else tolerance.Bound(1, "one step of the narrow format")
+        near = _near(request, bound)
         if tolerance.compare(request.dtype, predicted, actual, near).within:
             matches.append(variant)
     if not matches:
