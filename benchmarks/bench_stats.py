@@ -4,10 +4,20 @@
                                                                    # MB/s and wall time per tier, from a file
     python benchmarks/bench_stats.py speed --against DIR            # and another checkout's battery, same run
     python benchmarks/bench_stats.py stdin [--tier standard]          # the same bytes from a file and from a pipe
+    python benchmarks/bench_stats.py compare [--tier standard] [--repeats 3]   # CPU and wall per MiB: the
+        # compiled kernels and the numpy code at 1 and 2 processes, and PractRand's RNG_test on the same
+        # bytes where RNG_TEST names it (single- and multithreaded; skipped with the reason otherwise)
     python benchmarks/bench_stats.py power   [--max-bytes 256M] [--generators a,b] [--power-tiers smoke,standard]
                                           [--json FILE]           # bytes each weak generator needs to FAIL, per tier
     python benchmarks/bench_stats.py false-alarms [--seeds 100] [--tier standard]
     python benchmarks/bench_stats.py all [--against DIR]            # all three, then docs/statistics.md's panel table
+
+Compare times whole commands (start-up included, as PractRand's; the battery's own wall time,
+its document's elapsed_seconds, beside it): ``rngcheck stats --input FILE --no-interstream
+--quiet`` and ``$RNG_TEST stdin32 -tlmin N -tlmax N`` fed the same file on its
+standard input, CPU time from the child's rusage, best of ``--repeats`` alternating runs.
+PractRand is not packaged where this project's machines reach: build it outside the repository
+(``RNG_TEST=/path/to/RNG_test``); without it the PractRand rows say why they are missing.
 
 Speed reads a stream from a file (Philox4x32-10 words written beforehand), so the
 generator is not what is measured; inter-stream tests need a generator and are not
@@ -103,6 +113,86 @@ def speed(deep_bytes: int, tiers=("smoke", "standard", "deep"), workers=None, ag
     if load:
         print("load average after: " + " ".join(f"{x:.2f}" for x in os.getloadavg()))
     return figures
+
+
+def _timed(command, stdin_path=None, env=None):
+    """(CPU seconds of the child, wall seconds, its output) of one command."""
+    before = os.times()
+    began = time.perf_counter()
+    with open(stdin_path or os.devnull, "rb") as handle:
+        done = subprocess.run(command, stdin=handle, capture_output=True, text=True, env=env)
+    wall = time.perf_counter() - began
+    after = os.times()
+    cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
+    return cpu, wall, done
+
+
+def _practrand(nbytes: int):
+    """The RNG_test command lines (single- and multithreaded) for ``nbytes``, or the reason there are none."""
+    path = os.environ.get("RNG_TEST", "").strip()
+    if not path:
+        return None, "RNG_TEST is not set (PractRand is packaged nowhere this project reaches: build RNG_test " \
+                     "outside the repository and set RNG_TEST to it)"
+    if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+        return None, f"RNG_TEST={path} is not an executable file"
+    size = f"{nbytes >> 20}MB"  # PractRand's units are binary: 256MB is 2^28 bytes
+    single = [path, "stdin32", "-tlmin", size, "-tlmax", size]
+    return {"PractRand RNG_test stdin32 (1 thread)": single,
+            "PractRand RNG_test stdin32 -multithreaded": single + ["-multithreaded"]}, ""
+
+
+def _practrand_version(path: str) -> str:
+    """RNG_test's own first line ("RNG_test using PractRand version 0.96"), or why there is none."""
+    done = subprocess.run([path, "-version"], capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    lines = [line.strip() for line in (done.stdout + done.stderr).splitlines() if "version" in line]
+    return lines[0] if lines else f"{path}: no version line"
+
+
+def compare(tier: str = "standard", repeats: int = 3) -> dict:
+    """CPU and wall time per MiB of whole commands on the same file (module docstring)."""
+    nbytes = battery.TIERS[tier]
+    load = os.getloadavg()
+    print(f"== compare: {tier} tier, {nbytes >> 20} MiB of Philox4x32-10 words from a file, {os.cpu_count()} cores, "
+          f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; best of {repeats} alternating runs (and the range)")
+    base = [sys.executable, "-m", "rngcheck", "stats", "--tier", tier, "--no-interstream", "--quiet"]
+    runs = {}
+    for kernels in ("c", "numpy"):
+        for workers in (1, 2):
+            runs[f"rngcheck {kernels:5s} {workers} process{'es' if workers > 1 else ''}"] = (
+                base + ["--workers", str(workers)], {**os.environ, "RNGCHECK_KERNELS": kernels}, True)
+    practrand, why = _practrand(nbytes)
+    for name, command in (practrand or {}).items():
+        runs[name] = (command, dict(os.environ), False)
+    found: dict[str, list] = {name: [] for name in runs}
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "philox10.bin")
+        write_stream(path, nbytes)
+        document = os.path.join(tmp, "stats.json")
+        for _ in range(repeats):
+            for name, (command, env, ours) in runs.items():
+                extra = ["--input", path, "--json", document] if ours else []
+                cpu, wall, done = _timed(command + extra, None if ours else path, env)
+                if done.returncode not in (0, 1):
+                    raise SystemExit(f"{name}: exit {done.returncode}: {done.stderr[-500:]}")
+                inner = None
+                if ours:  # the battery's own wall time, without the start-up
+                    with open(document) as handle:
+                        inner = json.load(handle)["elapsed_seconds"]
+                found[name].append((cpu, wall, inner))
+    mib = nbytes / (1 << 20)
+    for name, values in found.items():
+        cpus, walls = [v[0] for v in values], [v[1] for v in values]
+        print(f"{name:44s} CPU {min(cpus):6.2f} s ({min(cpus):.2f}-{max(cpus):.2f}), "
+              f"{1e3 * min(cpus) / mib:5.1f} ms/MiB;  wall {min(walls):6.2f} s ({min(walls):.2f}-{max(walls):.2f}), "
+              f"{1e3 * min(walls) / mib:5.1f} ms/MiB" + (
+                  f";  the battery alone {min(v[2] for v in values):.2f} s wall" if values[0][2] is not None else ""))
+    if not practrand:
+        print(f"PractRand: not measured: {why}")
+    else:
+        print(f"PractRand: {_practrand_version(os.environ['RNG_TEST'])}")
+    load = os.getloadavg()
+    print(f"load average after: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    return found
 
 
 def stdin_speed(nbytes: int, tier: str = "standard", repeats: int = 2) -> dict:
@@ -286,13 +376,15 @@ def row_bytes(row, tier):
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=["speed", "stdin", "power", "false-alarms", "all"])
+    parser.add_argument("what", choices=["speed", "stdin", "compare", "power", "false-alarms", "all"])
     parser.add_argument("--against", help="speed: also time the battery of this checkout (a directory)")
-    parser.add_argument("--repeats", type=int, default=3, help="speed --against: alternating runs per tier")
+    parser.add_argument("--repeats", type=int, default=3,
+                        help="speed --against, compare: alternating runs of each command (the best is kept)")
     parser.add_argument("--generators", help="power: comma-separated panel names (default: all)")
     parser.add_argument("--deep-bytes", default="1G")
     parser.add_argument("--tiers", default="smoke,standard,deep", help="speed: comma-separated tiers to time")
-    parser.add_argument("--workers", type=int, default=None, help="speed: processes (default: up to 2)")
+    parser.add_argument("--workers", type=int, default=None,
+                        help="speed: processes (default: one per core this process may use)")
     parser.add_argument("--max-bytes", default="256M")
     parser.add_argument("--power-tiers", default=",".join(POWER_TIERS), help="power: tiers to measure")
     parser.add_argument("--json", help="power/all: write the figures found to this file")
@@ -305,6 +397,8 @@ def main(argv=None) -> int:
                         args.against, args.repeats)
     if args.what == "stdin":
         stdin_speed(battery.TIERS[args.tier], args.tier, args.repeats)
+    if args.what in ("compare", "all"):
+        compare(args.tier, args.repeats)
     if args.what in ("power", "all"):
         found = power(parse_bytes(args.max_bytes), args.generators and args.generators.split(","),
                       tuple(args.power_tiers.split(",")))

@@ -113,6 +113,29 @@ def test_stdin_is_refused_before_reading_when_its_spool_cannot_fit_the_free_spac
     assert folder in err and "20.0 MiB free" in err and "56.0 MiB" in err and "TMPDIR" in err, err
 
 
+def test_progressive_stdin_with_max_bytes_is_refused_when_its_spool_cannot_fit(tmp_path, monkeypatch, capsys):
+    """--progressive --max-bytes 16M from stdin spools up to 2 x 16 MiB + the read-ahead: refused
+    before any byte is read where statvfs says 20 MiB free."""
+    from rngcheck.stats import streams
+
+    class Full:
+        f_bavail, f_frsize = 20 << 8, 4096    # 20 MiB
+
+    monkeypatch.setattr(os, "statvfs", lambda path: Full())
+    stream = _random_file(tmp_path / "stream.bin", 1 << 20)
+    stdin = _Stdin(stream)
+    monkeypatch.setattr(sys, "stdin", stdin)
+    from rngcheck import cli
+    try:
+        code = cli.main(["stats", "--input", "-", "--quiet", "--progressive", "--max-bytes", "16M"])
+        assert stdin.buffer.tell() == 0          # nothing read
+    finally:
+        stdin.buffer.close()
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert streams.spool_folder() in err and "20.0 MiB free" in err and "72.0 MiB" in err, err
+
+
 def test_the_spool_room_counts_the_retest_and_the_peers_copy():
     from rngcheck.stats.streams import StdinSpool, spool_bytes
 

@@ -59,10 +59,12 @@ the short one on every bit position); each result's "bytes" says what it read. W
 source has neighbour streams (a backend, or a
 Philox reference stream), three XOR pairs are tested too (streams.NEIGHBOURS: key k0+1, key
 k1+1, counter + 2^96), each on 1/8 of the tier's bytes (at least 1 MiB), with lanes, monobit,
-bytes and Hamming-weight tests. A seekable, fork-safe stream of 32 MiB or more is cut into
+bytes and Hamming-weight tests. A seekable, fork-safe stream of 128 MiB or more is cut into
 contiguous pieces of about equal work (the slow tests' budgets make its start dearer:
-balanced_ranges, each test's cost_ns_per_word), two per process, read by up to two processes and
-merged in order; results are those of one pass. While a chunk is fed to the accumulators,
+balanced_ranges, each test's cost_ns_per_word), two per process, read by one process per core
+the run may use (cores(): its CPU affinity) and merged in order; results are those of one pass.
+The hot loops of the tests are compiled C where a compiler is found (kernels.py), numpy
+otherwise, with the same results. While a chunk is fed to the accumulators,
 histograms and weights derived from it are computed once and shared (accumulators.shared_chunk).
 
 Verdicts. A result's tail probability t is p, or for two-tailed statistics (q not null)
@@ -98,13 +100,13 @@ from ..backends.lifetime import die_with_parent
 from ..errors import BackendProcessFailed, BackendStopped, RemoteError, RngcheckError, one_line
 from ..registry import Registry
 from ..results.verdicts import STATS_FAIL, STATS_JUDGED, STATS_PASS, STATS_SUSPECT, stats_verdict
-from . import knuth, lanes, linear, nist, practrand_kinds, rank, testu01
+from . import kernels, knuth, lanes, linear, nist, practrand_kinds, rank, testu01
 from .accumulators import Accumulator, shared_chunk
 from .streams import NEIGHBOURS, XorSource
-from .tiers import TIERS, MiB, parse_bytes  # noqa: F401  (one home: stats/tiers.py)
+from .tiers import TIERS, MiB, cores, parse_bytes  # noqa: F401  (one home: stats/tiers.py)
 
 CHUNK_WORDS = 1 << 22  # 16 MiB read at once (the coupon collector's chains want many samples)
-PARALLEL_MIN_WORDS = 8 * CHUNK_WORDS  # below 32 MiB one process is faster than forking
+PARALLEL_MIN_WORDS = 8 * CHUNK_WORDS  # 32 Mi words (128 MiB): below it one process is about as fast
 FAIL_AT = 1e-10
 FAMILY_SUSPECT = 0.01
 
@@ -235,7 +237,7 @@ def balanced_ranges(factories, words: int, pieces: int, align: int = 1 << 19):
     fixed, limited = 0.0, []
     for factory in factories:
         acc = factory(start=0)
-        cost = acc.cost_ns_per_word
+        cost = kernels.cost_ns_per_word(acc)  # on the path that runs: compiled or numpy
         if acc.max_samples is None:
             fixed += cost
         else:
@@ -269,12 +271,16 @@ def _worker(index):
     return feed(source.at(offset + start), factories, count, start=start)
 
 
-def feed_parallel(source, factories, words: int, workers: int, offset: int = 0, tick=None):
+def feed_parallel(source, factories, words: int, workers: int, offset: int = 0, tick=None,
+                  min_words: int | None = None):
     """Words offset .. offset+words-1 of ``source``: split into contiguous ranges of about
     equal work, read by ``workers`` processes, and merged in order (map-reduce). Without a
     seekable, fork-safe source: one process, reading on from the source's current position
-    (``offset`` must then be where it is)."""
-    if workers <= 1 or not source.seekable or not getattr(source, "fork_safe", False) or words < PARALLEL_MIN_WORDS:
+    (``offset`` must then be where it is). ``min_words``: the fewest words worth forking for
+    (PARALLEL_MIN_WORDS by default)."""
+    if min_words is None:
+        min_words = PARALLEL_MIN_WORDS
+    if workers <= 1 or not source.seekable or not getattr(source, "fork_safe", False) or words < min_words:
         here = not source.seekable or getattr(source, "position", None) == offset
         return feed(source if here else source.at(offset), factories, words, tick=tick)
     align = min(1 << 19, max(1, words // (4 * workers * PIECES_PER_WORKER)))
@@ -317,7 +323,7 @@ def feed_parallel(source, factories, words: int, workers: int, offset: int = 0, 
         pool.shutdown(wait=finished, cancel_futures=not finished)
     accs, total = parts[0]
     for other_accs, count in parts[1:]:
-        if total != other_accs[0].start:
+        if total != other_accs[0].start - accs[0].start:  # factories may place the first range's start
             break  # an earlier range ended early: later ones are not contiguous
         for acc, other in zip(accs, other_accs):
             acc.merge(other)
@@ -393,7 +399,7 @@ def run(source, *, tier: str = "smoke", nbytes: int | None = None, seed=None, re
     if tier not in TIERS:
         raise ValueError(f"unknown tier {tier!r}")
     nbytes = int(nbytes or TIERS[tier])
-    workers = workers or min(2, os.cpu_count() or 1)
+    workers = workers or cores()
     say = progress or (lambda text: None)
     groups = stream_groups(source, tier, nbytes, interstream)
     reading = read_streams(groups, tier, workers=workers, progress=progress, executor=executor)

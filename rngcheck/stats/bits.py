@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import kernels
+
 WORD_BITS = 32
 
 
@@ -77,6 +79,9 @@ def walk_extremes(samples: np.ndarray):
     2^20-bit sample costs a 2^15-element cumulative sum (exact integers).
     """
     samples = np.ascontiguousarray(samples, dtype=np.uint32)
+    lib = kernels.active()
+    if lib is not None:
+        return kernels.walk_extremes(lib, samples, BYTE_TOTAL, BYTE_MAX, BYTE_MIN)
     k, s = samples.shape
     halves = samples.view(np.uint16).reshape(k, s, 2)  # little-endian: [low half, high half]
     hi, lo = halves[..., 1], halves[..., 0]
@@ -136,6 +141,9 @@ def weight_pairs(samples: np.ndarray) -> np.ndarray:
 
 
 def _weight_pairs(samples):
+    lib = kernels.active()
+    if lib is not None:
+        return kernels.per_row(lib, "weight_pairs", samples, 33 * 33).reshape(-1, 33, 33)
     k, s = samples.shape
     weights = np.bitwise_count(np.ascontiguousarray(samples, dtype=np.uint32))  # uint8
     codes = weights.view(np.uint16).astype(np.intp)  # little-endian: even word's weight + 256 * odd word's

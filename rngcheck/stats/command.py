@@ -5,12 +5,16 @@
     some-generator | rngcheck stats --input - --tier standard     (also --raw -)
     rngcheck stats --backend numpy --tier smoke --with dieharder   (a real peer beside ours: peers.py)
     rngcheck stats --backend numpy --tier standard --dask local:2  (ranges on Dask: distributed.py)
+    some-generator | rngcheck stats --input - --progressive [--max-bytes 1T]   (until it fails:
+        a line at each doubling from 64 KiB, PractRand's way; progressive.py)
     rngcheck stats --distribution normal --dtype float32 --bytes 64M   (numbers: distributions.py;
         the reference's numbers, or a --backend's random_numbers; --bytes counts the numbers' bytes)
 
 Exit codes: 0 the final verdict is PASS (a SUSPECT resolved by its retest), 1 some test
 FAILs (this takes precedence), 2 usage error, or a stream too short for the tier (the
 tests that had enough data still report) or a SUSPECT left without fresh data to retest.
+With --progressive: 0 when --max-bytes or the stream's end is reached without a FAIL, 1 at
+the first FAIL (the line says the length), 2 when not even the first length could be read.
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ NUMBERS_OPTIONS = ("convention", "dtype", "low", "high")
 WORDS_ONLY = {"input": "--input", "dask": "--dask", "dask_dashboard": "--dask-dashboard",
               "shard_bytes": "--shard-bytes", "checkpoint": "--checkpoint",
               "with_peers": "--with", "dieharder_tests": "--dieharder-tests", "workers": "--workers",
-              "no_interstream": "--no-interstream"}
+              "no_interstream": "--no-interstream", "progressive": "--progressive", "max_bytes": "--max-bytes"}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -48,14 +52,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--in-process", action="store_true",
                         help="load a Python --backend in rngcheck's own process (faster, no crash or hang "
                              "isolation; default: every backend but numpy runs in a worker process)")
-    parser.add_argument("--tier", choices=sorted(TIERS), default="smoke",
-                        help="smoke (seconds, CI gate), standard (about a minute), deep (sized by --bytes)")
+    parser.add_argument("--tier", choices=sorted(TIERS), default=None,
+                        help="smoke (seconds, CI gate; the default), standard (seconds on 2 cores; the default "
+                        "with --progressive), deep (sized by --bytes)")
     parser.add_argument("--bytes", metavar="N", help="bytes of the main stream (default: the tier's size; "
                         "units K, M, G accepted)")
     parser.add_argument("--seed", type=int, default=None,
                         help=f"backend stream key, a 64-bit integer (default {DEFAULT_SEED})")
     parser.add_argument("--json", metavar="FILE", help="write the result document here ('-' for stdout)")
-    parser.add_argument("--workers", type=int, default=None, help="processes (default: up to 2)")
+    parser.add_argument("--workers", type=int, default=None,
+                        help="processes (default: one per core this process may use)")
     parser.add_argument("--dask", metavar="ADDRESS", default=None,
                         help="read the stream's ranges on Dask: local (a LocalCluster, one worker per CPU), "
                         "local:N, tcp://HOST:PORT or scheduler-file:PATH (needs the distributed extra; "
@@ -69,6 +75,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--checkpoint", metavar="DIR", default=None,
                         help="with --dask: keep each finished range's state in DIR; the same command run "
                         "again after an interruption skips them (a checkpoint of another run is refused)")
+    parser.add_argument("--progressive", action="store_true",
+                        help="read without end and report at every doubling from 64 KiB (the tier's tests at that "
+                        "length), stopping at the first FAIL after its retest (exit 1, with the length): "
+                        "PractRand's way of running")
+    parser.add_argument("--max-bytes", metavar="N", default=None,
+                        help="with --progressive: the longest length to reach (units K, M, G, T); default: none")
     parser.add_argument("--no-interstream", action="store_true",
                         help="skip the tests between streams whose keys/counters differ by one")
     parser.add_argument("--quiet", action="store_true", help="print only the verdict line")
@@ -110,6 +122,8 @@ class StatsOptions:
     shard_bytes: str | None = None
     checkpoint: str | None = None
     no_interstream: bool = False
+    progressive: bool = False
+    max_bytes: str | None = None
     quiet: bool = False
     with_peers: tuple[str, ...] = ()
     dieharder_tests: str | None = None
@@ -126,6 +140,7 @@ class StatsOptions:
             return args
         values = {f.name: getattr(args, f.name) for f in fields(cls) if getattr(args, f.name, None) is not None}
         values["with_peers"] = tuple(values.get("with_peers") or ())
+        values.setdefault("tier", "standard" if values.get("progressive") else "smoke")
         return cls(**values)
 
 
@@ -138,6 +153,10 @@ def _reproduce(args: StatsOptions, seed) -> str:
     parts += ["--tier", args.tier]
     if args.bytes:
         parts += ["--bytes", str(args.bytes)]
+    if args.progressive:
+        parts.append("--progressive")
+    if args.max_bytes:
+        parts += ["--max-bytes", str(args.max_bytes)]
     if args.no_interstream:
         parts.append("--no-interstream")
     for peer in args.with_peers:
@@ -363,14 +382,18 @@ def run_distribution(args) -> int:
     return exit_code(doc)
 
 
+def _write_json(args: StatsOptions, doc) -> None:
+    text = json.dumps(doc, indent=1, default=_json_default)
+    if args.json == "-":
+        to_stdout(lambda: print(text))
+    else:
+        from ..jsonfile import atomic_write
+        atomic_write(str(args.json), text + "\n")
+
+
 def _write(args: StatsOptions, doc) -> None:
     if args.json:
-        text = json.dumps(doc, indent=1, default=_json_default)
-        if args.json == "-":
-            to_stdout(lambda: print(text))
-        else:
-            from ..jsonfile import atomic_write
-            atomic_write(args.json, text + "\n")
+        _write_json(args, doc)
     to_stdout(lambda: render(doc, sys.stderr if args.json == "-" else sys.stdout, quiet=args.quiet))
 
 
@@ -410,8 +433,99 @@ def run(args) -> int:
     wanted = list(dict.fromkeys(args.with_peers or []))
     peers.check(wanted)
     dieharder_tests = _dieharder_tests(args.dieharder_tests, wanted)
+    max_bytes = _check_progressive(args, wanted)
     with _claim_json(args):   # checked before the run, locked until written
+        if args.progressive:
+            return _run_progressive(args, max_bytes)
         return _run_battery(args, nbytes, wanted, dieharder_tests)
+
+
+def _check_progressive(args: StatsOptions, wanted: list) -> int | None:
+    """--progressive's options (refused where they do not apply), and its --max-bytes."""
+    if not args.progressive:
+        if args.max_bytes is not None:
+            raise RngcheckError("--max-bytes applies with --progressive (a fixed length: --bytes)")
+        return None
+    if args.bytes is not None:
+        raise RngcheckError("--bytes does not apply with --progressive (it doubles until a FAIL: --max-bytes "
+                            "sets the longest length)")
+    if wanted:
+        raise RngcheckError("--with does not apply with --progressive (a peer reads a fixed length: --bytes)")
+    if args.max_bytes is None:
+        return None
+    max_bytes = parse_bytes(args.max_bytes, "--max-bytes")
+    from .progressive import START_BYTES
+    if max_bytes < START_BYTES:
+        raise RngcheckError(f"--max-bytes must be at least {START_BYTES // 1024}K (the first length)")
+    return max_bytes
+
+
+def _run_progressive(args: StatsOptions, max_bytes: int | None) -> int:
+    """--progressive: a line per doubling; the document (every doubling) written at the end, an
+    interrupted run's too."""
+    from . import progressive
+    from .streams import BackendSource, check_spool_room
+
+    if args.input == "-" and max_bytes is not None:   # stdin is kept on disk while it is tested
+        check_spool_room(max_bytes)   # (without --max-bytes it grows until the disk says no: one line)
+    source, seed = build_source(args)
+    out = sys.stderr if args.json == "-" else sys.stdout
+    reproduce = _reproduce(args, seed)
+    identity = {"reproduce": reproduce, "tier": args.tier, "progressive": True, "max_bytes": max_bytes}
+    lengths: list = []
+
+    def report(entry) -> None:
+        lengths.append(entry)
+        if not args.quiet:
+            to_stdout(lambda: print(progressive.line(entry), file=out, flush=True))
+
+    try:
+        with _executor(args, None, identity) as executor:
+            doc = progressive.run(source, tier=args.tier, max_bytes=max_bytes, workers=args.workers,
+                                  executor=executor, report=report, reproduce=reproduce, seed=seed)
+    finally:
+        source.close()
+        if isinstance(source, BackendSource):
+            from ..backends.hosting import close
+            close(source.backend)
+    if args.json:
+        _write_json(args, doc)
+    state = doc["progressive"]
+    to_stdout(lambda: print(progressive_verdict(doc), file=out))
+    if state["stopped"] == "interrupted":
+        return 130
+    if state["stopped"] == "fail":
+        return 1
+    if not lengths or _too_short(state):
+        return 2
+    return 0 if state["stopped"] in ("max-bytes", "end-of-stream") else 2
+
+
+def _too_short(state: dict) -> bool:
+    """The stream ended before the first length (64 KiB): nothing was judged at a full length."""
+    return state["stopped"] == "end-of-stream" and state["lengths"][0]["bytes_tested"] < state["start_bytes"]
+
+
+def progressive_verdict(doc: dict) -> str:
+    """The last line of a --progressive run: where it stopped and why."""
+    from .progressive import size_text, strongest
+    state = doc["progressive"]
+    longest = size_text(state["lengths"][-1]["bytes_tested"]) if state["lengths"] else "nothing"
+    ended = f"no FAIL up to {longest}: the stream ended"
+    if state["lengths"] and _too_short(state):
+        ended = f"too short: the stream ended at {longest}, before the first length, {size_text(state['start_bytes'])}"
+    why = {"fail": f"FAIL at {longest}",
+           "max-bytes": f"no FAIL up to {longest} (--max-bytes)",
+           "end-of-stream": ended,
+           "interrupted": f"interrupted; no FAIL up to {longest}",
+           "backend-failed": f"the backend failed; no FAIL up to {longest}"}[state["stopped"]]
+    if state["stopped"] == "fail":
+        failing = [e for e in doc["results"] if e["verdict"] == verdicts.STATS_FAIL]
+        worst = strongest(failing) or {}
+        why += f" ({len(failing)} failing; strongest {worst['test']} p = {worst['p_display']})"
+    if doc["message"] and state["stopped"] in ("interrupted", "backend-failed"):
+        why += f" ({doc['message']})"
+    return f"{why}; tier {doc['tier']}, {doc['elapsed_seconds']:.1f} s; reproduce: {doc['reproduce']}"
 
 
 def _run_battery(args: StatsOptions, nbytes, wanted: list, dieharder_tests) -> int:

@@ -15,8 +15,8 @@ from functools import cache
 import numpy as np
 from scipy import special
 
-from . import pvalues
-from .accumulators import Accumulator, chi2_counts, chi2_uniform_exact
+from . import kernels, pvalues
+from .accumulators import Accumulator, chi2_counts, chi2_uniform_exact, shared
 from .bits import byte_counts_of, u16_histograms
 from .tiers import MiB
 
@@ -51,7 +51,11 @@ class ByteFrequency(Accumulator):
     sample_words = 1 << 15  # 128 KiB: 512 expected per cell
 
     def measure(self, samples):
-        counts = byte_counts_of(u16_histograms(samples))  # one 16-bit histogram per sample (shared)
+        lib = kernels.active()
+        if lib is not None:
+            counts = kernels.per_row(lib, "byte_counts", samples, 256)
+        else:  # one 16-bit histogram per sample (shared with Frequency16)
+            counts = byte_counts_of(u16_histograms(samples))
         return {"chi2": chi2_uniform_exact(counts)}, {"counts": counts.sum(axis=0)}
 
     def evaluate(self, records, totals, samples):
@@ -69,6 +73,13 @@ class Frequency16(Accumulator):
     sample_words = 1 << 19  # 2 MiB: 16 expected per cell
 
     def measure(self, samples):
+        lib = kernels.active()
+        counts = kernels.per_row(lib, "u16_counts", samples, 1 << 16) if lib is not None else self._counts(samples)
+        return {"chi2": chi2_uniform_exact(counts)}, {"counts": counts.sum(axis=0)}
+
+    @staticmethod
+    def _counts(samples):
+        """(k, 65536) counts: numpy, from the shared 16-bit histograms (kernels.c's u16_counts in C)."""
         k = samples.shape[0]
         histograms = u16_histograms(samples)  # per 2^15-word block (shared with ByteFrequency)
         per = len(histograms) // k
@@ -77,7 +88,7 @@ class Frequency16(Accumulator):
             counts[row] = histograms[row * per]
             for h in histograms[row * per + 1:(row + 1) * per]:
                 counts[row] += h
-        return {"chi2": chi2_uniform_exact(counts)}, {"counts": counts.sum(axis=0)}
+        return counts
 
     def evaluate(self, records, totals, samples):
         df = (1 << 16) - 1
@@ -106,6 +117,15 @@ class Gap(_CountsTest):
         self.probabilities = np.array([float(x) for x in probs] + [float((1 - p) ** self.t)])
 
     def measure(self, samples):
+        lib = kernels.active()
+        if lib is not None:
+            counts, hit_count = kernels.gap_counts(lib, samples, int(self.shift), self.t)
+        else:
+            counts, hit_count = self._counts(samples)
+        return {"counts": counts}, {"counts": counts.sum(axis=0), "hits": hit_count.sum()}
+
+    def _counts(self, samples):
+        """(k, t + 1) gap counts and (k,) hits: numpy (kernels.gap_counts in C)."""
         k, s = samples.shape
         hits = (samples & (np.uint32(15) << self.shift)) == 0
         where = np.flatnonzero(hits)  # row * s + column
@@ -114,8 +134,7 @@ class Gap(_CountsTest):
         same = row[1:] == row[:-1]
         gaps = np.minimum(np.diff(where) - 1, self.t)[same]
         cells = gaps + row[1:][same] * (self.t + 1)
-        counts = np.bincount(cells, minlength=k * (self.t + 1)).reshape(k, self.t + 1)
-        return {"counts": counts}, {"counts": counts.sum(axis=0), "hits": hit_count.sum()}
+        return np.bincount(cells, minlength=k * (self.t + 1)).reshape(k, self.t + 1), hit_count
 
     def evaluate(self, records, totals, samples):
         hits = int(totals["hits"])
@@ -174,6 +193,13 @@ class Poker(_CountsTest):
         self.probabilities = np.array([float(sum(probs[:3]))] + [float(p) for p in probs[3:]])
 
     def measure(self, samples):
+        lib = kernels.active()
+        counts = kernels.poker_counts(lib, samples, _DIGIT_SET_OF_HALF) if lib is not None else self._counts(samples)
+        return {"counts": counts}, {"counts": counts.sum(axis=0)}
+
+    @staticmethod
+    def _counts(samples):
+        """(k, 6) counts of words with <= 3, 4, ..., 8 distinct digits: numpy (kernels.c in C)."""
         k, s = samples.shape
         halves = np.take(_DIGIT_SET_OF_HALF, np.ascontiguousarray(samples).view(np.uint16))  # (k, 2s)
         distinct = np.bitwise_count(halves[:, 0::2] | halves[:, 1::2])  # distinct digits of each word, 1..8
@@ -181,7 +207,7 @@ class Poker(_CountsTest):
         counts[:, 0] = np.count_nonzero(distinct <= 3, axis=1)  # r <= 3 pooled
         for r in range(4, 9):
             counts[:, r - 3] = np.count_nonzero(distinct == r, axis=1)
-        return {"counts": counts}, {"counts": counts.sum(axis=0)}
+        return counts
 
 
 def coupon_probabilities(d: int, t: int) -> list[Fraction]:
@@ -223,7 +249,16 @@ class CouponCollector(_CountsTest):
         self.probabilities = probs
 
     def measure(self, samples):
-        """Every sample's chain of segments advances together, one segment per step: the rest
+        lib = kernels.active()
+        if lib is not None:
+            counts = kernels.coupon_counts(lib, samples, self.bin_of_length, self.t, len(self.probabilities))
+        else:
+            counts = self._counts(samples)
+        return {"counts": counts}, {"counts": counts.sum(axis=0)}
+
+    def _counts(self, samples):
+        """(k, bins) counts of segment lengths, numpy (kernels.coupon_counts in C): every sample's
+        chain of segments advances together, one segment per step: the rest
         of the word where the segment starts (digit by digit), then up to ``width`` whole
         words at once (their digit sets, OR-accumulated), then the completing word digit by
         digit. A segment not complete at the end of its sample is dropped."""
@@ -286,7 +321,7 @@ class CouponCollector(_CountsTest):
             length = np.minimum(np.concatenate([x[1] for x in lengths]), self.t)
             cells = row * counts.shape[1] + self.bin_of_length[length]
             counts = np.bincount(cells, minlength=counts.size).reshape(counts.shape)
-        return {"counts": counts}, {"counts": counts.sum(axis=0)}
+        return counts
 
 
 _NIBBLE_SHIFTS = np.arange(28, -1, -4, dtype=np.uint32)  # digits of a word, most significant first
@@ -316,6 +351,15 @@ class MaximumOfT(_CountsTest):
         self._edge_in = np.where(following < tops + np.uint64(1 << 16), following, np.uint64(1 << 32)).astype(np.uint64)
 
     def measure(self, samples):
+        lib = kernels.active()
+        if lib is not None:
+            counts = kernels.maximum_counts(lib, samples, self.t, self._cell_below, self._edge_in, self.cells)
+        else:
+            counts = self._counts(samples)
+        return {"counts": counts}, {"counts": counts.sum(axis=0)}
+
+    def _counts(self, samples):
+        """(k, cells) counts of the maxima's cells: numpy (kernels.maximum_counts in C)."""
         k, s = samples.shape
         groups = samples.reshape(k, -1, self.t)
         maxima = np.maximum(groups[..., 0], groups[..., 1])
@@ -325,8 +369,7 @@ class MaximumOfT(_CountsTest):
         cells = self._cell_below[top].astype(np.intp)
         cells += maxima >= self._edge_in[top]  # == searchsorted(edges, maxima, side="right")
         cells += (np.arange(k) * self.cells)[:, None]
-        counts = np.bincount(cells.reshape(-1), minlength=k * self.cells).reshape(k, self.cells)
-        return {"counts": counts}, {"counts": counts.sum(axis=0)}
+        return np.bincount(cells.reshape(-1), minlength=k * self.cells).reshape(k, self.cells)
 
 
 RUNS_UP_A = np.array([
@@ -358,6 +401,22 @@ class RunsUp(Accumulator):
         L-1 steps go up", the runs of length >= L number sum_j R_L(j), and R_(L+1)(j) =
         R_L(j) and step j+L-1 goes up."""
         k, s = samples.shape
+        lib = kernels.active()
+        if lib is not None:  # runs up and down in one pass, shared by RunsUp and RunsDown
+            counts = shared(samples, "runs-up-down",
+                            lambda x: kernels.per_row(lib, "runs_up_down", x, 12).reshape(-1, 2, 6))[:, 1 - up]
+        else:
+            counts = self._counts(samples, up)
+        stat = np.zeros(k)
+        for row in range(k):
+            dev = counts[row] - s * RUNS_UP_B
+            stat[row] = dev @ RUNS_UP_A @ dev / (s - 6)
+        return {"V": stat}, {}
+
+    @staticmethod
+    def _counts(samples, up):
+        """(k, 6) runs of length 1..5 and >= 6: numpy (kernels.c's runs_up_counts in C)."""
+        k, s = samples.shape
         if up:
             rising = samples[:, 1:] > samples[:, :-1]  # step i: x[i] -> x[i+1]
         else:  # runs up of ~x: ~x[i+1] > ~x[i] iff x[i+1] < x[i]
@@ -372,12 +431,7 @@ class RunsUp(Accumulator):
             if length < 6:
                 chain = chain[:, :-1] & rising[:, length - 1:]  # R_(L+1)(j): step j+L-1 rises too
         at_least.append(np.zeros(k, dtype=np.int64))
-        counts = np.stack([at_least[i] - at_least[i + 1] for i in range(5)] + [at_least[5]], axis=1)
-        stat = np.zeros(k)
-        for row in range(k):
-            dev = counts[row] - s * RUNS_UP_B
-            stat[row] = dev @ RUNS_UP_A @ dev / (s - 6)
-        return {"V": stat}, {}
+        return np.stack([at_least[i] - at_least[i + 1] for i in range(5)] + [at_least[5]], axis=1)
 
     def evaluate(self, records, totals, samples):
         first = _chi2_p(records["V"], 6)

@@ -25,7 +25,7 @@ import math
 import numpy as np
 from scipy import special
 
-from . import pvalues
+from . import kernels, pvalues
 from .accumulators import Accumulator
 
 LANES = 4
@@ -90,6 +90,22 @@ class LaneBits(Accumulator):
 
     def measure(self, samples):
         k, s = samples.shape
+        lib = kernels.active()
+        if lib is not None:
+            counts = kernels.lane_bit_counts3(lib, samples)
+            ones, x1, x4 = (np.ascontiguousarray(counts[:, i]) for i in range(3))
+        else:
+            ones, x1, x4 = self._counts(samples)
+        records, totals = {}, {}
+        for key, counts in (("frequency", ones), ("lag1", x1), ("lag4", x4)):
+            n = self._trials(key, s)[None]
+            records[key] = ((2 * counts - n) ** 2 / n).reshape(k, -1).sum(axis=1)
+            totals[key] = counts.sum(axis=0)
+        return records, totals
+
+    @staticmethod
+    def _counts(samples):
+        """(ones, lag-1 ones, lag-4 ones), each (k, 4, 32): numpy (kernels.lane_bit_counts3 in C)."""
         ones = lane_bit_counts(samples)
         lag1 = np.empty_like(samples)
         np.bitwise_xor(samples[:, :-1], samples[:, 1:], out=lag1[:, :-1])
@@ -97,14 +113,7 @@ class LaneBits(Accumulator):
         lag4 = np.empty_like(samples)
         np.bitwise_xor(samples[:, :-4], samples[:, 4:], out=lag4[:, :-4])
         lag4[:, -4:] = 0
-        x1 = lane_bit_counts(lag1)
-        x4 = lane_bit_counts(lag4)
-        records, totals = {}, {}
-        for key, counts in (("frequency", ones), ("lag1", x1), ("lag4", x4)):
-            n = self._trials(key, s)[None]
-            records[key] = ((2 * counts - n) ** 2 / n).reshape(k, -1).sum(axis=1)
-            totals[key] = counts.sum(axis=0)
-        return records, totals
+        return ones, lane_bit_counts(lag1), lane_bit_counts(lag4)
 
     @staticmethod
     def _trials(key: str, s: int) -> np.ndarray:

@@ -21,7 +21,7 @@ import math
 
 import numpy as np
 
-from . import pvalues
+from . import kernels, pvalues
 from .accumulators import Accumulator
 
 # (word stride, bit position): the sequences read. Stride 2 reads every other word: the low
@@ -119,10 +119,12 @@ class LinearComplexity(Accumulator):
         self.name = f"{LinearComplexity.name}.n{bits}" + (".every_bit" if every else "")
 
     def measure(self, samples):
+        lib = kernels.active()
         rows = []
         for sample in samples:
-            rows.append([berlekamp_massey(sequence_of(sample, stride, bit, self.bits).tolist())
-                         for stride, bit in self.sequences])
+            sequences = [sequence_of(sample, stride, bit, self.bits) for stride, bit in self.sequences]
+            rows.append([kernels.berlekamp_massey(lib, s) if lib is not None else berlekamp_massey(s.tolist())
+                         for s in sequences])
         return {"complexity": np.array(rows, dtype=np.int64)}, {}
 
     def evaluate(self, records, totals, samples):

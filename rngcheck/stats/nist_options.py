@@ -59,5 +59,6 @@ def add_arguments(parser) -> None:
     parser.add_argument("--linear-complexity", type=int, default=defaults.linear_complexity, metavar="M",
                         help=f"block length of the linear complexity test (default {defaults.linear_complexity})")
     parser.add_argument("--json", metavar="FILE", help="write the result document here ('-' for stdout)")
-    parser.add_argument("--workers", type=int, default=None, help="processes (default: up to 2)")
+    parser.add_argument("--workers", type=int, default=None,
+                        help="processes (default: one per core this process may use)")
     parser.add_argument("--quiet", action="store_true", help="print only the verdict line")

@@ -60,6 +60,7 @@ from ..results.nist_document import SCHEMA, SCHEMA_VERSION  # noqa: F401  (the d
 from ..results.verdicts import NOT_APPLICABLE, STATS_FAIL, STATS_PASS
 from . import nist
 from .nist_options import DEFAULT_BACKEND_SEQUENCES, DEFAULT_LENGTH, Parameters  # noqa: F401
+from .tiers import cores
 
 ALPHA = 0.01
 UNIFORMITY_FAIL = 0.0001
@@ -748,7 +749,7 @@ def command(args) -> int:
 def _command(args, params: Parameters) -> int:
     progress = None if args.quiet else (lambda text: print(text, file=sys.stderr))
     bits: Bits
-    workers = args.workers or min(2, os.cpu_count() or 1)
+    workers = args.workers or cores()
     if args.backend:   # drawn sequence by sequence as the run reads it (BackendBits)
         seed = 1 if args.seed is None else args.seed
         count = args.sequences or DEFAULT_BACKEND_SEQUENCES

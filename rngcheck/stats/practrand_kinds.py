@@ -51,7 +51,7 @@ from functools import cache
 import numpy as np
 from scipy import stats
 
-from . import pvalues
+from . import kernels, pvalues
 from .accumulators import Accumulator, chi2_counts
 from .knuth import _chi2_p
 from .tiers import MiB
@@ -298,6 +298,11 @@ class PowerLags(Accumulator):
     lags = (1 << 4, 1 << 8, 1 << 12, 1 << 14, 1 << 16, 1 << 17, 1 << 18)
 
     def measure(self, samples):
+        lib = kernels.active()
+        if lib is not None:
+            counts = kernels.power_lag_counts(lib, samples, self.lags)
+            records = {f"lag{lag}": counts[:, i].copy() for i, lag in enumerate(self.lags)}
+            return records, {key: value.sum(axis=0) for key, value in records.items()}
         k, s = samples.shape
         records = {}
         for lag in self.lags:
@@ -365,6 +370,11 @@ class WeightWindows(Accumulator):
     byte_window, word_window = 9, 6
 
     def measure(self, samples):
+        lib = kernels.active()
+        if lib is not None:
+            counts = kernels.weight_window_counts(lib, samples, BYTE_CLASS, WORD_CUTS)
+            records = {"bytes": counts[0], "words": counts[1]}
+            return records, {key: value.sum(axis=0) for key, value in records.items()}
         k = samples.shape[0]
         byte_classes = BYTE_CLASS[samples.view(np.uint8)].reshape(k, -1)
         weights = np.bitwise_count(samples)

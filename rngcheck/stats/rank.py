@@ -42,7 +42,7 @@ from functools import cache
 
 import numpy as np
 
-from . import pvalues
+from . import kernels, pvalues
 from .accumulators import Accumulator, chi2_counts
 from .tiers import MiB
 
@@ -170,7 +170,9 @@ class BinaryRank(Accumulator):
             self.from_tier, self.budget, self.cost_ns_per_word = SCHEDULE[(size, select)]
 
     def measure(self, samples):
-        deficits = self.size - gf2_ranks(pack_rows(samples, self.size, self.select))
+        matrices = pack_rows(samples, self.size, self.select)
+        lib = kernels.active()
+        deficits = self.size - (kernels.gf2_ranks(lib, matrices) if lib is not None else gf2_ranks(matrices))
         return {"deficit": deficits.astype(np.int32)}, {}
 
     def evaluate(self, records, totals, samples):

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from decimal import Decimal
 
@@ -34,3 +35,12 @@ def parse_bytes(text: str, option: str = "--bytes") -> int:
     if value < 4:
         raise RngcheckError(f"{option} must be at least 4 (one word)")
     return value
+
+
+def cores() -> int:
+    """The processes a run uses by default: every core this process may run on (its affinity:
+    what a container, taskset or a batch system gives it), else every core of the machine."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)

@@ -10,7 +10,7 @@ import math
 import numpy as np
 from scipy import special
 
-from .. import pvalues
+from .. import kernels, pvalues
 from ..accumulators import Accumulator
 from ..tiers import MiB
 from .common import SAMPLE_WORDS, window_values
@@ -71,6 +71,9 @@ def overlapping_counts(samples: np.ndarray, m: int) -> np.ndarray:
     k, s = samples.shape
     if m > 12:
         return _overlapping_counts_shifts(samples, m)
+    lib = kernels.active()
+    if lib is not None:
+        return kernels.per_row(lib, "overlapping_counts", samples, 1 << m, m)
     octets = np.empty((k, 4 * s + 2), dtype=np.uint8)  # stream order (big-endian words), 2 bytes wrapped
     octets[:, :4 * s] = np.ascontiguousarray(samples, dtype=">u4").view(np.uint8).reshape(k, 4 * s)
     octets[:, 4 * s:] = octets[:, :2]

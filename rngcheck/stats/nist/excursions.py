@@ -9,7 +9,7 @@ import math
 import numpy as np
 from scipy import special
 
-from .. import pvalues
+from .. import kernels, pvalues
 from ..accumulators import Accumulator
 from ..tiers import MiB
 from .common import SAMPLE_WORDS, DoesNotApply, sample_bits
@@ -111,6 +111,20 @@ class RandomExcursions(Accumulator):
     second_level = False
 
     def measure(self, samples):
+        lib = kernels.active()
+        J, table, xi = self._counts_c(lib, samples) if lib is not None else self._counts(samples)
+        return {"J": J}, {"J": J.sum(), "table": table.sum(axis=0), "xi": xi.sum(axis=0)}
+
+    @staticmethod
+    def _counts_c(lib, samples):
+        """_counts by kernels.c's excursion_counts (the samples with too few cycles zeroed here)."""
+        out = kernels.per_row(lib, "excursion_counts", samples, 67)
+        out[out[:, 0] < MIN_CYCLES] = 0
+        return out[:, 0].copy(), out[:, 1:49].reshape(-1, 6, 8).copy(), out[:, 49:].copy()
+
+    @staticmethod
+    def _counts(samples):
+        """Per sample: J, the (6, 8) excursion table and the 18 variant visits (zero where J < 500)."""
         k = samples.shape[0]
         J = np.zeros(k, dtype=np.int64)
         table = np.zeros((k, 6, 8), dtype=np.int64)
@@ -121,7 +135,7 @@ class RandomExcursions(Accumulator):
                 J[i] = cycles
                 table[i] = excursion_table(walk, cycle, cycles)
                 xi[i] = variant_visits(walk)
-        return {"J": J}, {"J": J.sum(), "table": table.sum(axis=0), "xi": xi.sum(axis=0)}
+        return J, table, xi
 
     def evaluate(self, records, totals, samples):
         J = int(totals["J"])

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from .. import pvalues
+from .. import kernels, pvalues
 from ..accumulators import Accumulator, chi2_counts
 from ..tiers import MiB
 from .common import SAMPLE_WORDS, DoesNotApply
@@ -108,7 +108,14 @@ class MatrixRank(Accumulator):
     probabilities = rank_probabilities(32, 32)
 
     def measure(self, samples):
-        ranks = gf2_rank32(samples.reshape(-1, 32)).reshape(samples.shape[0], -1)
+        lib = kernels.active()
+        if lib is not None:
+            words = np.ascontiguousarray(samples, dtype=np.uint32)
+            ranks = np.empty(words.size // 32, dtype=np.int64)
+            lib.gf2_rank32(words.ctypes.data, ranks.size, ranks.ctypes.data)
+            ranks = ranks.reshape(samples.shape[0], -1)
+        else:
+            ranks = gf2_rank32(samples.reshape(-1, 32)).reshape(samples.shape[0], -1)
         counts = np.stack([(ranks == 32).sum(axis=1), (ranks == 31).sum(axis=1), (ranks <= 30).sum(axis=1)], axis=1)
         return {"counts": counts}, {"counts": counts.sum(axis=0)}
 

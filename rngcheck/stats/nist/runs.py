@@ -11,7 +11,7 @@ from functools import cache
 import numpy as np
 from scipy import special
 
-from .. import pvalues
+from .. import kernels, pvalues
 from ..accumulators import Accumulator, chi2_counts
 from ..bits import ones as count_ones
 from .common import SAMPLE_WORDS, DoesNotApply
@@ -113,11 +113,19 @@ class Runs(Accumulator):
     sample_words = SAMPLE_WORDS
 
     def measure(self, samples):
+        lib = kernels.active()
+        if lib is not None:
+            ones, transitions = kernels.per_row(lib, "runs_transitions", samples, 2).T
+        else:
+            ones, transitions = self._counts(samples)
+        return {"ones": ones, "transitions": transitions}, {"transitions": transitions.sum()}
+
+    @staticmethod
+    def _counts(samples):
+        """(ones, transitions) per sample: numpy (kernels.c's runs_transitions in C)."""
         inner = count_ones((samples ^ (samples >> np.uint32(1))) & np.uint32(0x7FFFFFFF), axis=1)
         across = np.count_nonzero((samples[:, :-1] & np.uint32(1)) != (samples[:, 1:] >> np.uint32(31)), axis=1)
-        transitions = inner + across
-        ones = count_ones(samples, axis=1)
-        return {"ones": ones, "transitions": transitions}, {"transitions": transitions.sum()}
+        return count_ones(samples, axis=1), inner + across
 
     def evaluate(self, records, totals, samples):
         n = self.sample_words * 32
@@ -145,6 +153,13 @@ class LongestRun(Accumulator):
     probabilities = longest_run_probabilities(128, 4, 9)
 
     def measure(self, samples):
+        lib = kernels.active()
+        counts = kernels.per_row(lib, "longest_run_classes", samples, 6) if lib is not None else self._counts(samples)
+        return {"counts": counts}, {"counts": counts.sum(axis=0)}
+
+    @staticmethod
+    def _counts(samples):
+        """(k, 6) blocks by longest run class: numpy (kernels.c's longest_run_classes in C)."""
         k = samples.shape[0]
         pairs = np.ascontiguousarray(samples, dtype=np.uint32).view(np.uint64).reshape(-1, 2)
         swap = np.uint64(32)  # little-endian pairs hold word 2i in the low half: stream order is the swap
@@ -169,8 +184,7 @@ class LongestRun(Accumulator):
             al &= l2  # a_5 .. a_9
             classes += (ah | al) != 0
         classes = classes.reshape(k, -1)
-        counts = np.stack([np.count_nonzero(classes == c, axis=1) for c in range(6)], axis=1)
-        return {"counts": counts}, {"counts": counts.sum(axis=0)}
+        return np.stack([np.count_nonzero(classes == c, axis=1) for c in range(6)], axis=1)
 
     def evaluate(self, records, totals, samples):
         first = special.gammaincc(2.5, chi2_counts(records["counts"], self.probabilities) / 2.0)

@@ -9,7 +9,7 @@ import math
 import numpy as np
 from scipy import special
 
-from .. import pvalues
+from .. import kernels, pvalues
 from ..accumulators import Accumulator
 from ..tiers import MiB
 
@@ -41,18 +41,27 @@ class Spectral(Accumulator):
     source = "NIST SP 800-22 rev1a, section 2.6 (variance per Kim et al. 2004)"
     sample_words = 1 << 11
     second_level = False
+    batch_words = 1 << 14  # 8 transforms at once: their arrays stay in the caches (a third faster than 128)
 
     def measure(self, samples):
+        n = self.sample_words * 32
+        # NIST transforms x = 2 bit - 1; for every term but DC, DFT(2 bit - 1) = 2 DFT(bit), so
+        # |X| < T is |DFT(bit)| < T / 2 (the same counts, without the +-1 array)
+        half = math.sqrt(math.log(1 / 0.05) * n) / 2
+        lib = kernels.active()
+        below = kernels.spectral_below(lib, samples, half) if lib is not None else self._below(samples, half)
+        return {"below": below}, {"below": below.sum()}
+
+    @staticmethod
+    def _below(samples, half):
+        """Per sample, the DFT terms 1 .. n/2 - 1 whose modulus is below ``half``: numpy
+        (kernels.spectral_below: the same rfft, the rest in C)."""
         k = samples.shape[0]
         octets = np.ascontiguousarray(samples, dtype=">u4").view(np.uint8).reshape(k, -1)
         bits = np.unpackbits(octets, axis=1).astype(np.float64)  # most significant bit first
         n = bits.shape[1]
-        # NIST transforms x = 2 bit - 1; for every term but DC, DFT(2 bit - 1) = 2 DFT(bit), so
-        # |X| < T is |DFT(bit)| < T / 2 (the same counts, without the +-1 array)
         modulus = np.abs(np.fft.rfft(bits, axis=1))[:, 1: n // 2]  # without the DC term (not complex-normal)
-        threshold = math.sqrt(math.log(1 / 0.05) * n)
-        below = (modulus < threshold / 2).sum(axis=1)
-        return {"below": below}, {"below": below.sum()}
+        return (modulus < half).sum(axis=1)
 
     def evaluate(self, records, totals, samples):
         n = self.sample_words * 32

@@ -1,0 +1,533 @@
+/* The battery's hot loops in C (rngcheck/stats/kernels.py builds this file once, on first use,
+ * into the cache, and calls it through ctypes). Every function here computes exactly the integer
+ * counts of the numpy code it stands for (kernels.py holds both; tests/test_stats_kernels.py
+ * compares them): nothing here is a floating-point result except where the numpy code's own
+ * function is called the same way (hypot in spectral_below).
+ *
+ * Conventions: words are uint32 in stream order, a "row" is one sample of s words; outputs
+ * are int64 arrays the caller allocates (zeroed by the functions that accumulate). Bits of a
+ * word are read most significant first where the numpy code does (bits.py).
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef int64_t i64;
+typedef uint32_t u32;
+typedef uint64_t u64;
+
+/* knuth.ByteFrequency: per row, counts of the 256 byte values (all four bytes of every word). */
+void byte_counts(const u32 *w, i64 rows, i64 s, i64 *out) {
+    for (i64 r = 0; r < rows; r++) {
+        u32 h[4][256];
+        memset(h, 0, sizeof h);
+        const u32 *x = w + r * s;
+        for (i64 i = 0; i < s; i++) {
+            u32 v = x[i];
+            h[0][v & 255]++; h[1][(v >> 8) & 255]++; h[2][(v >> 16) & 255]++; h[3][v >> 24]++;
+        }
+        for (int v = 0; v < 256; v++) out[r * 256 + v] = (i64)h[0][v] + h[1][v] + h[2][v] + h[3][v];
+    }
+}
+
+/* knuth.Frequency16: per row, counts of the 65536 16-bit values (both halves of every word). */
+void u16_counts(const u32 *w, i64 rows, i64 s, i64 *out) {
+    u32 *h = (u32 *)malloc(sizeof(u32) << 16);  /* 256 KiB: not on a thread's stack */
+    for (i64 r = 0; r < rows; r++) {
+        const uint16_t *x = (const uint16_t *)(w + r * s);
+        memset(h, 0, sizeof(u32) << 16);
+        for (i64 i = 0; i < 2 * s; i++) h[x[i]]++;
+        for (i64 v = 0; v < (1 << 16); v++) out[r * (1 << 16) + v] = h[v];
+    }
+    free(h);
+}
+
+/* lanes.lane_bit_counts of the words, of word i xor word i+1 and of word i xor word i+4:
+ * (rows, 3, 4, 32) counts of ones per (lane = i mod 4, bit, least significant = 0). Bit-sliced,
+ * the four lanes of a block side by side in one vector: 4-bit fields (at most 15 blocks), then
+ * 8-bit fields (at most 255), then the counts. */
+typedef u32 v4 __attribute__((vector_size(16)));
+
+static void lane_counts_row(const u32 *x, i64 s, int kind, i64 *out) {
+    v4 oct[8], nib[4];
+    const v4 ones = {0x11111111u, 0x11111111u, 0x11111111u, 0x11111111u};
+    const v4 low = {0x0F0F0F0Fu, 0x0F0F0F0Fu, 0x0F0F0F0Fu, 0x0F0F0F0Fu};
+    i64 blocks = s / 4, done = 0;
+    int spills = 0;
+    memset(oct, 0, sizeof oct);
+    while (done < blocks) {
+        i64 take = blocks - done < 15 ? blocks - done : 15;
+        memset(nib, 0, sizeof nib);
+        for (i64 j = done; j < done + take; j++) {
+            v4 v;
+            memcpy(&v, x + 4 * j, sizeof v);
+            if (kind) {  /* the words `kind` further on; zero beyond the row */
+                v4 next = {0, 0, 0, 0};
+                i64 at = 4 * j + kind;
+                if (at + 4 <= s) memcpy(&next, x + at, sizeof next);
+                else for (int l = 0; l < 4; l++) next[l] = at + l < s ? x[at + l] : 0;
+                v4 valid = {4 * j + kind < s, 4 * j + 1 + kind < s, 4 * j + 2 + kind < s, 4 * j + 3 + kind < s};
+                v = (v ^ next) * valid;
+            }
+            for (int b = 0; b < 4; b++) nib[b] += (v >> b) & ones;
+        }
+        for (int b = 0; b < 4; b++) {
+            oct[b] += nib[b] & low;
+            oct[b + 4] += (nib[b] >> 4) & low;
+        }
+        done += take;
+        if (++spills == 17 || done == blocks) {  /* 17 * 15 = 255: a byte field is full */
+            for (int lane = 0; lane < 4; lane++)
+                for (int o = 0; o < 8; o++)
+                    for (int g = 0; g < 4; g++) out[lane * 32 + 8 * g + o] += (oct[o][lane] >> (8 * g)) & 0xFF;
+            memset(oct, 0, sizeof oct);
+            spills = 0;
+        }
+    }
+}
+
+void lane_bit_counts3(const u32 *w, i64 rows, i64 s, i64 *out) {
+    memset(out, 0, sizeof(i64) * rows * 3 * 128);
+    for (i64 r = 0; r < rows; r++) {
+        lane_counts_row(w + r * s, s, 0, out + r * 384);
+        lane_counts_row(w + r * s, s, 1, out + r * 384 + 128);
+        lane_counts_row(w + r * s, s, 4, out + r * 384 + 256);
+    }
+}
+
+/* nist.LongestRun: per row, counts of 128-bit blocks (4 words, most significant bit first) by
+ * the longest run of ones: <= 4, 5, 6, 7, 8, >= 9. */
+void longest_run_classes(const u32 *w, i64 rows, i64 s, i64 *out) {
+    memset(out, 0, sizeof(i64) * rows * 6);
+    for (i64 r = 0; r < rows; r++) {
+        const u32 *x = w + r * s;
+        i64 c[6] = {0, 0, 0, 0, 0, 0};
+        for (i64 j = 0; j + 4 <= s; j += 4) {
+            u64 hi = ((u64)x[j] << 32) | x[j + 1], lo = ((u64)x[j + 2] << 32) | x[j + 3];
+            u64 h2 = (hi << 1) | (lo >> 63), l2 = lo << 1;
+            hi &= h2; lo &= l2;                           /* a_2 */
+            h2 = (hi << 2) | (lo >> 62); l2 = lo << 2;
+            hi &= h2; lo &= l2;                           /* a_4 */
+            int cls = 0;
+            for (int k = 0; k < 5; k++) {                 /* a_5 .. a_9 */
+                h2 = (hi << 1) | (lo >> 63); l2 = lo << 1;
+                hi &= h2; lo &= l2;
+                cls += (hi | lo) != 0;
+            }
+            c[cls]++;
+        }
+        for (int k = 0; k < 6; k++) out[r * 6 + k] = c[k];
+    }
+}
+
+/* knuth.Poker: per row, words by the number of distinct hexadecimal digits: <= 3, 4, ..., 8.
+ * sets: the set of the four digits of each 16-bit value (a 16-bit mask). */
+void poker_counts(const u32 *w, i64 rows, i64 s, const uint16_t *sets, i64 *out) {
+    for (i64 r = 0; r < rows; r++) {
+        const u32 *x = w + r * s;
+        i64 c[17] = {0};
+        for (i64 i = 0; i < s; i++) c[__builtin_popcount(sets[x[i] & 0xFFFF] | sets[x[i] >> 16])]++;
+        out[r * 6] = c[1] + c[2] + c[3];
+        for (int q = 4; q <= 8; q++) out[r * 6 + q - 3] = c[q];
+    }
+}
+
+/* Runs of length 1..5 and >= 6 (6 counts) of a row of s words from its step bits R (bit i: step
+ * x[i] -> x[i+1] continues the run; `words` words, zero beyond step s-2). With S[j] = "a run
+ * starts at j" (j = 0, or step j-1 does not continue), the runs of length >= L are the j with
+ * S[j] and R[j], ..., R[j+L-2]. */
+static void runs_from_steps(const u64 *R, i64 words, i64 s, i64 *out) {
+    i64 at_least[8] = {0};
+    i64 steps = 0;
+    for (i64 q = 0; q < words; q++) steps += __builtin_popcountll(R[q]);
+    at_least[1] = 1 + (s - 1 - steps);
+    for (i64 q = 0; q < words; q++) {
+        u64 next = q + 1 < words ? R[q + 1] : 0;
+        u64 start = ~((R[q] << 1) | (q ? R[q - 1] >> 63 : 0));
+        u64 chain = start & R[q];  /* runs of length >= 2 */
+        at_least[2] += __builtin_popcountll(chain);
+        for (int k = 1; k <= 4; k++) {  /* >= k + 2: step j + k continues too */
+            chain &= (R[q] >> k) | (next << (64 - k));
+            at_least[k + 2] += __builtin_popcountll(chain);
+        }
+    }
+    for (int k = 1; k <= 5; k++) out[k - 1] = at_least[k] - at_least[k + 1];
+    out[5] = at_least[6];
+}
+
+/* knuth.RunsUp and RunsDown: per row, runs up (out[r][0][*]) and runs down (out[r][1][*]) of
+ * length 1..5 and >= 6 (a run ends at the row's end). */
+void runs_up_down(const u32 *w, i64 rows, i64 s, i64 *out) {
+    i64 words = (s - 1 + 63) / 64;
+    u64 *up = (u64 *)calloc(words + 1, sizeof(u64)), *down = (u64 *)calloc(words + 1, sizeof(u64));
+    for (i64 r = 0; r < rows; r++) {
+        const u32 *x = w + r * s;
+        for (i64 q = 0; q < words; q++) {
+            i64 base = 64 * q, count = s - 1 - base < 64 ? s - 1 - base : 64;
+            u64 a = 0, b = 0;
+            if (count == 64) {
+                for (int i = 0; i < 64; i++) {
+                    a |= (u64)(x[base + i + 1] > x[base + i]) << i;
+                    b |= (u64)(x[base + i + 1] < x[base + i]) << i;
+                }
+            } else {
+                for (int i = 0; i < count; i++) {
+                    a |= (u64)(x[base + i + 1] > x[base + i]) << i;
+                    b |= (u64)(x[base + i + 1] < x[base + i]) << i;
+                }
+            }
+            up[q] = a;
+            down[q] = b;
+        }
+        runs_from_steps(up, words, s, out + r * 12);
+        runs_from_steps(down, words, s, out + r * 12 + 6);
+    }
+    free(up);
+    free(down);
+}
+
+/* nist.Runs: per row, (ones, transitions between adjacent bits, most significant first). */
+void runs_transitions(const u32 *w, i64 rows, i64 s, i64 *out) {
+    for (i64 r = 0; r < rows; r++) {
+        const u32 *x = w + r * s;
+        i64 ones = 0, inner = 0, across = 0;
+        for (i64 i = 0; i < s; i++) {
+            ones += __builtin_popcount(x[i]);
+            inner += __builtin_popcount((x[i] ^ (x[i] >> 1)) & 0x7FFFFFFFu);
+        }
+        for (i64 i = 0; i + 1 < s; i++) across += (x[i] & 1u) != (x[i + 1] >> 31);
+        out[r * 2] = ones;
+        out[r * 2 + 1] = inner + across;
+    }
+}
+
+/* knuth.Gap: per row, gaps between words whose nibble at `shift` is 0, classes 0 .. t-1 and
+ * >= t (t + 1 counts), and the number of such words (hits). */
+void gap_counts(const u32 *w, i64 rows, i64 s, int shift, i64 t, i64 *counts, i64 *hits) {
+    memset(counts, 0, sizeof(i64) * rows * (t + 1));
+    u32 mask = 15u << shift;
+    for (i64 r = 0; r < rows; r++) {
+        const u32 *x = w + r * s;
+        i64 last = -1, n = 0, *c = counts + r * (t + 1);
+        for (i64 i = 0; i < s; i++) {
+            if (x[i] & mask) continue;
+            n++;
+            if (last >= 0) {
+                i64 gap = i - last - 1;
+                c[gap < t ? gap : t]++;
+            }
+            last = i;
+        }
+        hits[r] = n;
+    }
+}
+
+/* knuth.CouponCollector: per row, lengths of the segments of 4-bit digits (most significant
+ * first) that see all 16 values, each counted in bin_of[min(length, t)]; a segment not complete
+ * at the row's end is dropped. */
+void coupon_counts(const u32 *w, i64 rows, i64 s, const i64 *bin_of, i64 t, i64 bins, i64 *out) {
+    memset(out, 0, sizeof(i64) * rows * bins);
+    for (i64 r = 0; r < rows; r++) {
+        const u32 *x = w + r * s;
+        u32 seen = 0;
+        i64 length = 0, *o = out + r * bins;
+        for (i64 i = 0; i < s; i++) {
+            u32 v = x[i];
+            for (int d = 28; d >= 0; d -= 4) {
+                seen |= 1u << ((v >> d) & 15);
+                length++;
+                if (seen == 0xFFFF) {
+                    o[bin_of[length < t ? length : t]]++;
+                    seen = 0;
+                    length = 0;
+                }
+            }
+        }
+    }
+}
+
+/* knuth.MaximumOfT: per row, maxima of groups of t words in cells: below[top 16 bits] edges lie
+ * below the top's range, and edge_in[top] is the one edge within it (2^32 if none). */
+void maximum_counts(const u32 *w, i64 rows, i64 s, i64 t, const uint8_t *below, const u64 *edge_in,
+                    i64 cells, i64 *out) {
+    memset(out, 0, sizeof(i64) * rows * cells);
+    for (i64 r = 0; r < rows; r++) {
+        const u32 *x = w + r * s;
+        for (i64 j = 0; j + t <= s; j += t) {
+            u32 m = x[j];
+            for (i64 i = 1; i < t; i++) m = x[j + i] > m ? x[j + i] : m;
+            u32 top = m >> 16;
+            out[r * cells + below[top] + ((u64)m >= edge_in[top])]++;
+        }
+    }
+}
+
+/* bits.weight_pairs: per row, (33, 33) counts of (popcount(word 2i), popcount(word 2i+1)). */
+void weight_pairs(const u32 *w, i64 rows, i64 s, i64 *out) {
+    memset(out, 0, sizeof(i64) * rows * 33 * 33);
+    for (i64 r = 0; r < rows; r++) {
+        const u32 *x = w + r * s;
+        i64 *o = out + r * 33 * 33;
+        for (i64 i = 0; i + 1 < s; i += 2) o[__builtin_popcount(x[i]) * 33 + __builtin_popcount(x[i + 1])]++;
+    }
+}
+
+/* nist.Spectral: each row's bits (most significant first) as 0.0 / 1.0. */
+void bits_f64(const u32 *w, i64 count, double *out) {
+    for (i64 i = 0; i < count; i++)
+        for (int b = 0; b < 32; b++) out[32 * i + b] = (double)((w[i] >> (31 - b)) & 1u);
+}
+
+/* nist.Spectral: per row of `stride` complex terms, how many of terms 1 .. count-1 have a modulus
+ * (hypot, as numpy's abs) below `threshold`; the squared modulus decides where it is far from it. */
+void spectral_below(const double *terms, i64 rows, i64 stride, i64 count, double threshold, i64 *out) {
+    double t2 = threshold * threshold, low = t2 * (1 - 1e-9), high = t2 * (1 + 1e-9);
+    for (i64 r = 0; r < rows; r++) {
+        const double *z = terms + 2 * r * stride;
+        i64 below = 0;
+        for (i64 i = 1; i < count; i++) {
+            double re = z[2 * i], im = z[2 * i + 1], q = re * re + im * im;
+            below += q < low ? 1 : q > high ? 0 : hypot(re, im) < threshold;
+        }
+        out[r] = below;
+    }
+}
+
+/* linear.berlekamp_massey on n bits (0/1 bytes): the linear complexity. `scratch`: 4 * (n / 64
+ * + 2) words. History bit i is s_(N-i) (the newest in bit 0), bit i of C the coefficient of x^i,
+ * as in the Python version. */
+i64 berlekamp_massey(const uint8_t *bits, i64 n, u64 *scratch) {
+    i64 words = n / 64 + 2;
+    u64 *c = scratch, *b = scratch + words, *history = scratch + 2 * words, *saved = scratch + 3 * words;
+    memset(scratch, 0, sizeof(u64) * 4 * words);
+    c[0] = b[0] = 1;
+    i64 length = 0, last = -1, used = 1, ctop = 1, btop = 1;  /* words that can be non-zero */
+    for (i64 k = 0; k < n; k++) {
+        u64 carry = bits[k] & 1;  /* history = (history << 1) | bit */
+        if (used < words && (history[used - 1] >> 63)) used++;
+        for (i64 i = 0; i < used; i++) {
+            u64 top = history[i] >> 63;
+            history[i] = (history[i] << 1) | carry;
+            carry = top;
+        }
+        u64 d = 0;
+        i64 upto = ctop < used ? ctop : used;
+        for (i64 i = 0; i < upto; i++) d ^= c[i] & history[i];
+        if (!__builtin_parityll(d)) continue;
+        i64 shift = k - last, ws = shift / 64, bs = shift % 64;
+        int grow = 2 * length <= k;
+        if (grow) memcpy(saved, c, sizeof(u64) * ctop);
+        i64 top = btop + ws + 1 < words ? btop + ws + 1 : words;
+        for (i64 i = ws; i < top; i++) {  /* c ^= b << shift */
+            u64 v = b[i - ws] << bs;
+            if (bs && i - ws >= 1) v |= b[i - ws - 1] >> (64 - bs);
+            c[i] ^= v;
+        }
+        i64 oldtop = ctop;
+        ctop = top > ctop ? top : ctop;
+        if (grow) {
+            length = k + 1 - length;
+            last = k;
+            memset(b, 0, sizeof(u64) * btop);
+            memcpy(b, saved, sizeof(u64) * oldtop);
+            btop = oldtop;
+        }
+    }
+    return length;
+}
+
+/* bits.walk_extremes: per row, (final sum, highest, lowest partial sum) of the +-1 walk over the
+ * bits (most significant first), from per-byte tables of the walk's total, maximum and minimum. */
+void walk_extremes(const u32 *w, i64 rows, i64 s, const int32_t *total, const int32_t *high,
+                   const int32_t *low, i64 *out) {
+    for (i64 r = 0; r < rows; r++) {
+        const u32 *x = w + r * s;
+        i64 sum = 0, hi = INT64_MIN, lo = INT64_MAX;
+        for (i64 i = 0; i < s; i++) {
+            for (int shift = 24; shift >= 0; shift -= 8) {
+                u32 b = (x[i] >> shift) & 255;
+                i64 a = sum + high[b], z = sum + low[b];
+                hi = a > hi ? a : hi;
+                lo = z < lo ? z : lo;
+                sum += total[b];
+            }
+        }
+        out[r * 3] = sum;
+        out[r * 3 + 1] = hi;
+        out[r * 3 + 2] = lo;
+    }
+}
+
+/* rank.gf2_ranks: ranks over GF(2) of `batch` square n x n matrices of `words` uint64 per row
+ * (destroyed). */
+void gf2_ranks(u64 *m, i64 batch, i64 n, i64 words, i64 *out) {
+    for (i64 b = 0; b < batch; b++) {
+        u64 *a = m + b * n * words;
+        i64 rank = 0;
+        for (i64 column = 0; column < n && rank < n; column++) {
+            i64 wd = column / 64;
+            u64 bit = (u64)1 << (column % 64);
+            i64 pivot = -1;
+            for (i64 row = rank; row < n; row++)
+                if (a[row * words + wd] & bit) { pivot = row; break; }
+            if (pivot < 0) continue;
+            u64 *p = a + pivot * words, *q = a + rank * words;
+            if (pivot != rank)
+                for (i64 i = wd; i < words; i++) { u64 t = p[i]; p[i] = q[i]; q[i] = t; }
+            for (i64 row = rank + 1; row < n; row++) {
+                u64 *o = a + row * words;
+                if (o[wd] & bit)
+                    for (i64 i = wd; i < words; i++) o[i] ^= q[i];
+            }
+            rank++;
+        }
+        out[b] = rank;
+    }
+}
+
+/* nist.entropy.overlapping_counts for m <= 12: per row of s words, counts of the n = 32 s
+ * overlapping m-bit patterns (most significant first, wrapping around), from the histogram of
+ * the 16-bit windows at every 4-bit boundary. */
+void overlapping_counts(const u32 *w, i64 rows, i64 s, int m, i64 *out) {
+    i64 *h = (i64 *)malloc(sizeof(i64) << 16);
+    for (i64 r = 0; r < rows; r++) {
+        const u32 *x = w + r * s;
+        memset(h, 0, sizeof(i64) << 16);
+        for (i64 i = 0; i < s; i++) {
+            u64 pair = ((u64)x[i] << 32) | x[(i + 1) % s];
+            for (int shift = 0; shift < 32; shift += 4) h[(pair >> (48 - shift)) & 0xFFFF]++;
+        }
+        i64 *o = out + r * ((i64)1 << m);
+        memset(o, 0, sizeof(i64) << m);
+        for (int offset = 0; offset < 4; offset++) {  /* the pattern starting offset bits into a window */
+            int drop = 16 - m - offset;
+            for (i64 v = 0; v < (1 << 16); v++) o[(v >> drop) & ((1 << m) - 1)] += h[v];
+        }
+    }
+    free(h);
+}
+
+/* knuth.Collision: per row, the collisions (balls - distinct urns) of each set of `balls`
+ * consecutive words' top `bits` bits, summed: a bitmap of the urns (2^bits bits), set, counted
+ * and cleared again set by set. */
+void collision_counts(const u32 *w, i64 rows, i64 s, i64 balls, int bits, i64 *out) {
+    u64 *urns = (u64 *)calloc(((i64)1 << bits) / 64 + 1, sizeof(u64));
+    for (i64 r = 0; r < rows; r++) {
+        i64 total = 0;
+        for (i64 j = 0; j + balls <= s; j += balls) {
+            const u32 *x = w + r * s + j;
+            for (i64 i = 0; i < balls; i++) {
+                u32 v = x[i] >> (32 - bits);
+                u64 bit = (u64)1 << (v & 63), *cell = urns + (v >> 6);
+                total += (*cell & bit) != 0;
+                *cell |= bit;
+            }
+            for (i64 i = 0; i < balls; i++) urns[(x[i] >> (32 - bits)) >> 6] = 0;
+        }
+        out[r] = total;
+    }
+    free(urns);
+}
+
+/* nist.matrix_rank.gf2_rank32: ranks over GF(2) of `count` 32 x 32 matrices of 32 words each.
+ * From the most significant column down: with the higher bits cleared, the largest row has the
+ * column's bit iff some row has it; xoring it into every row that has the bit clears the column. */
+void gf2_rank32(const u32 *w, i64 count, i64 *out) {
+    for (i64 q = 0; q < count; q++) {
+        u32 rows[32];
+        memcpy(rows, w + 32 * q, sizeof rows);
+        i64 rank = 0;
+        for (int bit = 31; bit >= 0; bit--) {
+            u32 pivot = 0;
+            for (int r = 0; r < 32; r++) pivot = rows[r] > pivot ? rows[r] : pivot;
+            u32 has = (pivot >> bit) & 1;
+            rank += has;
+            for (int r = 0; r < 32; r++) rows[r] ^= pivot & (0u - ((rows[r] >> bit) & 1));
+        }
+        out[q] = rank;
+    }
+}
+
+/* nist.RandomExcursions: per row of s words, the +-1 walk over its bits (most significant first)
+ * cut into cycles at its zeros (and at its end): out[r] = J (the cycles), then the 6 x 8 table of
+ * cycles visiting each state -4..-1, 1..4 exactly k times (k = 0..4, >= 5; row k, column state),
+ * then the visits to -9..-1, 1..9 (18): 67 counts. */
+void excursion_counts(const u32 *w, i64 rows, i64 s, i64 *out) {
+    for (i64 r = 0; r < rows; r++) {
+        const u32 *x = w + r * s;
+        i64 *o = out + r * 67, *table = o + 1, *xi = o + 49;
+        memset(o, 0, sizeof(i64) * 67);
+        i64 visits[8] = {0}, walk = 0, cycles = 0, state_xi[19] = {0};
+        for (i64 i = 0; i < s; i++) {
+            for (int b = 31; b >= 0; b--) {
+                walk += ((x[i] >> b) & 1) ? 1 : -1;
+                if (walk == 0) {
+                    for (int c = 0; c < 8; c++) { table[(visits[c] < 5 ? visits[c] : 5) * 8 + c]++; visits[c] = 0; }
+                    cycles++;
+                } else if (walk >= -9 && walk <= 9) {
+                    state_xi[walk + 9]++;
+                    if (walk >= -4 && walk <= 4) visits[walk + 4 - (walk > 0)]++;
+                }
+            }
+        }
+        if (walk != 0) {
+            for (int c = 0; c < 8; c++) table[(visits[c] < 5 ? visits[c] : 5) * 8 + c]++;
+            cycles++;
+        }
+        o[0] = cycles;
+        for (int v = 0; v < 9; v++) { xi[v] = state_xi[v]; xi[9 + v] = state_xi[10 + v]; }
+    }
+}
+
+/* practrand_kinds.PowerLags: per row and lag, the 256 counts of the low byte of the second
+ * difference x[i] - 2 x[i+L] + x[i+2L] (mod 2^32), i = 0 .. s-2L-1: out (rows, lags, 256). */
+void power_lag_counts(const u32 *w, i64 rows, i64 s, const i64 *lags, i64 count, i64 *out) {
+    memset(out, 0, sizeof(i64) * rows * count * 256);
+    for (i64 r = 0; r < rows; r++) {
+        const u32 *x = w + r * s;
+        for (i64 q = 0; q < count; q++) {
+            i64 lag = lags[q], span = s - 2 * lag, *o = out + (r * count + q) * 256;
+            u32 h[4][256];
+            memset(h, 0, sizeof h);
+            i64 i = 0;
+            for (; i + 4 <= span; i += 4)
+                for (int u = 0; u < 4; u++) h[u][(x[i + u] - 2u * x[i + u + lag] + x[i + u + 2 * lag]) & 255]++;
+            for (; i < span; i++) h[0][(x[i] - 2u * x[i + lag] + x[i + 2 * lag]) & 255]++;
+            for (int v = 0; v < 256; v++) o[v] = (i64)h[0][v] + h[1][v] + h[2][v] + h[3][v];
+        }
+    }
+}
+
+/* practrand_kinds.WeightWindows: per row, the counts of every circular window of 9 bytes (in
+ * memory order, each byte's class from byte_class: 3^9 cells, code sum class[i+j] 3^j) and of
+ * 6 words (a word's class: weight > cut_low, + weight >= cut_high: 3^6 cells). */
+static void window_counts(uint8_t *letters, i64 n, int length, i64 *out) {
+    /* letters has room for `length` more: the cycle's start is copied after its end */
+    u32 top = 1, code = 0;
+    for (int j = 1; j < length; j++) top *= 3;
+    for (int j = 0; j < length; j++) letters[n + j] = letters[j % n];
+    for (int j = length - 1; j >= 0; j--) code = code * 3 + letters[j];
+    for (i64 i = 0; i < n; i++) {
+        out[code]++;
+        code = (code - letters[i]) / 3 + letters[i + length] * top;
+    }
+}
+
+void weight_window_counts(const u32 *w, i64 rows, i64 s, const int8_t *byte_class, int cut_low, int cut_high,
+                          i64 *bytes_out, i64 *words_out) {
+    uint8_t *letters = (uint8_t *)malloc(4 * s + 16);
+    memset(bytes_out, 0, sizeof(i64) * rows * 19683);
+    memset(words_out, 0, sizeof(i64) * rows * 729);
+    for (i64 r = 0; r < rows; r++) {
+        const uint8_t *octets = (const uint8_t *)(w + r * s);
+        for (i64 i = 0; i < 4 * s; i++) letters[i] = (uint8_t)byte_class[octets[i]];
+        window_counts(letters, 4 * s, 9, bytes_out + r * 19683);
+        for (i64 i = 0; i < s; i++) {
+            int weight = __builtin_popcount(w[r * s + i]);
+            letters[i] = (uint8_t)((weight > cut_low) + (weight >= cut_high));
+        }
+        window_counts(letters, s, 6, words_out + r * 729);
+    }
+    free(letters);
+}

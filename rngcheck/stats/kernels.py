@@ -1,0 +1,285 @@
+"""The battery's hot loops compiled: kernels.c, built once on first use, with numpy as the fallback.
+
+Each test's ``measure`` asks ``active()`` for the compiled library and, where there is none,
+runs its numpy code; both give the same integer counts (tests/test_stats_kernels.py holds the
+two paths to each other and tests/data/stats_pinned.json holds the battery's p-values), so a
+result never depends on which path ran. Floating-point work stays in numpy on both paths (the
+spectral test's FFT, every statistic and p-value).
+
+Why C through rngcheck's compile-on-first-use helper (backends.native.build_once) and not
+numba or Cython: measured here, the same loops ran as fast or faster in C (poker 4.3 ns per
+word against numba's 12.3, runs up 3.7 against 3.9), the whole file builds in about a second
+once (numba compiled each kernel on first call, 0.9 to 2.5 s apiece), and a fresh ``pip
+install`` needs nothing new: no wheel to build (Cython) and no 40 MiB LLVM (numba). Where no C
+compiler is found, or the build fails, the numpy code runs: slower, the same results.
+
+Measured on this 2-core machine (shared, so within tens of percent), one process, random words:
+a test with a kernel costs 1.2 to 14 ns per word where its numpy code cost 2 to 80 (power lags
+5.1 against 52, weight windows 14 against 61, the 32 x 32 ranks 7 against 38, the coupon
+collector 8.6 against about 80); the spectral test's FFT (about 450 ns per word of its 1/32 of
+the tier) and the birthday spacings' sorts are numpy's on both paths.
+
+The library is built under the cache (``$RNGCHECK_CACHE/stats``) with ``-O3 -march=native``;
+its name carries a digest of the source, the flags, the compiler's version and this machine's
+CPU (its model and flags), so a cache shared by unlike machines never runs code built for
+another CPU. ``RNGCHECK_KERNELS``: ``auto`` (default: C where it builds), ``numpy`` (never
+build), ``c`` (C or an error saying why not).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import hashlib
+import os
+import platform
+import subprocess
+from pathlib import Path
+
+import numpy as np
+
+from ..backends import native
+from ..errors import BackendUnavailable, RngcheckError
+
+ENV = "RNGCHECK_KERNELS"
+SOURCE = Path(__file__).with_name("kernels.c")
+FLAGS = ("-O3", "-march=native", "-std=gnu99", "-shared", "-fPIC", "-fno-strict-aliasing")
+_I64, _PTR = ctypes.c_int64, ctypes.c_void_p
+SIGNATURES = {  # name -> argument types (every function returns void but berlekamp_massey)
+    "byte_counts": (_PTR, _I64, _I64, _PTR),
+    "u16_counts": (_PTR, _I64, _I64, _PTR),
+    "lane_bit_counts3": (_PTR, _I64, _I64, _PTR),
+    "longest_run_classes": (_PTR, _I64, _I64, _PTR),
+    "poker_counts": (_PTR, _I64, _I64, _PTR, _PTR),
+    "runs_up_down": (_PTR, _I64, _I64, _PTR),
+    "runs_transitions": (_PTR, _I64, _I64, _PTR),
+    "gap_counts": (_PTR, _I64, _I64, ctypes.c_int, _I64, _PTR, _PTR),
+    "coupon_counts": (_PTR, _I64, _I64, _PTR, _I64, _I64, _PTR),
+    "maximum_counts": (_PTR, _I64, _I64, _I64, _PTR, _PTR, _I64, _PTR),
+    "weight_pairs": (_PTR, _I64, _I64, _PTR),
+    "bits_f64": (_PTR, _I64, _PTR),
+    "spectral_below": (_PTR, _I64, _I64, _I64, ctypes.c_double, _PTR),
+    "berlekamp_massey": (_PTR, _I64, _PTR),
+    "walk_extremes": (_PTR, _I64, _I64, _PTR, _PTR, _PTR, _PTR),
+    "gf2_ranks": (_PTR, _I64, _I64, _I64, _PTR),
+    "overlapping_counts": (_PTR, _I64, _I64, ctypes.c_int, _PTR),
+    "collision_counts": (_PTR, _I64, _I64, _I64, ctypes.c_int, _PTR),
+    "gf2_rank32": (_PTR, _I64, _PTR),
+    "excursion_counts": (_PTR, _I64, _I64, _PTR),
+    "power_lag_counts": (_PTR, _I64, _I64, _PTR, _I64, _PTR),
+    "weight_window_counts": (_PTR, _I64, _I64, _PTR, ctypes.c_int, ctypes.c_int, _PTR, _PTR),
+}
+
+# The cost of each test per word measured with the compiled kernels (ns, this 2-core machine,
+# standard tier of a 256 MiB file), for
+# battery.balanced_ranges to cut pieces of equal work; the numpy path keeps each test's own
+# cost_ns_per_word. A prefix ending in "." scales that cost instead (the large ranks, and
+# Berlekamp-Massey, whose cost each test computes from its size).
+COMPILED_COST = {
+    "nist.monobit": 1.6, "nist.block_frequency": 1.7, "nist.runs": 1.2, "nist.longest_run": 2.7,
+    "nist.matrix_rank": 7.7, "nist.serial": 19, "nist.cumulative_sums": 3.9, "nist.spectral": 450,
+    "knuth.byte_frequency": 1.8, "knuth.frequency16": 2.9, "knuth.gap.nibble7": 1.8, "knuth.gap.nibble0": 2.1,
+    "knuth.poker": 2.1, "knuth.coupon_collector": 8.6, "knuth.maximum_of_t": 1.3, "knuth.runs_up": 1.9,
+    "knuth.runs_down": 1.9, "testu01.birthday_spacings": 7.6, "testu01.hamming": 1.7, "knuth.collision": 6.7,
+    "testu01.random_walk": 1.3, "lanes": 2.8, "nist.overlapping_template": 117, "nist.non_overlapping_template": 117,
+    "nist.universal": 172, "nist.random_excursions": 37, "pr.block_weights": 16.5, "pr.weight_windows": 14.3,
+    "pr.float_frequency": 21.4, "pr.gap16": 86.5, "pr.power_lags": 5.1,
+}
+COMPILED_COST_RATIO = {"rank.binary.": 0.3, "linear.complexity.": 0.15}
+
+
+def cost_ns_per_word(acc) -> float:
+    """What ``acc`` costs per word on the path that runs (battery.balanced_ranges)."""
+    if active() is None:
+        return acc.cost_ns_per_word
+    if acc.name in COMPILED_COST:
+        return COMPILED_COST[acc.name]
+    ratio = next((r for prefix, r in COMPILED_COST_RATIO.items() if acc.name.startswith(prefix)), 1.0)
+    return acc.cost_ns_per_word * ratio
+
+
+_STATE: dict = {}  # "lib": the loaded library or None, "why": why not (one line), "forced": a path forced by using()
+
+
+def _cpu() -> str:
+    """This machine's CPU as the compiler's -march=native sees it: model name and flags."""
+    try:
+        text = Path("/proc/cpuinfo").read_text(errors="replace")
+    except OSError:
+        return platform.processor() or platform.machine()
+    wanted = [line for line in text.splitlines() if line.startswith(("model name", "flags", "Features"))]
+    return "\n".join(sorted(set(wanted))) or platform.machine()
+
+
+def _compiler() -> str:
+    name = os.environ.get("CC", "").strip() or "gcc"
+    return native.compiler(name, f"no C compiler ({name}): the statistical battery runs its numpy code "
+                           "(apt-get install gcc, or set CC, for the compiled kernels)")
+
+
+def build() -> Path:
+    """The compiled library's path, built now unless the cache has it (BackendUnavailable if it
+    cannot be built: no compiler, or the compiler's first error)."""
+    cc = _compiler()
+    version = subprocess.run([cc, "--version"], capture_output=True, text=True, check=False).stdout
+    digest = hashlib.sha256("\0".join([SOURCE.read_text(), " ".join(FLAGS), version, _cpu(),
+                                       platform.machine()]).encode()).hexdigest()[:16]
+    target = native.cache_root() / "stats" / f"kernels-{digest}.so"
+    return native.build_once(target, lambda partial: [cc, *FLAGS, "-o", str(partial), str(SOURCE), "-lm"],
+                             what="rngcheck's statistical kernels")
+
+
+def _load():
+    choice = os.environ.get(ENV, "auto").strip().lower() or "auto"
+    if choice not in ("auto", "numpy", "c"):
+        raise RngcheckError(f"{ENV}={choice!r}: use auto, numpy or c")
+    if choice == "numpy":
+        return None, f"{ENV}=numpy"
+    try:
+        lib = ctypes.CDLL(str(build()))
+    except (BackendUnavailable, OSError) as error:
+        if choice == "c":
+            raise RngcheckError(f"{ENV}=c: the compiled kernels cannot be had: {error}") from None
+        return None, str(error)
+    for name, arguments in SIGNATURES.items():
+        function = getattr(lib, name)
+        function.argtypes = arguments
+        function.restype = _I64 if name == "berlekamp_massey" else None
+    return lib, ""
+
+
+def active():
+    """The compiled library, or None where the numpy code runs (forced, or no library)."""
+    forced = _STATE.get("forced")
+    if forced == "numpy":
+        return None
+    if "lib" not in _STATE:
+        _STATE["lib"], _STATE["why"] = _load()
+    if forced == "c" and _STATE["lib"] is None:
+        raise RngcheckError(f"the compiled kernels cannot be had: {_STATE['why']}")
+    return _STATE["lib"]
+
+
+def describe() -> str:
+    """Which path the battery runs: "c" or "numpy (why)"."""
+    return "c" if active() is not None else f"numpy ({_STATE.get('why') or 'forced'})"
+
+
+@contextlib.contextmanager
+def using(path: str):
+    """Run the block on one path, "c" or "numpy" (tests compare them)."""
+    if path not in ("c", "numpy"):
+        raise ValueError(path)
+    saved = _STATE.get("forced")
+    _STATE["forced"] = path
+    try:
+        yield
+    finally:
+        _STATE["forced"] = saved
+
+
+# -- calls (arrays made contiguous and of the kernels' types here) ----------------------------
+
+def _words(samples) -> np.ndarray:
+    return np.ascontiguousarray(samples, dtype=np.uint32)
+
+
+def _p(array: np.ndarray) -> int:
+    return array.ctypes.data
+
+
+def per_row(lib, name: str, samples, width: int, *extra) -> np.ndarray:
+    """(k, width) int64 from kernel ``name`` called as name(words, k, s, *extra, out)."""
+    words = _words(samples)
+    k, s = words.shape
+    out = np.zeros((k, width), dtype=np.int64)
+    getattr(lib, name)(_p(words), k, s, *extra, _p(out))
+    return out
+
+
+def table(array, dtype) -> np.ndarray:
+    """A lookup table as a kernel reads it (contiguous, of its type); kept alive by the caller."""
+    return np.ascontiguousarray(array, dtype=dtype)
+
+
+def lane_bit_counts3(lib, samples) -> np.ndarray:
+    """(k, 3, 4, 32): ones of the words, of word i ^ word i+1, of word i ^ word i+4."""
+    return per_row(lib, "lane_bit_counts3", samples, 3 * 128).reshape(-1, 3, 4, 32)
+
+
+def gap_counts(lib, samples, shift: int, t: int):
+    words = _words(samples)
+    k, s = words.shape
+    counts = np.empty((k, t + 1), dtype=np.int64)
+    hits = np.empty(k, dtype=np.int64)
+    lib.gap_counts(_p(words), k, s, shift, t, _p(counts), _p(hits))
+    return counts, hits
+
+
+def coupon_counts(lib, samples, bin_of: np.ndarray, t: int, bins: int) -> np.ndarray:
+    table = np.ascontiguousarray(bin_of, dtype=np.int64)
+    return per_row(lib, "coupon_counts", samples, bins, _p(table), t, bins)
+
+
+def maximum_counts(lib, samples, t: int, below: np.ndarray, edge_in: np.ndarray, cells: int) -> np.ndarray:
+    below, edge_in = table(below, np.uint8), table(edge_in, np.uint64)
+    return per_row(lib, "maximum_counts", samples, cells, t, _p(below), _p(edge_in), cells)
+
+
+def poker_counts(lib, samples, sets: np.ndarray) -> np.ndarray:
+    sets = table(sets, np.uint16)
+    return per_row(lib, "poker_counts", samples, 6, _p(sets))
+
+
+def walk_extremes(lib, samples, total, high, low):
+    """(final sum, highest, lowest partial sum) per row, from the per-byte tables of bits.py."""
+    tables = [table(t, np.int32) for t in (total, high, low)]
+    out = per_row(lib, "walk_extremes", samples, 3, *(_p(t) for t in tables))
+    return out[:, 0].copy(), out[:, 1].copy(), out[:, 2].copy()
+
+
+def gf2_ranks(lib, matrices: np.ndarray) -> np.ndarray:
+    """Ranks of (B, N, N/64) uint64 matrices (rank.gf2_ranks); the array is destroyed."""
+    m = np.ascontiguousarray(matrices, dtype=np.uint64)
+    batch, n, words = m.shape
+    out = np.empty(batch, dtype=np.int64)
+    lib.gf2_ranks(_p(m), batch, n, words, _p(out))
+    return out
+
+
+def power_lag_counts(lib, samples, lags) -> np.ndarray:
+    """(k, len(lags), 256) counts of the second differences' low bytes (practrand_kinds.PowerLags)."""
+    table_ = table(lags, np.int64)
+    return per_row(lib, "power_lag_counts", samples, len(lags) * 256, _p(table_), len(lags)).reshape(-1, len(lags), 256)
+
+
+def weight_window_counts(lib, samples, byte_class, cuts):
+    """(bytes (k, 3^9), words (k, 3^6)) window counts (practrand_kinds.WeightWindows)."""
+    words = _words(samples)
+    k, s = words.shape
+    classes = table(byte_class, np.int8)
+    out_bytes = np.empty((k, 3 ** 9), dtype=np.int64)
+    out_words = np.empty((k, 3 ** 6), dtype=np.int64)
+    lib.weight_window_counts(_p(words), k, s, _p(classes), cuts[0], cuts[1], _p(out_bytes), _p(out_words))
+    return out_bytes, out_words
+
+
+def spectral_below(lib, samples, threshold: float) -> np.ndarray:
+    """Per row: the terms 1 .. n/2 - 1 of the DFT of its bits (numpy's rfft) whose modulus is
+    below ``threshold``."""
+    words = _words(samples)
+    k, s = words.shape
+    n = 32 * s
+    bits = np.empty((k, n), dtype=np.float64)
+    lib.bits_f64(_p(words), words.size, _p(bits))
+    terms = np.fft.rfft(bits, axis=1)  # (k, n/2 + 1), C-contiguous
+    out = np.empty(k, dtype=np.int64)
+    lib.spectral_below(_p(terms), k, terms.shape[1], n // 2, threshold, _p(out))
+    return out
+
+
+def berlekamp_massey(lib, bits) -> int:
+    sequence = np.ascontiguousarray(bits, dtype=np.uint8)
+    n = sequence.size
+    scratch = np.empty(4 * (n // 64 + 2), dtype=np.uint64)
+    return int(lib.berlekamp_massey(_p(sequence), n, _p(scratch)))

@@ -1,0 +1,150 @@
+"""The battery's compiled kernels (rngcheck/stats/kernels.c) and its numpy code give the same
+numbers: every accumulator's state on both paths, and the battery's p-values pinned before the
+kernels came (tests/data/stats_pinned.json, written by the pure-numpy battery of issue 44's
+start; regenerate only for a change that is meant to move them)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rngcheck.stats import battery, kernels
+from rngcheck.stats import weak_generators as wg
+from rngcheck.stats.streams import philox_source
+
+PINNED = Path(__file__).parent / "data" / "stats_pinned.json"
+# (generator, tier, bytes): the cases of the pinned file
+PINNED_CASES = [("philox-10", "deep", 4 << 20), ("lcg64high", "standard", 4 << 20),
+                ("xorshift32", "standard", 2 << 20), ("mt19937", "deep", 4 << 20)]
+
+needs_c = pytest.mark.skipif(kernels.active() is None, reason="no compiled kernels here (no C compiler?)")
+
+
+def _source(name):
+    return philox_source(0x1234) if name == "philox-10" else {**wg.WEAK, **wg.BOUNDARY}[name]()
+
+
+def _pinned_rows(doc):
+    return [[e["test"], e["level"], e["stream"], e["statistic"], e["p_value"], e["q_value"],
+             (e["retest"] or {}).get("p_value")] for e in doc["results"]]
+
+
+@pytest.mark.parametrize("name, tier, nbytes", PINNED_CASES)
+def test_pinned_p_values(name, tier, nbytes):
+    """Every p-value, q-value, statistic and retest of the battery on these streams is the one the
+    numpy battery gave before the kernels (on whichever path runs here: both give the same)."""
+    pinned = json.loads(PINNED.read_text())[f"{name} {tier} {nbytes}"]
+    doc = battery.run(_source(name), tier=tier, nbytes=nbytes, workers=1)
+    assert _pinned_rows(doc) == pinned
+
+
+def _inputs():
+    rng = np.random.default_rng(5)
+    n, small = 1 << 19, 1 << 17  # 2 MiB: a sample of every test (the 16-bit frequency's is 2 MiB)
+    return {
+        "random": rng.integers(0, 2 ** 32, n, dtype=np.uint32),
+        "lcg32": wg.lcg32().read(n),
+        "counter": wg.plain_counter().read(small),
+        "zeros": np.zeros(small, np.uint32),
+        "ones": np.full(small, 0xFFFFFFFF, np.uint32),
+        "sparse": (rng.random(small) < 0.01).astype(np.uint32) * np.uint32(0xFFFF0000),
+        "ties": rng.integers(0, 4, small, dtype=np.uint32),  # equal neighbours (runs up and down), few values
+    }
+
+
+def _same_state(a: dict, b: dict) -> list[str]:
+    if a.keys() != b.keys():
+        return sorted(set(a) ^ set(b))
+    return [k for k in a if not (np.array_equal(a[k], b[k]) if isinstance(a[k], np.ndarray) else a[k] == b[k])]
+
+
+@needs_c
+@pytest.mark.parametrize("input_name", list(_inputs()))
+def test_compiled_and_numpy_give_the_same_state(input_name):
+    """Every accumulator of the deep tier (below 1 GiB: Berlekamp-Massey on 2^15 bits, the same
+    code as 2^17), fed the same words in two uneven chunks, holds the same records and totals on
+    both paths (so the same results, merged or not)."""
+    words = _inputs()[input_name]
+    cut = 3 * words.size // 7 + 5
+    differ = []
+    for factory in battery.main_tests("deep", 1 << 29):
+        states = {}
+        for path in ("numpy", "c"):
+            with kernels.using(path):
+                acc = factory(start=0)
+                acc.update(words[:cut])
+                acc.update(words[cut:])
+                states[path] = acc.state()
+        differ += [f"{acc.name}: {key}" for key in _same_state(states["numpy"], states["c"])]
+    assert not differ
+
+
+@needs_c
+def test_kernel_functions_match_their_numpy_forms():
+    """The shared helpers the kernels stand in for, called directly on odd shapes."""
+    from rngcheck.stats import bits, lanes, rank
+    from rngcheck.stats.nist.entropy import overlapping_counts
+    from rngcheck.stats.nist.matrix_rank import gf2_rank32
+
+    rng = np.random.default_rng(9)
+    words = rng.integers(0, 2 ** 32, (3, 4096), dtype=np.uint32)
+    lib = kernels.active()
+    for samples in (words, words & np.uint32(0x0F0F00FF), np.zeros_like(words)):
+        with kernels.using("numpy"):
+            numpy_walk = bits.walk_extremes(samples)
+            numpy_pairs = bits.weight_pairs(samples)
+            numpy_overlap = overlapping_counts(samples, 9)
+        assert all(np.array_equal(a, b) for a, b in zip(numpy_walk, bits.walk_extremes(samples)))
+        assert np.array_equal(numpy_pairs, bits.weight_pairs(samples))
+        assert np.array_equal(numpy_overlap, overlapping_counts(samples, 9))
+        counts = kernels.lane_bit_counts3(lib, samples)
+        assert np.array_equal(counts[:, 0], lanes.lane_bit_counts(samples))
+        assert np.array_equal(gf2_rank32(samples.reshape(-1, 32)), _rank32_c(lib, samples))
+    matrices = rng.integers(0, 2 ** 63, (4, 256, 4), dtype=np.uint64)
+    matrices[1, 100:] = matrices[1, :156]  # rank 156 at most
+    assert np.array_equal(rank.gf2_ranks(matrices.copy()), kernels.gf2_ranks(lib, matrices.copy()))
+    sequence = rng.integers(0, 2, 3000, dtype=np.uint8)
+    sequence[1000:] = sequence[:2000] ^ sequence[1:2001]  # a linear recurrence from bit 1000 on
+    from rngcheck.stats.linear import berlekamp_massey
+    for seq in (sequence, sequence[:1], np.zeros(200, np.uint8), np.ones(130, np.uint8)):
+        assert kernels.berlekamp_massey(lib, seq) == berlekamp_massey(seq.tolist())
+
+
+def _rank32_c(lib, samples):
+    ranks = np.empty(samples.size // 32, dtype=np.int64)
+    words = np.ascontiguousarray(samples)
+    lib.gf2_rank32(words.ctypes.data, ranks.size, ranks.ctypes.data)
+    return ranks
+
+
+def _child(code: str, **env) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1]), **env})
+
+
+def test_environment_chooses_the_path(tmp_path):
+    """RNGCHECK_KERNELS=numpy never builds; without a compiler, auto runs numpy and says why, and
+    c refuses in one line; a bad value is refused."""
+    code = "from rngcheck.stats import kernels; print(kernels.describe())"
+    assert _child(code, RNGCHECK_KERNELS="numpy").stdout.strip() == "numpy (RNGCHECK_KERNELS=numpy)"
+    no_cc = {"CC": str(tmp_path / "no-such-cc"), "RNGCHECK_CACHE": str(tmp_path / "cache")}
+    auto = _child(code, RNGCHECK_KERNELS="auto", **no_cc)
+    assert auto.stdout.startswith("numpy (no C compiler"), auto.stderr
+    forced = _child(code, RNGCHECK_KERNELS="c", **no_cc)
+    assert forced.returncode != 0 and "RNGCHECK_KERNELS=c: the compiled kernels cannot be had" in forced.stderr
+    bad = _child(code, RNGCHECK_KERNELS="fast")
+    assert bad.returncode != 0 and "use auto, numpy or c" in bad.stderr
+    assert not (tmp_path / "cache").exists() or not list((tmp_path / "cache").rglob("*.so"))
+
+
+@needs_c
+def test_the_library_is_built_once_per_source_and_machine():
+    path = kernels.build()
+    assert path.is_file() and path.parent.name == "stats" and path.name.startswith("kernels-")
+    assert kernels.build() == path  # cached: the same name, not rebuilt
