@@ -215,3 +215,12 @@ def fused_multiply_add(fmt: Format, a: npt.ArrayLike, b: npt.ArrayLike, c: npt.A
         exact = Fraction(float(a[index])) * Fraction(float(b[index])) + Fraction(float(c[index]))
         held[index] = _round_exact(fmt, exact)[0]
     return held
+
+
+def multiply_add(fmt: Format, a: npt.ArrayLike, b: npt.ArrayLike, c: npt.ArrayLike, fused: bool) -> np.ndarray:
+    """a * b + c in ``fmt``, held per rule 1: one rounding (rule 5) where ``fused``, else the product
+    rounded to ``fmt`` and then the sum (two roundings, as separate operations give)."""
+    if fused:
+        return fused_multiply_add(fmt, a, b, c)
+    product = as_values(fmt, fused_multiply_add(fmt, a, b, 0.0))
+    return fused_multiply_add(fmt, product, 1.0, c)

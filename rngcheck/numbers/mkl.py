@@ -48,11 +48,12 @@ import math
 import numpy as np
 import numpy.typing as npt
 
+from . import floats
 from .box_muller import radius32, sincos32
 from .curand import SAME_ARITHMETIC
 from .request import BITS, NORMAL, UNIFORM, Convention, Request, required_state
 from .tensorflow import interleave, stream
-from .tolerance import EXACT, Bound, Interval, one_rounding
+from .tolerance import EXACT, Bound, Interval, multiply_add_orders
 
 SOURCE_V = "oneMKL Developer Reference: Statistical Functions / Random Number Generators (VSL)"
 SOURCE_M = "measured: libmkl_rt (MKL 2026.2) viRngUniformBits32 against vsRngUniform/vdRngUniform/v?RngGaussian"
@@ -69,12 +70,14 @@ def signed(words: np.ndarray) -> np.ndarray:
     return np.asarray(words, dtype=np.uint32).view(np.int32)
 
 
-def uniform(dtype: str, words: np.ndarray, low: float = 0.0, high: float = 1.0) -> np.ndarray:
-    """Rules 1-2: int32(word) * (high - low) / 2^32 + (low + high) / 2 in ``dtype``."""
+def uniform(dtype: str, words: np.ndarray, low: float = 0.0, high: float = 1.0, fused: bool = False) -> np.ndarray:
+    """Rules 1-2: int32(word) * (high - low) / 2^32 + (low + high) / 2 in ``dtype`` (the product and
+    the sum each rounded, or, ``fused``, one multiply-add)."""
     kind = np.float32 if dtype == "float32" else np.float64
     scale = kind((high - low) * 2.0 ** -32)
     middle = kind((low + high) / 2.0)
-    result: np.ndarray = signed(words).astype(kind) * scale + middle
+    result: np.ndarray = floats.multiply_add(floats.format_of(dtype), signed(words).astype(kind), scale, middle,
+                                             fused).astype(kind)
     return result
 
 
@@ -132,16 +135,22 @@ class Mkl(Convention):
                 return box_muller(request.dtype, stream(required_state(state), 0, 2 * n))
         return stream(required_state(state), 0, n)
 
+    def orders(self, request: Request, state: npt.ArrayLike | None) -> np.ndarray | None:
+        """Tolerance rule 7 for the ranged uniform: the product and sum rounded apart, or fused."""
+        if request.kind != UNIFORM or request.low is None:
+            return None
+        low, high = request.uniform_range
+        words = stream(required_state(state), 0, request.count)
+        return np.stack([uniform(request.dtype, words, float(low), float(high), fused) for fused in (False, True)])
+
     def bound(self, request: Request) -> Bound:
         if request.kind == BITS:
             return EXACT
         if request.kind == UNIFORM:
             if request.low is None:
                 return SAME_ARITHMETIC
-            return one_rounding(*request.uniform_range, "i * scale + middle rounds twice, or once when fused, and the "
-                                                "scale and middle are MKL's own roundings of (b - a) / 2^32, "
-                                                "(a + b) / 2: 1 ULP of the larger endpoint (tolerance rule 2; "
-                                                "bit-exact as measured for [-3, 5))")
+            return multiply_add_orders("i * scale + middle, the scale and middle MKL's own roundings of "
+                                       "(b - a) / 2^32 and (a + b) / 2 (bit-exact as measured for [-3, 5))")
         if request.dtype == "float64":
             return Bound(DOUBLE_NORMAL_ULPS, "Box-Muller in double with MKL's transcendentals at the accuracy its "
                          "CPU dispatch chooses: 3 ULP measured on one machine, but up to 8.5e7 ULP (relative "

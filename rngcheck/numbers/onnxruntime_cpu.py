@@ -40,8 +40,9 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import counter
+from . import floats
 from .request import NORMAL, UNIFORM, Convention, Request, required_state
-from .tolerance import EXACT, Bound, one_rounding
+from .tolerance import EXACT, Bound, multiply_add_orders
 
 SOURCE_O = "onnxruntime/core/providers/cpu/generator/random.cc"
 SOURCE_L = "libstdc++ <bits/random.h>, <bits/random.tcc>"
@@ -141,14 +142,28 @@ class OnnxRuntimeCpu(Convention):
         values = unit(request.dtype, minstd_rand0(seed, request.count * per))
         if request.low is None:
             return values
+        return self._ranged(request, values, fused=False)
+
+    @staticmethod
+    def _ranged(request: Request, values: np.ndarray, fused: bool) -> np.ndarray:
+        """values * (high - low) + low in the dtype: the product and sum each rounded, or one multiply-add."""
         kind = np.dtype(request.dtype).type
         low, high = request.uniform_range
-        result: np.ndarray = (values * (kind(high) - kind(low)) + kind(low)).astype(request.dtype)
+        result: np.ndarray = floats.multiply_add(floats.format_of(request.dtype), values, kind(high) - kind(low),
+                                                 kind(low), fused).astype(request.dtype)
         return result
+
+    def orders(self, request: Request, state: npt.ArrayLike | None) -> np.ndarray | None:
+        """Tolerance rule 7 for the ranged uniform: the product and sum rounded apart, or fused."""
+        if request.kind != UNIFORM or request.low is None:
+            return None
+        per = 2 if request.dtype == "float64" else 1
+        values = unit(request.dtype, minstd_rand0(seed_of(required_state(state)), request.count * per))
+        return np.stack([self._ranged(request, values, fused) for fused in (False, True)])
 
     def bound(self, request: Request) -> Bound:
         if request.kind == UNIFORM:
-            return EXACT if request.low is None else one_rounding(*request.uniform_range)
+            return EXACT if request.low is None else multiply_add_orders("values * (high - low) + low")
         return Bound(4, "the polar method: x, y and r2 exact given the engine; log within 1 ULP (libm), the "
                         "product and quotient 0.5 each, sqrt 0.5 and halving, the last product 0.5; the reference "
                         "rounds each step once: at most 4 ULP")

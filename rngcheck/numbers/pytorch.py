@@ -48,10 +48,9 @@ import numpy.typing as npt
 
 from . import floats
 from .curand import SAME_ARITHMETIC, box_muller_double, box_muller_float, uniform_double, uniform_float
-from .jax import fused
 from .request import BITS, INTEGERS, NORMAL, UNIFORM, Convention, Request, required_state
 from .tensorflow import interleave, stream
-from .tolerance import EXACT, Bound, one_rounding
+from .tolerance import EXACT, Bound, multiply_add_orders
 
 SOURCE_D = "aten/src/ATen/native/cuda/DistributionTemplates.h"
 SOURCE_T = "aten/src/ATen/core/TransformationHelper.h"
@@ -59,19 +58,20 @@ SOURCE_H = "aten/src/ATen/core/DistributionsHelper.h"
 WIDE_RANGE = 1 << 28           # H: from this range on, 64 random bits per element
 
 
-def uniform(dtype: str, words: np.ndarray, low: float = 0.0, high: float = 1.0) -> np.ndarray:
+def uniform(dtype: str, words: np.ndarray, low: float = 0.0, high: float = 1.0, fused: bool = True) -> np.ndarray:
     """Rules 1-2 (held per floats rule 1). ``r * range + from`` is one fused multiply-add (nvcc
-    contracts a * b + c by default): one rounding, in float (then cast) or in double."""
+    contracts a * b + c by default): one rounding, in float (then cast) or in double; ``fused``
+    False: the product rounded first (a build that does not contract)."""
     if dtype == "float64":
         r = uniform_double(words[0::2], words[1::2])
         lo, hi = np.float64(low), np.float64(high)
-        value = fused(r, hi - lo, lo)
+        value = floats.multiply_add(floats.FLOAT64, r, hi - lo, lo, fused)
         return np.where(value == hi, lo, value)
     r = uniform_float(words)
     fmt = floats.format_of(dtype)
     lo, hi = (floats.as_values(fmt, floats.round_to(fmt, np.array([x])))[0] for x in (low, high))
     span = np.float32(np.float32(hi) - np.float32(lo))           # opmath (float) of to - from
-    in_float = (r.astype(np.float64) * np.float64(span) + lo).astype(np.float32)   # exact product, one rounding
+    in_float = floats.multiply_add(floats.FLOAT32, r, span, lo, fused)            # one rounding, or two, in float
     value = in_float if dtype == "float32" else floats.round_to(fmt, in_float.astype(np.float64))
     as_float = floats.as_values(fmt, value)
     start = floats.round_to(fmt, np.array([lo]))[0]
@@ -147,16 +147,23 @@ class PyTorch(Convention):
             return integers(dtype, stream(required_state(state), 0, n * per), low_int, high_int)
         return uint64_pairs(stream(required_state(state), 0, 2 * n)).view(np.int64)
 
+    def orders(self, request: Request, state: npt.ArrayLike | None) -> np.ndarray | None:
+        """Tolerance rule 7 for the ranged uniform: fused (the reference), or the product rounded first."""
+        if request.kind != UNIFORM or request.low is None:
+            return None
+        low, high = request.uniform_range
+        words = stream(required_state(state), 0, request.count * (2 if request.dtype == "float64" else 1))
+        return np.stack([uniform(request.dtype, words, low, high, fused) for fused in (True, False)])
+
     def bound(self, request: Request) -> Bound:
         if request.kind in (INTEGERS, BITS):
             return EXACT
         if request.kind == UNIFORM:
             if request.low is None:
                 return SAME_ARITHMETIC
-            return one_rounding(*request.uniform_range, "the reference fuses r * range + from as nvcc does by default "
-                                                "(one rounding); a build that does not fuse rounds the product "
-                                                "once more: 1 ULP of the larger endpoint (tolerance rule 2; "
-                                                "source-only: no CUDA device here)")
+            return multiply_add_orders("r * range + from in float (double for float64), then cast; the "
+                                       "reference fuses it as nvcc does by default, a build that does not "
+                                       "rounds the product first (source-only: no CUDA device here)")
         if request.dtype in ("float16", "bfloat16"):
             return Bound(4, "cuRAND's float Box-Muller (within 4 float32 ULP) cast to the narrow format: the "
                             "rounding of a float32 within 4 ULP of the exact model (tolerance rule 5)", wide="float32")

@@ -107,6 +107,15 @@ class Bound:
 
 
 EXACT = Bound(0, "bits only: the conversion moves bits and never rounds, so it is exact")
+# Rule 7's orders of one multiply-add a * b + c (floats.multiply_add): two roundings or one.
+MULTIPLY_ADD_ORDERS = ("the product rounded, then the sum", "one fused multiply-add")
+
+
+def multiply_add_orders(why: str) -> Bound:
+    """Rule 7 for a conversion whose only rounding steps are one multiply-add: the set of its two
+    orders' results (the convention's ``orders`` computes them)."""
+    return Bound(0, f"{why}: the result of one of its orders exactly ({'; '.join(MULTIPLY_ADD_ORDERS)}), "
+                    "not a distance from one of them (tolerance rule 7)", orders=MULTIPLY_ADD_ORDERS)
 def one_rounding(low: float, high: float, why: str = "", ulps: int = 1) -> Bound:
     """Rule 2: 1 ULP (``ulps``) of max(|low|, |high|)."""
     why = why or "u * (high - low) + low rounds twice; a fused multiply-add rounds once: 1 ULP of the range's " \
