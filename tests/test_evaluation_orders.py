@@ -121,3 +121,23 @@ def test_the_numbers_check_fails_a_lerp_and_says_which_bound():
     outcome = check_numbers(_Lerp(), case, strict=False)
     assert outcome.status == "failed"
     assert "none of its 2 evaluation orders' results" in outcome.message
+
+
+@pytest.mark.parametrize("convention, dtype", [("tensorflow", "float64"), ("mkl", "float32"), ("mkl", "float64"),
+                                               ("pytorch", "float32"), ("pytorch", "float64"),
+                                               ("onnxruntime-cpu", "float32")])
+def test_each_convention_admits_its_orders_and_nothing_one_step_away(convention, dtype):
+    # endpoints with many mantissa bits: MKL's scale (high - low) / 2^32 then has a product to round
+    request = numbers.Request(convention=convention, kind=numbers.UNIFORM, dtype=dtype, count=2048, low=-3.1,
+                              high=7.3)
+    bound = numbers.bound(request)
+    assert bound.orders and bound.ulps == 0
+    orders = numbers.wide_reference(request, STATE)
+    assert np.array_equal(orders[0], numbers.draw(request, STATE))
+    assert all(_over(request, row) == 0 for row in orders)
+    assert any(not np.array_equal(row, orders[0]) for row in orders[1:]), "the orders must differ somewhere"
+    nudged = orders[0].copy()
+    outside = [i for i in range(request.count)
+               if all(np.nextafter(nudged[i], np.inf) != row[i] for row in orders)][:3]
+    nudged[outside] = np.nextafter(nudged[outside], np.inf)
+    assert _over(request, nudged) == len(outside) == 3
