@@ -28,10 +28,11 @@ from ...results.statuses import (  # noqa: F401  (the statuses, as the checks of
     TIMEOUT,
 )
 from ...vectors import sha256_of_words
+from .. import chain
 from ..checks import looks_like, named
 from ..judging import judged
 from ..outcome import BackendRaised, CaseFailed, Outcome, call_backend
-from . import anatomy, wraps
+from . import anatomy, search, wraps
 from . import cases as C
 from .cases import hex_word
 from .diagnosis import diagnose_output, diagnose_state
@@ -260,10 +261,27 @@ def _mismatch_outcome(case, state, execution, rows, count, digest, message) -> W
                                                  named=diagnosis["id"] != "unknown")
         if found is not None and wrapped is None:
             diagnosis = found
+        if diagnosis["id"] == "unknown" and wrapped is None:
+            diagnosis = _searched(state, case, execution.tensor) or diagnosis
         if explained is not None:
             diagnosis["anatomy"] = explained
     return WrongWords(Outcome(FAILED, looks_like(message, diagnosis), diagnosis=diagnosis,
                               mismatches=rows, mismatch_count=int(count), output_sha256=digest), message)
+
+
+def _searched(state, case, tensor: np.ndarray) -> dict | None:
+    """The chain's search (rngcheck.conformance.directml.search) within the backend's search budget."""
+    seconds = anatomy.search_seconds(chain.SECONDS)
+    if seconds is None:
+        return None
+    try:
+        searched = search.diagnose_words(state, case.sizes, case.strides, tensor, seconds=seconds)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except Exception:  # rngcheck's own bug: the search never changes a verdict, the case stays unknown
+        return None
+    anatomy.search_spent(searched["search"]["seconds"])
+    return searched
 
 
 def expected_state(case: C.Case, state: np.ndarray | None) -> np.ndarray:

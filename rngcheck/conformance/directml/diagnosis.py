@@ -436,6 +436,14 @@ FAMILIES = {
                            "repeats elements 0, 1, ...",
     "byte-offset-uint32": "a byte offset held in 32 bits wraps at 4 GiB: elements from 2^30 on are written over "
                           "elements 0, 1, ... and are themselves never written",
+    # The chain's search (rngcheck.conformance.directml.search, issue 40): one or two steps' parameters changed.
+    "key-word-masked": "state layout: a key word masked (word, mask as parameters)",
+    "key-schedule-weyl": "key schedule: other Weyl constants (weyl [W0, W1] as parameters)",
+    "key-schedule-bump-first": "key schedule: the key bumped before the first round too",
+    "round-multipliers": "round function: other multipliers (multipliers [M0, M1] as parameters)",
+    "round-product-halves": "round function: a product's high and low halves exchanged (exchanged: the products)",
+    "round-key-xor": "round function: the key words xored into each other's lanes",
+    "two-steps": "two steps of the chain differ (changes [{id, step, parameters}] as parameters)",
 }
 
 
