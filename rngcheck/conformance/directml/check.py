@@ -261,27 +261,32 @@ def _mismatch_outcome(case, state, execution, rows, count, digest, message) -> W
                                                  named=diagnosis["id"] != "unknown")
         if found is not None and wrapped is None:
             diagnosis = found
-        if diagnosis["id"] == "unknown" and wrapped is None:
-            diagnosis = _searched(state, case, execution.tensor) or diagnosis
+        if wrapped is None:
+            diagnosis = _searched(state, case, execution.tensor, diagnosis) or diagnosis
         if explained is not None:
             diagnosis["anatomy"] = explained
     return WrongWords(Outcome(FAILED, looks_like(message, diagnosis), diagnosis=diagnosis,
                               mismatches=rows, mismatch_count=int(count), output_sha256=digest), message)
 
 
-def _searched(state, case, tensor: np.ndarray) -> dict | None:
-    """The chain's search (rngcheck.conformance.directml.search) within the backend's search budget."""
+def _searched(state, case, tensor: np.ndarray, diagnosis: dict) -> dict | None:
+    """The chain's search (rngcheck.conformance.directml.search) within the backend's search budget: on an
+    unknown case, its single changes then pairs; on a named one that is a point of the chain, the other
+    single changes that reproduce the case (its alternatives made complete)."""
     seconds = anatomy.search_seconds(chain.SECONDS)
-    if seconds is None:
+    if seconds is None or (diagnosis["id"] != "unknown" and diagnosis["id"] not in search.POINT_IDS):
         return None
+    start = time.perf_counter()
     try:
-        searched = search.diagnose_words(state, case.sizes, case.strides, tensor, seconds=seconds)
+        if diagnosis["id"] == "unknown":
+            return search.diagnose_words(state, case.sizes, case.strides, tensor, seconds=seconds)
+        return search.complete(diagnosis, state, case.sizes, case.strides, tensor)
     except (KeyboardInterrupt, SystemExit):
         raise
-    except Exception:  # rngcheck's own bug: the search never changes a verdict, the case stays unknown
+    except Exception:  # rngcheck's own bug: the search never changes a verdict, the diagnosis stays
         return None
-    anatomy.search_spent(searched["search"]["seconds"])
-    return searched
+    finally:
+        anatomy.search_spent(time.perf_counter() - start)
 
 
 def expected_state(case: C.Case, state: np.ndarray | None) -> np.ndarray:

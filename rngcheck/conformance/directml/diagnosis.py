@@ -473,7 +473,31 @@ def diagnose_state(state, element_count: int, actual) -> dict:
             continue  # indistinguishable from the spec on this case
         if predicted.shape == actual.shape and np.array_equal(predicted, actual):
             matches.append(variant)
-    return _verdict(matches, "unknown-state", "the returned state matches no known bug class")
+    verdict = _verdict(matches, "unknown-state", "the returned state matches no known bug class")
+    return _same_advance(verdict, state, element_count, actual) if matches else verdict
+
+
+# Increment rules implementations have (issue 40): a state class that reads an advance off one case is
+# also each of these when it gives the same advance there; the case is then too small to tell them apart.
+INCREMENT_RULES: dict[str, Callable[[int], int]] = {
+    "n": lambda n: n, "2n": lambda n: 2 * n, "floor(n/4)": lambda n: n // 4,
+    "ceil(n/4) + 1": lambda n: -(-n // 4) + 1, "2 * ceil(n/4)": lambda n: 2 * -(-n // 4),
+    "ceil(n/2)": lambda n: -(-n // 2), "256n": lambda n: 256 * n,
+}
+
+
+def _same_advance(verdict: dict, state, n: int, actual: np.ndarray) -> dict:
+    """A named state class whose advance other increment rules give too on this n: listed (``matches``
+    with their rule as parameters, ``state-increment`` in the alternatives) and said (``indistinct``)."""
+    rules = [rule for rule, advance in INCREMENT_RULES.items() if advance(n) != counter.blocks_for(n)
+             and np.array_equal(counter.add_to_counter(state, advance(n)), actual)]
+    if len(rules) < 2:
+        return verdict
+    return {**verdict, "alternatives": [*verdict["alternatives"], "state-increment"],
+            "matches": [{"id": verdict["id"], "parameters": {}},
+                        *({"id": "state-increment", "parameters": {"rule": rule}} for rule in rules)],
+            "indistinct": f"on n = {n} the advance is also {', '.join(rules)}: too small a case to tell these "
+                          f"increment rules apart"}
 
 
 def _partial_block_unwritten(state, sizes, strides, extent, unwritten, offsets, actual, right,

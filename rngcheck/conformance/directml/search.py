@@ -247,6 +247,28 @@ def diagnose_words(state, sizes, strides, extent: np.ndarray, *, seconds: float 
     return {**unknown, "inference": infer(state, observed["spec"], right)}
 
 
+POINT_IDS = frozenset(c.id for c in CHANGES)
+
+
+def complete(named: dict, state, sizes, strides, extent: np.ndarray) -> dict:
+    """A named class that is a point of the chain, with every single change that reproduces the case too
+    (``alternatives``, ``matches`` with their parameters; ``indistinct`` when another class's does: the case
+    is too small to tell them apart). Cheap: the catalog's single changes on a probe."""
+    if named.get("id") not in POINT_IDS or layout.aliases(sizes, strides):
+        return named
+    state = counter.state_array(state)
+    count = min(layout.element_count(sizes), named_classes.PREFIX)
+    observed = _placements(sizes, strides, count, extent)
+    reproduces = _reproducer(state, observed, reference.words(state, 0, count))
+    hits = [c for c in CHANGES if reproduces(c.knobs)]
+    others = [c for c in hits if c.id != named["id"]]
+    if not others:
+        return named
+    listed = list(dict.fromkeys([*named.get("alternatives", []), *(c.id for c in others)]))
+    return {**named, "alternatives": listed, "matches": [{"id": c.id, "parameters": c.parameters} for c in hits],
+            "indistinct": "the same words on this case: " + "; ".join(f"{c.step}: {c.summary}" for c in others)}
+
+
 # -- inference where the search ends ---------------------------------------------------------------
 
 def _inverse_rounds(y: np.ndarray, key: tuple[int, int], rounds: int = 10) -> np.ndarray:
