@@ -146,3 +146,19 @@ def test_through_the_check_the_search_names_the_case():
     assert outcome.status == FAILED
     assert (outcome.diagnosis["id"], outcome.diagnosis["parameters"]) == (entry[3], entry[4])
     assert "anatomy" in outcome.diagnosis and outcome.message.endswith("looks like: round-multipliers")
+
+
+def test_through_the_check_an_unmatched_case_carries_the_inference_in_its_anatomy():
+    from panel import KnobbedPhilox
+    from rngcheck.conformance.directml import cases as C
+    from rngcheck.conformance.directml.check import run_case
+
+    class FarBlocks(KnobbedPhilox):   # the first block at counter + 2^40: in no catalog, no block nearby
+        def logical_words(self, state, n):
+            return reference.words(state, 4 << 40, n)
+
+    case = C.Case(id="far", category="far", description="", rule="", source="", state=STATE, sizes=(301,))
+    outcome = run_case(FarBlocks(), case)
+    assert outcome.diagnosis["id"] == "unknown"
+    assert "counter + 1099511627776" in outcome.diagnosis["inference"]
+    assert any("another counter" in line for line in outcome.diagnosis["anatomy"]["findings"])

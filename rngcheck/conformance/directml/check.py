@@ -265,6 +265,9 @@ def _mismatch_outcome(case, state, execution, rows, count, digest, message) -> W
             diagnosis = _searched(state, case, execution.tensor, diagnosis) or diagnosis
         if explained is not None:
             diagnosis["anatomy"] = explained
+            if "inference" in diagnosis and "findings" in explained:
+                explained["findings"].append(f"search: no change of one or two steps of the chain reproduces it; "
+                                             f"{diagnosis['inference']}")
     return WrongWords(Outcome(FAILED, looks_like(message, diagnosis), diagnosis=diagnosis,
                               mismatches=rows, mismatch_count=int(count), output_sha256=digest), message)
 
