@@ -162,3 +162,20 @@ def test_through_the_check_an_unmatched_case_carries_the_inference_in_its_anatom
     assert outcome.diagnosis["id"] == "unknown"
     assert "counter + 1099511627776" in outcome.diagnosis["inference"]
     assert any("another counter" in line for line in outcome.diagnosis["anatomy"]["findings"])
+
+
+def test_through_the_run_a_broken_generator_backend_is_named_by_the_search_within_its_budget():
+    from generator_backend_panel import PanelBackend
+    from rngcheck.conformance.runner import NamedBackend, RunOptions, run
+
+    class WeylSwapped(PanelBackend):
+        family = "philox"
+
+        def generator_blocks(self, generator, rounds, counters, key):
+            lanes, bits = self.generator_request(generator, counters)
+            return search_panel.generator_blocks("philox", counters, key, int(rounds), bits, {"weyl_order": (1, 0)})
+
+    results = run([NamedBackend("weyl", WeylSwapped())], RunOptions(select=["generator/philox4x32-*"]))["results"]
+    failed = [r for r in results if r["status"] == "failed"]
+    assert failed and all(r["diagnosis"]["id"] == "philox-weyl" for r in failed), [r["diagnosis"] for r in failed]
+    assert all(r["diagnosis"]["parameters"] == {"weyl": ["0xBB67AE85", "0x9E3779B9"]} for r in failed)

@@ -18,6 +18,11 @@ of two steps within the time budget) and names a match with its step and paramet
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+from collections.abc import Iterator
+from dataclasses import dataclass
+
 import numpy as np
 
 from ... import philox, threefry
@@ -25,6 +30,29 @@ from ...generators import FAMILY_LABELS, Generator
 from .. import chain
 from ..chain import Change, hexed
 from ..checks import rounds_id
+
+SECONDS_PER_BACKEND = 20.0  # the search on a backend's unnamed blocks, in all (chain.SECONDS a case)
+
+
+@dataclass
+class Budget:
+    """The search time left to one backend over a run (the axis keeps one per backend)."""
+
+    seconds: float = SECONDS_PER_BACKEND
+
+
+_ACTIVE: contextvars.ContextVar[Budget | None] = contextvars.ContextVar("rngcheck_block_search", default=None)
+
+
+@contextlib.contextmanager
+def using(budget: Budget | None) -> Iterator[Budget]:
+    """The budget the checks inside draw on (a fresh one when None: a single case)."""
+    token = _ACTIVE.set(budget if budget is not None else Budget())
+    try:
+        yield _ACTIVE.get() or Budget()
+    finally:
+        _ACTIVE.reset(token)
+
 
 IDS = {
     "philox-multipliers": "round function: other Philox multipliers (multipliers as parameters)",
@@ -124,7 +152,8 @@ def changes_for(generator: Generator, rounds: int) -> list[Change]:
 
 def diagnose_search(generator: Generator, rounds: int, counters: np.ndarray, key: tuple[int, ...], got: np.ndarray,
                     seconds: float = chain.SECONDS) -> dict | None:
-    """The chain's single changes, then pairs, whose blocks equal ``got`` (None: none, or no catalog)."""
+    """The chain's single changes, then pairs, whose blocks equal ``got`` (None: no catalog, or the backend's
+    search time is spent; ``{"search": ...}`` alone: nothing matched)."""
     catalog = changes_for(generator, rounds)
     if not catalog:
         return None
@@ -134,6 +163,13 @@ def diagnose_search(generator: Generator, rounds: int, counters: np.ndarray, key
         predicted = blocks(generator, counters, key, rounds, knobs)
         return not np.array_equal(predicted, right) and np.array_equal(predicted, got)
 
+    budget = _ACTIVE.get()
+    if budget is not None:
+        if budget.seconds <= 0:
+            return None
+        seconds = min(seconds, budget.seconds)
     found = chain.search(catalog, reproduces, seconds)
+    if budget is not None:
+        budget.seconds -= found.seconds
     named = chain.diagnosis(found)
     return named if named is not None else {"search": chain.cost(found)}
