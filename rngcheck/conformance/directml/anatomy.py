@@ -56,6 +56,7 @@ CASES_PER_BACKEND = 256   # failing cases of a backend given an anatomy (its fir
 SECONDS_PER_BACKEND = 20.0  # ... while their anatomies have taken less than this in all
 SECONDS_PER_CASE = 0.5    # a stage that would start later is skipped
 SEARCH_SECONDS_PER_BACKEND = 20.0  # the chain's search (directml.search) on a backend's unnamed cases, in all
+COMPLETIONS_PER_BACKEND = 32  # named cases whose alternatives the chain's single changes complete (its first ones)
 ROUNDS = tuple(r for r in range(0, 33) if r != philox.DEFAULT_ROUNDS)
 CARRY_BITS = tuple(range(8, 128, 8))   # a carry lost at bit B: the counter less 2^B
 DENSE_BITS = 8.0        # mean differing bits per wrong word from which the difference is dense
@@ -83,6 +84,7 @@ class Budget:
     seconds: float = SECONDS_PER_CASE
     total: float = SECONDS_PER_BACKEND
     search: float = SEARCH_SECONDS_PER_BACKEND
+    completions: int = COMPLETIONS_PER_BACKEND
 
     def take(self) -> Clock | None:
         if self.cases <= 0 or self.total <= 0:
@@ -111,7 +113,7 @@ class Clock:
 
 def off() -> Budget:
     """No anatomy (the property case's search: only its final failure is explained)."""
-    return Budget(cases=0, search=0.0)
+    return Budget(cases=0, search=0.0, completions=0)
 
 
 _ACTIVE: contextvars.ContextVar[Budget | None] = contextvars.ContextVar("rngcheck_anatomy_budget", default=None)
@@ -137,6 +139,15 @@ def search_seconds(per_case: float) -> float | None:
     budget = _ACTIVE.get()
     left = budget.search if budget is not None else per_case
     return min(per_case, left) if left > 0 else None
+
+
+def take_completion() -> bool:
+    """Whether this named case's alternatives may still be completed by the chain's single changes."""
+    budget = _ACTIVE.get()
+    if budget is None:
+        return True
+    budget.completions -= 1
+    return budget.completions >= 0
 
 
 def search_spent(seconds: float) -> None:

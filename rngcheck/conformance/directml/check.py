@@ -274,10 +274,12 @@ def _mismatch_outcome(case, state, execution, rows, count, digest, message) -> W
 
 def _searched(state, case, tensor: np.ndarray, diagnosis: dict) -> dict | None:
     """The chain's search (rngcheck.conformance.directml.search) within the backend's search budget: on an
-    unknown case, its single changes then pairs; on a named one that is a point of the chain, the other
-    single changes that reproduce the case (its alternatives made complete)."""
+    unknown case, its single changes then pairs; on a named one that is a point of the chain (the backend's
+    first anatomy.COMPLETIONS_PER_BACKEND of them), the other single changes that reproduce the case (its
+    alternatives made complete)."""
     seconds = anatomy.search_seconds(chain.SECONDS)
-    if seconds is None or (diagnosis["id"] != "unknown" and diagnosis["id"] not in search.POINT_IDS):
+    if seconds is None or (diagnosis["id"] != "unknown" and (diagnosis["id"] not in search.POINT_IDS
+                                                              or not anatomy.take_completion())):
         return None
     start = time.perf_counter()
     try:
