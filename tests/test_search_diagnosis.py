@@ -179,3 +179,15 @@ def test_through_the_run_a_broken_generator_backend_is_named_by_the_search_withi
     failed = [r for r in results if r["status"] == "failed"]
     assert failed and all(r["diagnosis"]["id"] == "philox-weyl" for r in failed), [r["diagnosis"] for r in failed]
     assert all(r["diagnosis"]["parameters"] == {"weyl": ["0xBB67AE85", "0x9E3779B9"]} for r in failed)
+
+
+def test_a_change_another_class_names_alone_is_tried_in_pairs_only():
+    """The key bumped before the first round is the anatomy's key-variant "the key bumped once": one name for
+    one fault, whichever of the two looks first; with 7 rounds the pair is the search's."""
+    state = np.array(STATE, dtype=np.uint32)
+    bumped = search.chain_words(state, 301, {"bump_first": True})
+    assert search.diagnose_words(STATE, *PACKED, bumped)["id"] == "unknown"
+    assert anatomy.explain_words(STATE, *PACKED, bumped, 0, 0)[1]["id"] == "key-variant"
+    both = search.diagnose_words(STATE, *PACKED, search.chain_words(state, 301, {"bump_first": True, "rounds": 7}))
+    assert both["id"] == "two-steps" and [c["id"] for c in both["parameters"]["changes"]] == \
+        ["key-schedule-bump-first", "rounds-7"]

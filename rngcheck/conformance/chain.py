@@ -7,10 +7,12 @@ value, the spec's value when absent) and a catalog of Changes, each one step's p
 implementations get them wrong (published constants of every family and width, orders, windows).
 ``search`` then names a wrong answer, by these rules:
 
-1. Single changes first, every one of the catalog: those whose prediction reproduces the case
-   exactly all match (the first named, the others its alternatives: complete on the catalog).
+1. Single changes first, every one of the catalog (but those marked to be tried in pairs only, which
+   another class names alone): those whose prediction reproduces the case exactly all match (the first
+   named, the others its alternatives: complete on the catalog).
 2. Only when no single change matches: pairs of changes of two different steps, in catalog order,
-   within the time left of the case's budget; every matching pair is kept.
+   within the time left of the case's budget; every matching pair whose two changes are both needed
+   (neither alone reproduces the case) is kept.
 3. A match reproduces the whole compared output exactly (a short probe first, then the whole);
    a prediction equal to the spec's answer never matches (it cannot tell the change from the spec).
 4. Past the budget the search stops and says how many pairs it did not try (``not_tried``).
@@ -83,6 +85,7 @@ class Change:
     summary: str
     parameters: dict
     knobs: dict
+    alone: bool = True   # False: tried in pairs only (alone, another class names it: one name for one fault)
 
     def named(self) -> dict:
         return {"id": self.id, "step": self.step, "summary": f"{self.step}: {self.summary}",
@@ -115,8 +118,9 @@ def pairs(changes: Sequence[Change]) -> list[tuple[Change, Change]]:
 def search(changes: Sequence[Change], reproduces: Callable[[dict], bool], seconds: float = SECONDS) -> Found:
     """Rules 1-4: ``reproduces(knobs)`` says whether the model with those knobs gives the case's output."""
     start = time.perf_counter()
-    found = Found(singles=len(changes))
-    found.matches = [(c,) for c in changes if reproduces(c.knobs)]
+    singles = [c for c in changes if c.alone]
+    found = Found(singles=len(singles))
+    found.matches = [(c,) for c in singles if reproduces(c.knobs)]
     if not found.matches:
         candidates = pairs(changes)
         found.pairs_total = len(candidates)
@@ -125,7 +129,8 @@ def search(changes: Sequence[Change], reproduces: Callable[[dict], bool], second
             if time.perf_counter() >= ends:
                 break
             found.pairs_tried += 1
-            if reproduces({**a.knobs, **b.knobs}):
+            # Both changes must be needed: a pair whose other change does nothing on this case is not one.
+            if reproduces({**a.knobs, **b.knobs}) and not reproduces(a.knobs) and not reproduces(b.knobs):
                 found.matches.append((a, b))
     found.seconds = time.perf_counter() - start
     return found

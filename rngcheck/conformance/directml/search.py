@@ -117,8 +117,9 @@ def _state_layout() -> list[Change]:
         for mask in (0xFFFF, 0xFFFF0000, 0) if word == 4 else (0xFFFF, 0xFFFF0000):
             masks = tuple(mask if p == position else M32 for p in range(2))
             what = "taken as 0" if mask == 0 else f"masked to {hexed(mask)} (16 bits kept)"
+            # k0 taken as 0 alone is the anatomy's key-variant (0, k1): in pairs only.
             changes.append(Change("key-word-masked", step, f"key word {word} (k{position}) {what}",
-                                  {"word": word, "mask": hexed(mask)}, {"key_mask": masks}))
+                                  {"word": word, "mask": hexed(mask)}, {"key_mask": masks}, alone=mask != 0))
     return changes
 
 
@@ -149,9 +150,10 @@ def _key_schedule() -> list[Change]:
                                     f"{hexed(chain.WEYL_32[position])}"))
     changes = [Change("key-schedule-weyl", step, text, {"weyl": [hexed(v) for v in weyl]}, {"weyl": weyl})
                for weyl, text in pairs]
+    # Alone it is the anatomy's key-variant "the key bumped once" (one name for one fault): in pairs only.
     changes.append(Change("key-schedule-bump-first", step, "the key bumped before the first round too (round r "
                           "uses k + (r + 1) * W instead of k + r * W)", {"bump": "before every round"},
-                          {"bump_first": True}))
+                          {"bump_first": True}, alone=False))
     return changes
 
 
@@ -260,7 +262,7 @@ def complete(named: dict, state, sizes, strides, extent: np.ndarray) -> dict:
     count = min(layout.element_count(sizes), named_classes.PREFIX)
     observed = _placements(sizes, strides, count, extent)
     reproduces = _reproducer(state, observed, reference.words(state, 0, count))
-    hits = [c for c in CHANGES if reproduces(c.knobs)]
+    hits = [c for c in CHANGES if c.alone and reproduces(c.knobs)]
     others = [c for c in hits if c.id != named["id"]]
     if not others:
         return named
