@@ -108,6 +108,9 @@ def test_key_word_1_masked_to_16_bits_is_not_only_the_key_high_word_ignored_when
     assert completed["id"] == "key-high-ignored"
     assert {"id": "key-word-masked", "parameters": {"word": 5, "mask": "0x0000FFFF"}} in completed["matches"]
     assert "key-word-masked" in completed["alternatives"] and "k1" in completed["indistinct"]
+    from rngcheck.results.text import anatomy_lines
+
+    assert anatomy_lines(completed)[-1].startswith("indistinct: the same words on this case: state layout: key word 5")
 
 
 # -- inference where the search ends --------------------------------------------------------------------
