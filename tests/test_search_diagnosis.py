@@ -194,3 +194,23 @@ def test_a_change_another_class_names_alone_is_tried_in_pairs_only():
     both = search.diagnose_words(STATE, *PACKED, search.chain_words(state, 301, {"bump_first": True, "rounds": 7}))
     assert both["id"] == "two-steps" and [c["id"] for c in both["parameters"]["changes"]] == \
         ["key-schedule-bump-first", "rounds-7"]
+
+
+@pytest.mark.parametrize("name", ["weyl-swapped", "product-halves-swapped-in-one-lane", "key-word-1-masked-to-16-bits",
+                                  "rounds-7-and-weyl-swapped"])
+def test_one_fault_is_one_id_with_the_same_parameters_on_every_state_and_layout(name):
+    """What a cross-case check intersects: model parameters, never this case's observations."""
+    from test_panel import LAYOUTS, STATES
+
+    entry, = [e for e in search_panel.WORDS if e[0] == name]
+    layouts = [LAYOUTS[0], LAYOUTS[2], LAYOUTS[5]]   # 3 elements; 3-D strided; 5003 elements strided
+    from rngcheck import layout
+
+    for state in STATES:
+        for sizes, strides in layouts:
+            extent = search_panel.extent_of(entry, state, sizes, strides)
+            n = layout.element_count(sizes)
+            if np.array_equal(extent[layout.physical_offsets(sizes, strides)], reference.words(state, 0, n)):
+                continue   # the fault does not show here (key word 5 is 0 in one state: nothing to mask)
+            found = search.diagnose_words(state, sizes, strides, extent)
+            assert (found["id"], found["parameters"]) == (entry[3], entry[4]), (state, sizes, found)
