@@ -214,3 +214,20 @@ def test_one_fault_is_one_id_with_the_same_parameters_on_every_state_and_layout(
                 continue   # the fault does not show here (key word 5 is 0 in one state: nothing to mask)
             found = search.diagnose_words(state, sizes, strides, extent)
             assert (found["id"], found["parameters"]) == (entry[3], entry[4]), (state, sizes, found)
+
+
+@pytest.mark.parametrize("name", ["threefry2x32", "threefry4x32", "threefry2x64", "threefry4x64"])
+def test_the_search_s_one_block_threefry_is_rngcheck_s(name):
+    from rngcheck import threefry
+    from rngcheck.conformance.known_answers import search as block_search
+
+    g = generators.get(name)
+    rng = np.random.default_rng(7)
+    top = (1 << g.word_bits) - 1
+    for trial in range(8):
+        counters = rng.integers(0, top, (1, g.lanes), dtype=g.dtype, endpoint=True)
+        key = tuple(int(k) for k in rng.integers(0, top, g.lanes, dtype=g.dtype, endpoint=True))
+        table = tuple(tuple(int(v) for v in rng.integers(0, g.word_bits, g.lanes // 2)) for _ in range(8))
+        parity, rounds = int(rng.integers(0, top, dtype=g.dtype, endpoint=True)), 13 + trial
+        assert np.array_equal(block_search.blocks(g, counters, key, rounds, {"rotations": table, "parity": parity}),
+                              threefry.threefry(counters, key, rounds, rotations=table, parity=parity))

@@ -31,6 +31,7 @@ from .. import chain
 from ..chain import Change, hexed
 from ..checks import rounds_id
 
+SCALAR_ROWS = 4  # blocks up to this many are computed on Python ints (_threefry_row), more with numpy
 SECONDS_PER_BACKEND = 20.0  # the search on a backend's unnamed blocks, in all (chain.SECONDS a case)
 
 
@@ -76,8 +77,34 @@ def blocks(generator: Generator, counters: np.ndarray, key: tuple[int, ...], rou
             key = tuple((k + w) & mask for k, w in zip(key, weyl))
         return philox.philox(counters, key, rounds, multipliers=knobs.get("multipliers"), weyl=weyl)
     if generator.family == "threefry":
-        return threefry.threefry(counters, key, rounds, rotations=knobs.get("rotations"), parity=knobs.get("parity"))
+        table = knobs.get("rotations", threefry.ROTATIONS[generator.lanes, generator.word_bits])
+        parity = knobs.get("parity", threefry.PARITY[generator.word_bits])
+        if len(counters) <= SCALAR_ROWS:
+            rows = [_threefry_row([int(w) for w in row], key, rounds, generator.word_bits, table, parity)
+                    for row in counters]
+            return np.array(rows, dtype=generator.dtype).reshape(counters.shape)
+        return threefry.threefry(counters, key, rounds, rotations=table, parity=parity)
     return generator.blocks(counters, key, rounds)
+
+
+def _threefry_row(x: list[int], key: tuple[int, ...], rounds: int, bits: int, table, parity: int) -> list[int]:
+    """rngcheck.threefry's block function on one block of Python ints (its rules, same answers): a known
+    answer is one block, and numpy's per-call cost on one block is 8 times this (the search tries thousands)."""
+    n, mask = len(x), (1 << bits) - 1
+    schedule = threefry.key_schedule(key, bits, parity)
+    x = [(v + schedule[i]) & mask for i, v in enumerate(x)]
+    for r in range(rounds):
+        row = table[r % 8]
+        pairs = ((0, 1),) if n == 2 else ((0, 1), (2, 3)) if r % 2 == 0 else ((0, 3), (2, 1))
+        for (a, b), amount in zip(pairs, row):
+            amount %= bits
+            x[a] = (x[a] + x[b]) & mask
+            x[b] = (((x[b] << amount) | (x[b] >> (bits - amount))) & mask) ^ x[a]
+        if (r + 1) % threefry.INJECTION_PERIOD == 0:
+            s = (r + 1) // threefry.INJECTION_PERIOD
+            x = [(v + schedule[(s + i) % (n + 1)]) & mask for i, v in enumerate(x)]
+            x[-1] = (x[-1] + s) & mask
+    return x
 
 
 def _philox_changes(generator: Generator) -> list[Change]:
