@@ -231,3 +231,15 @@ def test_the_search_s_one_block_threefry_is_rngcheck_s(name):
         parity, rounds = int(rng.integers(0, top, dtype=g.dtype, endpoint=True)), 13 + trial
         assert np.array_equal(block_search.blocks(g, counters, key, rounds, {"rotations": table, "parity": parity}),
                               threefry.threefry(counters, key, rounds, rotations=table, parity=parity))
+
+
+def test_where_nothing_matches_the_inference_says_which_key_of_state_words_gives_the_words():
+    state = np.array(STATE, dtype=np.uint32)
+    one_word_late = np.array([*state[1:5], state[5], 0], dtype=np.uint32)   # the state read one word late
+    found = search.diagnose_words(STATE, *PACKED, reference.words(one_word_late, 0, 301))
+    assert found["id"] == "unknown"
+    assert found["inference"].startswith("the words equal Philox4x32-10 with key (0x299F31D0, 0x00000000) = "
+                                         "(state word 5, 0) at counters from (0x85A308D3, 0x13198A2E, 0x03707344, "
+                                         "0xA4093822) (state words 1-4), 1 apart")
+    one_block = search.diagnose_words(STATE, (4,), None, reference.words(STATE, 0, 4) ^ np.uint32(1))
+    assert "another counter" not in one_block["inference"]   # one block says nothing of a counter's step

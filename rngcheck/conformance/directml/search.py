@@ -294,9 +294,45 @@ def _counter_value(row) -> int:
     return sum(int(w) << (32 * i) for i, w in enumerate(row))
 
 
+def _consecutive(values: list[int]) -> int | None:
+    """The step between the counters of consecutive blocks when it is one small step (2 blocks at least)."""
+    steps = {(b - a) % (1 << 128) for a, b in zip(values, values[1:])}
+    return steps.pop() if len(values) >= 2 and len(steps) == 1 and max(steps) < 1 << 20 else None
+
+
+def _counter_text(value: int, base: int) -> str:
+    offset = (value - base) % (1 << 128)
+    return f"counter + {offset}" if offset < 1 << 64 else f"counter - {(1 << 128) - offset}" \
+        if (1 << 128) - offset < 1 << 64 else "unrelated to the state's counter"
+
+
+def _other_key(state: np.ndarray, seen_blocks: np.ndarray) -> str | None:
+    """A key made of state words (or 0) under which the blocks are Philox4x32-10 of consecutive counters."""
+    words = [int(w) for w in state] + [0]
+    names = [f"state word {i}" for i in range(6)] + ["0"]
+    spec = counter.key_of(state)
+    for i, j in ((i, j) for i in range(7) for j in range(7)):
+        key = (words[i], words[j])
+        if key == tuple(spec):
+            continue
+        recovered = _inverse_rounds(seen_blocks, key)
+        values = [_counter_value(row) for row in recovered]
+        step = _consecutive(values)
+        if step is not None:
+            shown = ", ".join(hexed(int(w)) for w in recovered[0])
+            window = [k for k in range(3) if [int(w) for w in recovered[0]] == words[k:k + 4]]
+            where = f"state words {window[0]}-{window[0] + 3}" if window else \
+                _counter_text(values[0], counter.counter_of(state))
+            return (f"the words equal Philox4x32-10 with key ({hexed(key[0])}, {hexed(key[1])}) = ({names[i]}, "
+                    f"{names[j]}) at counters from ({shown}) ({where}), {step} apart: the state layout differs "
+                    f"(which words are the counter and the key)")
+    return None
+
+
 def infer(state: np.ndarray, seen: np.ndarray, right: np.ndarray) -> str:
-    """Where the replayed chain first differs, in one line (bounded: a pass over the compared words)."""
-    whole = seen.size // 4 * 4
+    """Where the replayed chain first differs, in one line (bounded: a pass over the compared words, Philox
+    run backwards under the state's key and under 48 keys made of state words, on at most 64 blocks)."""
+    whole = min(seen.size // 4 * 4, 256)
     if whole and np.array_equal(np.sort(seen[:whole].reshape(-1, 4), axis=1), np.sort(right[:whole].reshape(-1, 4),
                                                                                         axis=1)):
         return "each block holds the spec's four words: the lanes match after the round function, the lanes' " \
@@ -305,20 +341,20 @@ def infer(state: np.ndarray, seen: np.ndarray, right: np.ndarray) -> str:
         return "every word is one of the spec's words: the words match, the placement (or the lanes' order) differs"
     if not whole:
         return "fewer than 4 elements: no block to replay"
-    blocks = _inverse_rounds(seen[:whole].reshape(-1, 4), counter.key_of(state))
-    values = [_counter_value(row) for row in blocks[:64]]
+    seen_blocks = seen[:whole].reshape(-1, 4)
+    blocks = _inverse_rounds(seen_blocks, counter.key_of(state))
+    values = [_counter_value(row) for row in blocks]
     base = counter.counter_of(state)
-    steps = {(b - a) % (1 << 128) for a, b in zip(values, values[1:])}
     shown = ", ".join(hexed(int(w)) for w in blocks[0])
-    if len(steps) <= 1 and (not steps or max(steps) < 1 << 20):
-        offset = (values[0] - base) % (1 << 128)
-        step = steps.pop() if steps else 1
+    step = _consecutive(values)
+    if step is not None:
         return (f"the words equal Philox4x32-10 under the state's key with another counter: block 0 at "
-                f"({shown}) = counter + {offset if offset < 1 << 64 else hex(offset)}, blocks {step} apart "
+                f"({shown}) = {_counter_text(values[0], base)}, blocks {step} apart "
                 f"(the state layout or the counter increment differs)")
     near = sum(abs(v - base) < 1 << 32 for v in values)
     if near > len(values) // 2:
         return (f"the words equal Philox4x32-10 under the state's key at counters near the state's ({near} of "
                 f"{len(values)} blocks within 2^32; block 0 at ({shown})): the counter increment differs")
-    return ("no counter under the state's key gives these words (Philox4x32-10 run backwards gives counters "
-            "unrelated to the state's): the key, the key schedule or the round function differs")
+    return _other_key(state, seen_blocks) or (
+        "no counter under the state's key or a key of state words gives these words (Philox4x32-10 run backwards "
+        "gives counters unrelated to the state's): the key, the key schedule or the round function differs")
