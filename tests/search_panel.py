@@ -41,13 +41,16 @@ def broken_blocks(counters: np.ndarray, key, *, multipliers=M, weyl=W, rounds=10
     return np.stack(x, axis=1).astype(np.uint32)
 
 
-def broken_words(state, n: int, *, key_mask=(MASK, MASK), lanes_reversed=False, **knobs) -> np.ndarray:
+def broken_words(state, n: int, *, key_mask=(MASK, MASK), lanes_reversed=False, lane_order=None,
+                 **knobs) -> np.ndarray:
     """Elements 0 .. n-1 of the operator with the knobs, in logical order."""
     s = [int(w) for w in np.asarray(state).reshape(-1)]
     value = sum(w << (32 * i) for i, w in enumerate(s[:4]))
     rows = [[((value + b) % (1 << 128)) >> (32 * i) & MASK for i in range(4)] for b in range(math.ceil(n / 4))]
     out = broken_blocks(np.array(rows, dtype=np.uint64).reshape(-1, 4), (s[4] & key_mask[0], s[5] & key_mask[1]),
                         **knobs)
+    if lane_order is not None:
+        out = np.stack([out[:, lane] for lane in lane_order], axis=1)
     return (out[:, ::-1] if lanes_reversed else out).reshape(-1)[:n]
 
 
@@ -102,6 +105,11 @@ WORDS = [
     ("weyl-swapped-and-lanes-reversed", dict(weyl=W[::-1], lanes_reversed=True), False, "two-steps",
      {"changes": [WEYL_SWAPPED, {"id": "lanes-reversed", "step": "lanes' order",
                                  "parameters": {"lanes": [3, 2, 1, 0]}}]}),
+    ("m0-of-philox2x32-and-lane-pairs-swapped", dict(multipliers=(0xD256D193, M[1]), lane_order=(1, 0, 3, 2)), False,
+     "two-steps", {"changes": [{"id": "round-multipliers", "step": "round function",
+                                "parameters": _mult(0xD256D193, M[1])},
+                               {"id": "lane-permutation", "step": "lanes' order",
+                                "parameters": {"lanes": [1, 0, 3, 2]}}]}),
     ("multipliers-swapped-and-strides-ignored", dict(multipliers=M[::-1]), True, "two-steps",
      {"changes": [{"id": "round-multipliers", "step": "round function", "parameters": _mult(M[1], M[0])},
                   {"id": "strides-ignored", "step": "placement", "parameters": {"placement": "strides-ignored"}}]}),

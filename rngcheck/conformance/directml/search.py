@@ -12,7 +12,8 @@ DirectML's rule 2 (rngcheck.reference) written as steps whose parameters are dat
 4. round function: the multipliers (``multipliers``), which products' high and low halves are
    exchanged (``halves``), which key word is xored into which lane (``key_xor``);
 5. rounds (``rounds``);
-6. lanes' order: each block's lanes reversed (``lanes``), handed out lane-major (``hand_out``);
+6. lanes' order: each block's lanes permuted (``lanes``: reversed; in pairs, the lane orders the anatomy
+   names alone), handed out lane-major (``hand_out``);
 7. placement: where element i is written (``placement``: a layout variant of diagnosis.py).
 
 CHANGES is the catalog (rngcheck.conformance.chain.Change): what implementations really do at each
@@ -41,7 +42,7 @@ SPEC: dict = {
     "first_block": 0, "carry_bits": 128, "per_element": False,
     "weyl": chain.WEYL_32, "bump_first": False,
     "multipliers": chain.PHILOX_4X32, "halves": (False, False), "key_xor": (0, 1),
-    "rounds": 10, "lanes": "in order", "hand_out": "block-major", "placement": "spec",
+    "rounds": 10, "lanes": (0, 1, 2, 3), "hand_out": "block-major", "placement": "spec",
 }
 STEPS = ("state layout", "counter increment", "key schedule", "round function", "rounds", "lanes' order",
          "placement")
@@ -88,8 +89,8 @@ def chain_words(state: np.ndarray, count: int, knobs: dict | None = None) -> np.
     words = [int(w) for w in state]
     key = tuple(words[w] & mask for w, mask in zip(k["key_order"], k["key_mask"]))
     out = _rounds(_counters(state, blocks, k), (key[0], key[1]), k)
-    if k["lanes"] == "reversed":
-        out = out[:, ::-1]
+    if tuple(k["lanes"]) != (0, 1, 2, 3):
+        out = out[:, list(k["lanes"])]   # output lane j holds the round function's lane lanes[j]
     i = np.arange(count)
     if k["per_element"]:
         return out[i, i % 4]
@@ -190,8 +191,12 @@ def _rounds_changes() -> list[Change]:
 
 
 def _lanes_and_placement() -> list[Change]:
+    # Other lane orders alone are the anatomy's lane-permutation (its parameters): in pairs only.
+    others = [Change("lane-permutation", STEPS[5], f"each block's lanes in order {', '.join(map(str, p))}",
+                     {"lanes": list(p)}, {"lanes": p}, alone=False)
+              for p in ((1, 0, 3, 2), (2, 3, 0, 1), (1, 2, 3, 0), (3, 0, 1, 2))]
     lanes = [Change("lanes-reversed", STEPS[5], "the four lanes of each block in reverse order",
-                    {"lanes": [3, 2, 1, 0]}, {"lanes": "reversed"}),
+                    {"lanes": [3, 2, 1, 0]}, {"lanes": (3, 2, 1, 0)}), *others,
              Change("lane-major", STEPS[5], "lanes handed out lane-major (element i from block i mod m)",
                     {"hand_out": "lane-major"}, {"hand_out": "lane-major"})]
     placed = [Change(v.id, STEPS[6], v.summary, {"placement": v.id}, {"placement": v.id})
