@@ -7,7 +7,9 @@ every other id that predicts the same). Add a bug class by adding a Variant to
 WORD_VARIANTS (a word for each element), _case_variants (a family with a parameter, some of
 it read off the output itself), LAYOUT_VARIANTS or STATE_VARIANTS. The diagnoses that need no
 model (a broken contract, a crash, a write outside the extent) are the shared ones of
-rngcheck.conformance.checks. Ids and summaries live here only.
+rngcheck.conformance.checks. Ids and summaries live here only. When nothing here (nor the anatomy's
+families) names a wrong answer, rngcheck.conformance.directml.search changes one or two of the chain's
+steps (issue 40); its ids are FAMILIES'.
 """
 
 from __future__ import annotations
