@@ -102,12 +102,16 @@ def test_a_backend_that_hangs_in_the_property_case_is_a_timeout_not_not_run():
 def test_the_anatomy_is_bounded_by_the_backend_s_budget_and_never_changes_a_status():
     broken = KnobbedPhilox(rounds=13)
     cases = [case((n,)) for n in (8, 9, 10)]
-    budget = anatomy.Budget(cases=1)
+    budget = anatomy.Budget(cases=1, search=0.0)   # no time for the chain's search (issue 40) either
     outcomes = [run_case(broken, c, explain=budget) for c in cases]
     assert [o.status for o in outcomes] == [FAILED] * 3
     assert "anatomy" in outcomes[0].diagnosis and outcomes[0].diagnosis["id"] == "round-count"
     assert all("anatomy" not in o.diagnosis for o in outcomes[1:])
     assert [o.diagnosis["id"] for o in outcomes[1:]] == ["unknown", "unknown"]
+    # The search has a budget of its own: past the anatomy's, it still names the round count.
+    searched = run_case(broken, cases[1], explain=anatomy.Budget(cases=0))
+    assert searched.status == FAILED and (searched.diagnosis["id"], searched.diagnosis["parameters"]) == \
+        ("round-count", {"rounds": 13}) and searched.diagnosis["step"] == "rounds"
     off = run_case(broken, cases[0], explain=anatomy.off())
     assert off.status == FAILED and "anatomy" not in off.diagnosis
     timed = outcomes[0].diagnosis["anatomy"]

@@ -47,6 +47,17 @@ def test_one_registry_holds_every_axis_s_ids_and_the_shared_ones():
     assert set(numbers_diagnosis.IDS) <= registered and "convention-jax" in registered
     assert {v.id for v in generator_diagnosis.VARIANTS} <= registered and checks.rounds_id(7) in registered
     assert set(rbg_diagnosis.DIVERGENCES) <= registered
+    # the chain's search (issue 40): every id a change of its catalogs names, on both axes
+    from rngcheck.conformance.directml import search
+    from rngcheck.conformance.known_answers import search as block_search
+
+    assert {c.id for c in search.CHANGES} | {"two-steps"} <= registered
+    assert set(block_search.IDS) <= registered
+    for name in ("philox4x64", "threefry4x32", "threefry2x64"):
+        from rngcheck import generators
+
+        g = generators.get(name)
+        assert {c.id for c in block_search.changes_for(g, g.default_rounds)} <= registered
     with pytest.raises(Exception, match="unknown diagnosis 'no-such-id'"):
         axes.DIAGNOSES.get("no-such-id")
 

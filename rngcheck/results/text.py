@@ -99,11 +99,14 @@ def diagnosis_line(diagnosis: object) -> str:
 
 def anatomy_lines(diagnosis: object, limit: int = 4) -> list[str]:
     """A wrong answer's anatomy (rngcheck.conformance.directml.anatomy) in a few lines: ``anatomy: FINDING``
-    (provenance, bits, state; at most ``limit``), and for a changed answer ``repeated: ...``; the
+    (provenance, bits, state; at most ``limit``), ``indistinct: ...`` where other classes give the same
+    output on the case, and for a changed answer ``repeated: ...``; the
     family a diagnosis names carries its parameters in its summary. [] without either."""
     found = _dict(diagnosis)
     findings = _dict(found.get("anatomy")).get("findings")
     lines = [f"anatomy: {f}" for f in (findings if isinstance(findings, list) else [])[:limit]]
+    if found.get("indistinct"):   # the chain's search (issue 40): other classes give the same output here
+        lines.append(f"indistinct: {str(found['indistinct'])[:500]}")
     repeats = _dict(found.get("repeats"))
     if repeats:
         difference = _dict(repeats.get("first_difference"))

@@ -55,6 +55,8 @@ HEAD = 4096             # the first elements of the tensor, searched too (an ind
 CASES_PER_BACKEND = 256   # failing cases of a backend given an anatomy (its first ones) ...
 SECONDS_PER_BACKEND = 20.0  # ... while their anatomies have taken less than this in all
 SECONDS_PER_CASE = 0.5    # a stage that would start later is skipped
+SEARCH_SECONDS_PER_BACKEND = 20.0  # the chain's search (directml.search) on a backend's unnamed cases, in all
+COMPLETIONS_PER_BACKEND = 32  # named cases whose alternatives the chain's single changes complete (its first ones)
 ROUNDS = tuple(r for r in range(0, 33) if r != philox.DEFAULT_ROUNDS)
 CARRY_BITS = tuple(range(8, 128, 8))   # a carry lost at bit B: the counter less 2^B
 DENSE_BITS = 8.0        # mean differing bits per wrong word from which the difference is dense
@@ -81,6 +83,8 @@ class Budget:
     cases: int = CASES_PER_BACKEND
     seconds: float = SECONDS_PER_CASE
     total: float = SECONDS_PER_BACKEND
+    search: float = SEARCH_SECONDS_PER_BACKEND
+    completions: int = COMPLETIONS_PER_BACKEND
 
     def take(self) -> Clock | None:
         if self.cases <= 0 or self.total <= 0:
@@ -109,7 +113,7 @@ class Clock:
 
 def off() -> Budget:
     """No anatomy (the property case's search: only its final failure is explained)."""
-    return Budget(cases=0)
+    return Budget(cases=0, search=0.0, completions=0)
 
 
 _ACTIVE: contextvars.ContextVar[Budget | None] = contextvars.ContextVar("rngcheck_anatomy_budget", default=None)
@@ -128,6 +132,28 @@ def using(budget: Budget | None) -> Iterator[Budget]:
 def current() -> Budget | None:
     """The budget in force (None outside a run_case)."""
     return _ACTIVE.get()
+
+
+def search_seconds(per_case: float) -> float | None:
+    """The time the chain's search may take on this case (None: the backend's search time is spent)."""
+    budget = _ACTIVE.get()
+    left = budget.search if budget is not None else per_case
+    return min(per_case, left) if left > 0 else None
+
+
+def take_completion() -> bool:
+    """Whether this named case's alternatives may still be completed by the chain's single changes."""
+    budget = _ACTIVE.get()
+    if budget is None:
+        return True
+    budget.completions -= 1
+    return budget.completions >= 0
+
+
+def search_spent(seconds: float) -> None:
+    budget = _ACTIVE.get()
+    if budget is not None:
+        budget.search -= seconds
 
 
 def _clock() -> Clock | None:
@@ -722,7 +748,9 @@ def explain_state(state, element_count: int, actual, *, named: bool = False) -> 
 
 def _state_family(state, n: int, actual: np.ndarray, delta: int) -> dict | None:
     right = counter.blocks_for(n)
-    for bits in range(1, 128):
+    for bits in range(right.bit_length() + 1, 128):
+        # A window no wider than the advance itself holds too little of it to tell a lost carry from another
+        # advance (issue 40: an xor for an add looked like "carried within its low 1 bits").
         if bits not in (32, 64) and np.array_equal(counter.add_to_counter(state, right, counter_bits=bits), actual):
             return family("state-carry-boundary", f"output counter carried only within its low {bits} bits "
                           f"(the carry out of bit {bits - 1} lost)", bits=bits)

@@ -28,10 +28,11 @@ from ...results.statuses import (  # noqa: F401  (the statuses, as the checks of
     TIMEOUT,
 )
 from ...vectors import sha256_of_words
+from .. import chain
 from ..checks import looks_like, named
 from ..judging import judged
 from ..outcome import BackendRaised, CaseFailed, Outcome, call_backend
-from . import anatomy, wraps
+from . import anatomy, search, wraps
 from . import cases as C
 from .cases import hex_word
 from .diagnosis import diagnose_output, diagnose_state
@@ -260,10 +261,37 @@ def _mismatch_outcome(case, state, execution, rows, count, digest, message) -> W
                                                  named=diagnosis["id"] != "unknown")
         if found is not None and wrapped is None:
             diagnosis = found
+        if wrapped is None:
+            diagnosis = _searched(state, case, execution.tensor, diagnosis) or diagnosis
         if explained is not None:
             diagnosis["anatomy"] = explained
+            if "inference" in diagnosis and "findings" in explained:
+                explained["findings"].append(f"search: no change of one or two steps of the chain reproduces it; "
+                                             f"{diagnosis['inference']}")
     return WrongWords(Outcome(FAILED, looks_like(message, diagnosis), diagnosis=diagnosis,
                               mismatches=rows, mismatch_count=int(count), output_sha256=digest), message)
+
+
+def _searched(state, case, tensor: np.ndarray, diagnosis: dict) -> dict | None:
+    """The chain's search (rngcheck.conformance.directml.search) within the backend's search budget: on an
+    unknown case, its single changes then pairs; on a named one that is a point of the chain (the backend's
+    first anatomy.COMPLETIONS_PER_BACKEND of them), the other single changes that reproduce the case (its
+    alternatives made complete)."""
+    seconds = anatomy.search_seconds(chain.SECONDS)
+    if seconds is None or (diagnosis["id"] != "unknown" and (diagnosis["id"] not in search.POINT_IDS
+                                                              or not anatomy.take_completion())):
+        return None
+    start = time.perf_counter()
+    try:
+        if diagnosis["id"] == "unknown":
+            return search.diagnose_words(state, case.sizes, case.strides, tensor, seconds=seconds)
+        return search.complete(diagnosis, state, case.sizes, case.strides, tensor)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except Exception:  # rngcheck's own bug: the search never changes a verdict, the diagnosis stays
+        return None
+    finally:
+        anatomy.search_spent(time.perf_counter() - start)
 
 
 def expected_state(case: C.Case, state: np.ndarray | None) -> np.ndarray:

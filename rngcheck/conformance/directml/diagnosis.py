@@ -7,7 +7,9 @@ every other id that predicts the same). Add a bug class by adding a Variant to
 WORD_VARIANTS (a word for each element), _case_variants (a family with a parameter, some of
 it read off the output itself), LAYOUT_VARIANTS or STATE_VARIANTS. The diagnoses that need no
 model (a broken contract, a crash, a write outside the extent) are the shared ones of
-rngcheck.conformance.checks. Ids and summaries live here only.
+rngcheck.conformance.checks. Ids and summaries live here only. When nothing here (nor the anatomy's
+families) names a wrong answer, rngcheck.conformance.directml.search changes one or two of the chain's
+steps (issue 40); its ids are FAMILIES'.
 """
 
 from __future__ import annotations
@@ -436,6 +438,14 @@ FAMILIES = {
                            "repeats elements 0, 1, ...",
     "byte-offset-uint32": "a byte offset held in 32 bits wraps at 4 GiB: elements from 2^30 on are written over "
                           "elements 0, 1, ... and are themselves never written",
+    # The chain's search (rngcheck.conformance.directml.search, issue 40): one or two steps' parameters changed.
+    "key-word-masked": "state layout: a key word masked (word, mask as parameters)",
+    "key-schedule-weyl": "key schedule: other Weyl constants (weyl [W0, W1] as parameters)",
+    "key-schedule-bump-first": "key schedule: the key bumped before the first round too",
+    "round-multipliers": "round function: other multipliers (multipliers [M0, M1] as parameters)",
+    "round-product-halves": "round function: a product's high and low halves exchanged (exchanged: the products)",
+    "round-key-xor": "round function: the key words xored into each other's lanes",
+    "two-steps": "two steps of the chain differ (changes [{id, step, parameters}] as parameters)",
 }
 
 
@@ -465,7 +475,31 @@ def diagnose_state(state, element_count: int, actual) -> dict:
             continue  # indistinguishable from the spec on this case
         if predicted.shape == actual.shape and np.array_equal(predicted, actual):
             matches.append(variant)
-    return _verdict(matches, "unknown-state", "the returned state matches no known bug class")
+    verdict = _verdict(matches, "unknown-state", "the returned state matches no known bug class")
+    return _same_advance(verdict, state, element_count, actual) if matches else verdict
+
+
+# Increment rules implementations have (issue 40): a state class that reads an advance off one case is
+# also each of these when it gives the same advance there; the case is then too small to tell them apart.
+INCREMENT_RULES: dict[str, Callable[[int], int]] = {
+    "n": lambda n: n, "2n": lambda n: 2 * n, "floor(n/4)": lambda n: n // 4,
+    "ceil(n/4) + 1": lambda n: -(-n // 4) + 1, "2 * ceil(n/4)": lambda n: 2 * -(-n // 4),
+    "ceil(n/2)": lambda n: -(-n // 2), "256n": lambda n: 256 * n,
+}
+
+
+def _same_advance(verdict: dict, state, n: int, actual: np.ndarray) -> dict:
+    """A named state class whose advance other increment rules give too on this n: listed (``matches``
+    with their rule as parameters, ``state-increment`` in the alternatives) and said (``indistinct``)."""
+    rules = [rule for rule, advance in INCREMENT_RULES.items() if advance(n) != counter.blocks_for(n)
+             and np.array_equal(counter.add_to_counter(state, advance(n)), actual)]
+    if len(rules) < 2:
+        return verdict
+    return {**verdict, "alternatives": [*verdict["alternatives"], "state-increment"],
+            "matches": [{"id": verdict["id"], "parameters": {}},
+                        *({"id": "state-increment", "parameters": {"rule": rule}} for rule in rules)],
+            "indistinct": f"on n = {n} the advance is also {', '.join(rules)}: too small a case to tell these "
+                          f"increment rules apart"}
 
 
 def _partial_block_unwritten(state, sizes, strides, extent, unwritten, offsets, actual, right,

@@ -20,6 +20,7 @@ import numpy.typing as npt
 from ... import philox, threefry
 from ...generators import FAMILY_LABELS, GENERATORS, Generator
 from ..checks import named, rounds_id
+from . import search
 
 Blocks = Callable[[Generator, np.ndarray, tuple[int, ...], int], np.ndarray]
 
@@ -177,10 +178,15 @@ def diagnose_blocks(generator: Generator, rounds: int, counters: npt.ArrayLike, 
 
 def diagnose(generator: Generator, rounds: int, counters: np.ndarray, key: tuple[int, ...], got: np.ndarray) -> dict:
     """The diagnosis of a wrong block: the first bug class whose blocks equal ``got``, naming the others
-    that predict the same; else the shared "unknown"."""
+    that predict the same; else the chain's search (search.py: one or two steps' parameters changed, named with
+    the step and the parameters); else the shared "unknown" (with what the search tried)."""
     matches = matching_variants(generator, rounds, counters, key, got)
     if not matches:
-        return named("unknown")
+        searched = search.diagnose_search(generator, rounds, np.asarray(counters, dtype=generator.dtype),
+                                          tuple(int(k) for k in key), np.asarray(got).astype(generator.dtype))
+        if searched is not None and "id" in searched:
+            return searched
+        return named("unknown", **({"search": searched["search"]} if searched else {}))
     ids = list(dict.fromkeys(v.id for v in matches))
     return {"id": ids[0], "summary": matches[0].summary, "alternatives": ids[1:]}
 
@@ -189,6 +195,7 @@ def registered_ids() -> dict[str, str]:
     """Every id this module can give, with its summary (the round counts' ids are
     rngcheck.conformance.checks.rounds_id of each count a generator lists), and "unknown"'s."""
     ids = {v.id: v.summary for v in VARIANTS}
+    ids.update(search.IDS)
     for generator in GENERATORS:
         for rounds in (*generator.wrong_rounds, generator.default_rounds):
             ids.setdefault(rounds_id(rounds), f"{rounds} rounds instead of the generator's")
