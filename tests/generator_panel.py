@@ -60,14 +60,17 @@ PHILOX_M = {(2, 32): [0xD256D193], (4, 32): [0xD2511F53, 0xCD9E8D57],
 PHILOX_W = {32: [0x9E3779B9, 0xBB67AE85], 64: [0x9E3779B97F4A7C15, 0xBB67AE8584CAA73B]}
 
 
-def philox_block(x, key, rounds, w, *, bump=True, swap_multipliers=False, weyl_bits=None, key_reversed=False):
+def philox_block(x, key, rounds, w, *, bump=True, swap_multipliers=False, weyl_bits=None, key_reversed=False,
+                 multipliers=None, weyl=None, bump_first=False):
+    """One Philox block; each knob one fault (multipliers, weyl: other constants; bump_first: the key
+    bumped before the first round too)."""
     n, mask = len(x), (1 << w) - 1
-    m = PHILOX_M[n, w][::-1] if swap_multipliers else PHILOX_M[n, w]
-    weyl = [c & mask for c in PHILOX_W[weyl_bits or w]]
+    m = multipliers or (PHILOX_M[n, w][::-1] if swap_multipliers else PHILOX_M[n, w])
+    weyl = weyl or [c & mask for c in PHILOX_W[weyl_bits or w]]
     k = list(key[::-1] if key_reversed else key)
     x = list(x)
     for r in range(rounds):
-        if r and bump:
+        if bump and (r or bump_first):
             k = [(ki + wi) & mask for ki, wi in zip(k, weyl)]
         if n == 2:
             p = x[0] * m[0]

@@ -150,17 +150,5 @@ def generator_blocks(family: str, counters, key, rounds: int, w: int, knobs: dic
 
 
 def _philox_row(x, key, rounds, w, *, multipliers=None, weyl=None, weyl_order=(0, 1), bump_first=False):
-    n, mask = len(x), (1 << w) - 1
-    m = multipliers or generator_panel.PHILOX_M[n, w]
     bumps = weyl or [generator_panel.PHILOX_W[w][i] for i in weyl_order]
-    k = list(key)
-    for r in range(rounds):
-        if r or bump_first:
-            k = [(ki + b) & mask for ki, b in zip(k, bumps)]
-        if n == 2:
-            p = x[0] * m[0]
-            x = [(p >> w) ^ k[0] ^ x[1], p & mask]
-        else:
-            p0, p1 = x[0] * m[0], x[2] * m[1]
-            x = [(p1 >> w) ^ x[1] ^ k[0], p1 & mask, (p0 >> w) ^ x[3] ^ k[1], p0 & mask]
-    return x
+    return generator_panel.philox_block(x, key, rounds, w, multipliers=multipliers, weyl=bumps, bump_first=bump_first)

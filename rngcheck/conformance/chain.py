@@ -23,11 +23,13 @@ Random123's philox.h and threefry.h; Skein 1.1's and 1.3's key-schedule parity c
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
-from typing import Any
+from typing import Any, TypeVar
 
 SECONDS = 2.0  # the search's time per failing case (single changes always run whole; pairs within it)
 
@@ -170,3 +172,17 @@ def cost(found: Found) -> dict:
     if found.not_tried:
         said["not_tried"] = f"{found.not_tried} of {found.pairs_total} pairs of changes (past the budget)"
     return said
+
+
+B = TypeVar("B")
+
+
+@contextlib.contextmanager
+def budget_in_force(var: contextvars.ContextVar[B | None], budget: B | None, fresh: Callable[[], B]) -> Iterator[B]:
+    """A backend's search budget (its axis keeps one per backend) in force for the checks inside: ``budget``,
+    or a ``fresh`` one for a single case (as in repro)."""
+    token = var.set(budget if budget is not None else fresh())
+    try:
+        yield var.get() or fresh()
+    finally:
+        var.reset(token)

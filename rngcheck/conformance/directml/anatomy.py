@@ -46,6 +46,7 @@ from typing import Any
 import numpy as np
 
 from ... import counter, layout, philox, reference
+from .. import chain
 from .diagnosis import family
 
 WINDOW = 4096           # elements examined, from just before the first wrong one
@@ -122,11 +123,8 @@ _ACTIVE: contextvars.ContextVar[Budget | None] = contextvars.ContextVar("rngchec
 @contextlib.contextmanager
 def using(budget: Budget | None) -> Iterator[Budget]:
     """The budget the checks inside draw on (a fresh one when None: a single case, as in repro)."""
-    token = _ACTIVE.set(budget if budget is not None else Budget())
-    try:
-        yield _ACTIVE.get() or Budget()
-    finally:
-        _ACTIVE.reset(token)
+    with chain.budget_in_force(_ACTIVE, budget, Budget) as in_force:
+        yield in_force
 
 
 def current() -> Budget | None:

@@ -48,11 +48,8 @@ _ACTIVE: contextvars.ContextVar[Budget | None] = contextvars.ContextVar("rngchec
 @contextlib.contextmanager
 def using(budget: Budget | None) -> Iterator[Budget]:
     """The budget the checks inside draw on (a fresh one when None: a single case)."""
-    token = _ACTIVE.set(budget if budget is not None else Budget())
-    try:
-        yield _ACTIVE.get() or Budget()
-    finally:
-        _ACTIVE.reset(token)
+    with chain.budget_in_force(_ACTIVE, budget, Budget) as in_force:
+        yield in_force
 
 
 IDS = {
