@@ -41,7 +41,7 @@ def test_every_doubling_is_the_battery_of_that_length():
                             interstream=False)
         assert _rows(entry["results"]) == _rows(fresh["results"])
         assert entry["verdict"] == fresh["verdict"]
-    assert doc["progressive"]["stopped"] == "fail" and doc["progressive"]["failed_at_bytes"] == 128 << 10
+    assert doc["progressive"]["stopped"] == "failed" and doc["progressive"]["failed_at_bytes"] == 128 << 10
 
 
 def test_budgets_and_carried_state_equal_fresh_runs_over_many_doublings():
@@ -146,5 +146,5 @@ def test_dask_and_its_checkpoint_give_the_same_doublings(tmp_path):
     for doc in docs:
         assert [_rows(e["results"]) for e in doc["progressive"]["lengths"]] == \
             [_rows(e["results"]) for e in alone["progressive"]["lengths"]]
-    assert doc["progressive"]["stopped"] == alone["progressive"]["stopped"] == "fail"
+    assert doc["progressive"]["stopped"] == alone["progressive"]["stopped"] == "failed"
     assert resumed[0] == 0 and resumed[1] > 0

@@ -494,7 +494,7 @@ def _run_progressive(args: StatsOptions, max_bytes: int | None) -> int:
     to_stdout(lambda: print(progressive_verdict(doc), file=out))
     if state["stopped"] == "interrupted":
         return 130
-    if state["stopped"] == "fail":
+    if state["stopped"] == "failed":
         return 1
     if not lengths or _too_short(state):
         return 2
@@ -514,12 +514,12 @@ def progressive_verdict(doc: dict) -> str:
     ended = f"no FAIL up to {longest}: the stream ended"
     if state["lengths"] and _too_short(state):
         ended = f"too short: the stream ended at {longest}, before the first length, {size_text(state['start_bytes'])}"
-    why = {"fail": f"FAIL at {longest}",
+    why = {"failed": f"{verdicts.STATS_FAIL} at {longest}",
            "max-bytes": f"no FAIL up to {longest} (--max-bytes)",
            "end-of-stream": ended,
            "interrupted": f"interrupted; no FAIL up to {longest}",
            "backend-failed": f"the backend failed; no FAIL up to {longest}"}[state["stopped"]]
-    if state["stopped"] == "fail":
+    if state["stopped"] == "failed":
         failing = [e for e in doc["results"] if e["verdict"] == verdicts.STATS_FAIL]
         worst = strongest(failing) or {}
         why += f" ({len(failing)} failing; strongest {worst['test']} p = {worst['p_display']})"

@@ -41,7 +41,7 @@ PARALLEL_MIN_WORDS = 4 << 20
 def grade(entry: dict, suspect_at: float) -> str:
     """PractRand's word for a judged result (on rngcheck's thresholds: module docstring)."""
     if entry["verdict"] == STATS_FAIL:
-        return "FAIL"
+        return STATS_FAIL               # PractRand's word is the verdict's
     if entry["first_verdict"] == STATS_SUSPECT:
         return "suspicious"
     return "unusual" if battery.tail(entry) < UNUSUAL else "normal"
@@ -173,7 +173,7 @@ def line(entry: dict) -> str:
     elif worst["grade"] == "normal":
         what = f"no anomalies in {sum(grades.values())} test results"
     else:
-        odd = ", ".join(f"{grades[w]} {w}" for w in ("FAIL", "suspicious", "unusual") if grades.get(w))
+        odd = ", ".join(f"{grades[w]} {w}" for w in (STATS_FAIL, "suspicious", "unusual") if grades.get(w))
         what = f"{odd} of {sum(grades.values())}; worst {worst['test']} ({worst['level']}) p = {worst['p_display']}"
     return (f"length= {size_text(entry['bytes_tested'])}, time= {entry['elapsed_seconds']:.1f} s: "
             f"{entry['verdict']}: {what}")
@@ -210,7 +210,7 @@ def run(source, *, tier: str = "standard", max_bytes: int | None = None, start_b
         lengths.append(entry)
         report(entry)
         if doc["counts"][STATS_FAIL]:
-            stopped = "fail"
+            stopped = "failed"
             break
         if got < words:
             stopped = "end-of-stream"
@@ -229,7 +229,7 @@ def _document(doc, lengths, *, stopped, message, tier, start_bytes, max_bytes, s
                                elapsed=elapsed)
     doc.update(seed=seed, reproduce=reproduce, elapsed_seconds=elapsed)
     doc["throughput_mb_s"] = doc["bytes_tested"] / MiB / elapsed if elapsed > 0 else None
-    failed = lengths[-1]["bytes_tested"] if stopped == "fail" else None
+    failed = lengths[-1]["bytes_tested"] if stopped == "failed" else None
     if stopped == "interrupted":
         doc["interrupted"], doc["complete"] = True, False
     if stopped == "backend-failed":
