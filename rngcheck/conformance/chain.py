@@ -31,18 +31,16 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any, TypeVar
 
+from .. import philox, threefry
+
 SECONDS = 2.0  # the search's time per failing case (single changes always run whole; pairs within it)
 
-# Philox multipliers of every family and width (philox.h), and the 32-bit words they are cut to.
-PHILOX_4X32 = (0xD2511F53, 0xCD9E8D57)
-PHILOX_2X32 = (0xD256D193,)
-PHILOX_4X64 = (0xD2E7470EE14C6C93, 0xCA5A826395121157)
-PHILOX_2X64 = (0xD2B74407B1CE6E93,)
-WEYL_32 = (0x9E3779B9, 0xBB67AE85)
-WEYL_64 = (0x9E3779B97F4A7C15, 0xBB67AE8584CAA73B)
-# ThreeFry's key-schedule parity: Skein 1.3's C240 (and Random123's 32-bit cut, its high half), and
-# Skein 1.1's C240 before the 1.2 tweak changed it.
-PARITY_SKEIN_13 = 0x1BD11BDAA9FC1A22
+# Philox multipliers of every family and width and the Weyl constants (rngcheck.philox: philox.h), and
+# ThreeFry's key-schedule parity: Skein 1.3's C240 (rngcheck.threefry; Random123's 32-bit cut is its high
+# half), and Skein 1.1's C240 before the 1.2 tweak changed it.
+PHILOX_4X32 = philox.MULTIPLIERS[4, 32]
+WEYL_32, WEYL_64 = philox.WEYL[32], philox.WEYL[64]
+PARITY_SKEIN_13 = threefry.PARITY_64
 PARITY_SKEIN_11 = 0x5555555555555555
 
 
@@ -53,9 +51,9 @@ def hexed(value: int, bits: int = 32) -> str:
 def multiplier_catalog(bits: int) -> dict[int, str]:
     """Every published Philox multiplier as a ``bits``-wide value, with where it comes from."""
     named: dict[int, str] = {}
-    sources = [(PHILOX_4X32[0], "Philox4x32's M0"), (PHILOX_4X32[1], "Philox4x32's M1"),
-               (PHILOX_2X32[0], "Philox2x32's M0"), (PHILOX_4X64[0], "Philox4x64's M0"),
-               (PHILOX_4X64[1], "Philox4x64's M1"), (PHILOX_2X64[0], "Philox2x64's M0")]
+    sources = [(multiplier, f"Philox{lanes}x{width}'s M{i}")
+               for lanes, width in ((4, 32), (2, 32), (4, 64), (2, 64))
+               for i, multiplier in enumerate(philox.MULTIPLIERS[lanes, width])]
     for value, source in sources:
         if value >> 32 and bits == 32:
             named.setdefault(value & 0xFFFFFFFF, f"the low 32 bits of {source}")

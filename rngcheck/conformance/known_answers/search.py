@@ -116,19 +116,18 @@ def _philox_changes(generator: Generator) -> list[Change]:
         changes.append(Change("philox-weyl", "key schedule", f"the Weyl constants are swapped (k0 += "
                               f"{hexed(spec_w[1], bits)}, k1 += {hexed(spec_w[0], bits)})",
                               {"weyl": [hexed(w, bits) for w in spec_w[::-1]]}, {"weyl": spec_w[::-1]}))
+    kinds = (("philox-multipliers", "round function", "multipliers", spec_m, chain.multiplier_catalog(bits),
+              lambda position, value: f"M{position} = {hexed(value, bits)}"),
+             ("philox-weyl", "key schedule", "weyl", spec_w, chain.weyl_catalog(bits),
+              lambda position, value: f"k{position} += {hexed(value, bits)}"))
     for position in range(pairs):
-        for value, source in chain.multiplier_catalog(bits).items():
-            if value != spec_m[position]:
-                m = tuple(value if p == position else spec_m[p] for p in range(pairs))
-                changes.append(Change("philox-multipliers", "round function", f"M{position} = {hexed(value, bits)} "
-                                      f"({source}) instead of {hexed(spec_m[position], bits)}",
-                                      {"multipliers": [hexed(v, bits) for v in m]}, {"multipliers": m}))
-        for value, source in chain.weyl_catalog(bits).items():
-            if value != spec_w[position]:
-                w = tuple(value if p == position else spec_w[p] for p in range(pairs))
-                changes.append(Change("philox-weyl", "key schedule", f"k{position} += {hexed(value, bits)} "
-                                      f"({source}) instead of {hexed(spec_w[position], bits)}",
-                                      {"weyl": [hexed(v, bits) for v in w]}, {"weyl": w}))
+        for id_, step, name, spec, catalog, said in kinds:
+            for value, source in catalog.items():
+                if value != spec[position]:
+                    new = tuple(value if p == position else spec[p] for p in range(pairs))
+                    changes.append(Change(id_, step, f"{said(position, value)} ({source}) instead of "
+                                          f"{hexed(spec[position], bits)}", {name: [hexed(v, bits) for v in new]},
+                                          {name: new}))
     changes.append(Change("philox-key-bump-first", "key schedule", "the key bumped before the first round too "
                           "(round r uses k + (r + 1) * W)", {"bump": "before every round"}, {"bump_first": True}))
     return changes
