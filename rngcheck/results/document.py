@@ -5,7 +5,8 @@ newer major version and reads every older one):
   schema, schema_version, rngcheck_version, created (UTC ISO 8601), command (argv),
   profile, seed, select [the run's --case patterns] (version 2), keyword [the run's -k expression,
   or null] (added in version 2), reproduce (a command line that reruns the same cases),
-  environment {python, platform, machine, packages{name: version}},
+  environment {python, platform, machine, cpu (the processor's model name, added later: optional),
+               packages{name: version}},
   errata [text], complete (false when interrupted), deadline_passed [seconds] and maxfail_reached
   [N] (only when the run's --deadline or --maxfail left cases not-run),
   backends [{name, spec, validates, describe{str: str}, summary{status: count}, verdict}],
@@ -57,6 +58,20 @@ def package_versions() -> dict[str, str]:
     return versions
 
 
+def cpu_name() -> str:
+    """The processor's model name as the OS gives it (Linux: /proc/cpuinfo; elsewhere platform.processor()),
+    or "" where it says none: a conformance statement's CPU."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as info:
+            for line in info:
+                key, _, value = line.partition(":")
+                if key.strip() in ("model name", "Processor", "cpu model"):
+                    return value.strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
 def case_entry(case: Any) -> dict[str, Any]:  # a rngcheck.conformance.case.Case
     return CaseRecord.of(case).to_json()
 
@@ -84,7 +99,8 @@ def new_document(profile: str, seed: int, command: list[str], cases: Iterable[An
         "keyword": keyword,
         "reproduce": reproduce_command(profile, seed, command),
         "environment": {"python": sys.version.split()[0], "platform": platform.platform(),
-                        "machine": platform.machine(), "packages": package_versions()},
+                        "machine": platform.machine(), "cpu": cpu_name(),
+                        "packages": package_versions()},
         "errata": list(errata), "complete": True,
         "backends": [], "cases": [case_entry(c) for c in cases], "results": [],
     }

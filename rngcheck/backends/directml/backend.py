@@ -28,6 +28,8 @@ options are text and load nothing but the real libraries.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 from ... import __version__
@@ -35,6 +37,7 @@ from ...description import FEATURE_LEVEL_3_0, FEATURE_LEVEL_4_0, RULES, Descript
 from ...errors import BackendSpecError, NotApplicable, Rejected
 from .. import Backend
 from . import dispatch, loader
+from .bridge.cache import sha256_of
 from .com import ABIS, Com
 
 UINT_MAX = 0xFFFFFFFF
@@ -89,6 +92,8 @@ class DirectMLBackend(Backend):
         info.update(getattr(self.exports, "details", {}))
         for library, path in getattr(self.exports, "paths", {}).items():
             info[f"{library} library"] = str(path)
+            if library == "directml":   # the bytes tested, as a conformance statement names them
+                info["directml sha256"] = sha256_of(Path(path), remember=True)
         info["platform"] = self.exports.platform
         info["rngcheck"] = __version__
         return info

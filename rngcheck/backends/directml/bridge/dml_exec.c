@@ -3,8 +3,8 @@
  * D3D12 device, speaking rngcheck's exec protocol, version 1 (docs/exec-protocol.md), on stdin
  * and stdout. A native Windows program: no Python on the machine under test.
  *
- *   x86_64-w64-mingw32-gcc -O2 -Wall -o dml_exec.exe dml_exec.c -lversion     (mingw-w64)
- *   cl /O2 dml_exec.c version.lib                                                      (MSVC)
+ *   x86_64-w64-mingw32-gcc -O2 -Wall -o dml_exec.exe dml_exec.c -lversion -lbcrypt     (mingw-w64)
+ *   cl /O2 dml_exec.c version.lib bcrypt.lib                                                   (MSVC)
  *
  *   dml_exec.exe [--dml PATH] [--d3d12 PATH] [--adapter default|warp|N] [--name NAME]
  *   rngcheck run --backend 'exec:dml_exec.exe --dml C:\path\DirectML.dll --adapter warp' --profile quick
@@ -35,6 +35,7 @@
 #define COBJMACROS
 #define WIN32_LEAN_AND_MEAN
 #include <windows.h>
+#include <bcrypt.h>         /* the sha256 of the DirectML.dll it loaded: the identity a conformance statement names */
 #include <initguid.h>      /* the D3D12 and DXGI IIDs defined here: no import library needed for them */
 #include <d3d12.h>
 #include <dxgi1_4.h>
@@ -201,7 +202,7 @@ static struct {
     UINT64 fence_value;
     void *dml;
     UINT feature_level;
-    char adapter[160], vendor[16], device_id[16], driver[48], dml_path[MAX_PATH], dml_version[48];
+    char adapter[160], vendor[16], device_id[16], driver[48], dml_path[MAX_PATH], dml_version[48], dml_sha256[72];
     char d3d12[MAX_PATH + 80], platform[64], short_version[48];
 } g;
 
@@ -278,6 +279,38 @@ static void file_version(const char *path, char *out, size_t size)
     free(data);
 }
 
+/* The sha256 of the file at ``path`` (64 lowercase hex digits; "unknown" where Windows' BCrypt cannot
+ * read or hash it): the DirectML.dll as loaded, so a statement names exactly the bytes tested. */
+static void file_sha256(const char *path, char *out, size_t size)
+{
+    static UCHAR chunk[1 << 16];
+    BCRYPT_ALG_HANDLE algorithm;
+    BCRYPT_HASH_HANDLE hash;
+    UCHAR digest[32];
+    DWORD got;
+    HANDLE file;
+    int ok = 1, i;
+
+    snprintf(out, size, "unknown");
+    file = CreateFileA(path, GENERIC_READ, FILE_SHARE_READ, NULL, OPEN_EXISTING, FILE_ATTRIBUTE_NORMAL, NULL);
+    if (file == INVALID_HANDLE_VALUE)
+        return;
+    if (BCryptOpenAlgorithmProvider(&algorithm, BCRYPT_SHA256_ALGORITHM, NULL, 0) == 0)
+    {
+        if (BCryptCreateHash(algorithm, &hash, NULL, 0, NULL, 0, 0) == 0)
+        {
+            while (ok && (ok = ReadFile(file, chunk, sizeof chunk, &got, NULL)) && got)
+                ok = BCryptHashData(hash, chunk, got, 0) == 0;
+            if (ok && BCryptFinishHash(hash, digest, sizeof digest, 0) == 0 && size > 64)
+                for (i = 0; i < 32; i++)
+                    snprintf(out + 2 * i, size - 2 * i, "%02x", digest[i]);
+            BCryptDestroyHash(hash);
+        }
+        BCryptCloseAlgorithmProvider(algorithm, 0);
+    }
+    CloseHandle(file);
+}
+
 static int open_device(const char *dml_path, const char *d3d12_path, const char *adapter_choice)
 {
     IDXGIAdapter1 *adapter = NULL;
@@ -319,6 +352,7 @@ static int open_device(const char *dml_path, const char *d3d12_path, const char 
     }
     GetModuleFileNameA(dml, g.dml_path, MAX_PATH);
     file_version(g.dml_path, g.dml_version, sizeof g.dml_version);
+    file_sha256(g.dml_path, g.dml_sha256, sizeof g.dml_sha256);
 
     if (!choose_adapter(adapter_choice, &adapter)) return 0;
     CHECK(create_device((IUnknown *)adapter, D3D_FEATURE_LEVEL_11_0, &IID_ID3D12Device, (void **)&g.device),
@@ -741,7 +775,7 @@ static int handle_call(uint32_t length)
 
 static void hello(const char *name)
 {
-    char json[2400], adapter[200], dml[MAX_PATH * 2], d3d12[MAX_PATH * 2 + 160], label[200];
+    char json[2600], adapter[200], dml[MAX_PATH * 2], d3d12[MAX_PATH * 2 + 160], label[200];
     json_escape(adapter, sizeof adapter, g.adapter[0] ? g.adapter : "default (no DXGI to name it)");
     json_escape(dml, sizeof dml, g.dml_path);
     json_escape(d3d12, sizeof d3d12, g.d3d12);
@@ -750,10 +784,10 @@ static void hello(const char *name)
     snprintf(json, sizeof json,
              "{\"protocol\": 1, \"name\": \"%s\", \"validates\": true, \"describe\": {"
              "\"implementation\": \"DirectML DML_OPERATOR_RANDOM_GENERATOR (Philox 4x32-10), " PROGRAM "\", "
-             "\"DirectML version\": \"%s\", \"max feature level\": \"%u.%u\", \"directml library\": \"%s\", "
+             "\"DirectML version\": \"%s\", \"max feature level\": \"%u.%u\", \"directml library\": \"%s\", \"directml sha256\": \"%s\", "
              "\"d3d12 library\": \"%s\", \"adapter\": \"%s\", \"vendor id\": \"%s\", \"device id\": \"%s\", "
              "\"driver version\": \"%s\", \"platform\": \"%s\"}}",
-             label, g.dml_version, g.feature_level >> 12, (g.feature_level >> 8) & 0xF, dml, d3d12, adapter,
+             label, g.dml_version, g.feature_level >> 12, (g.feature_level >> 8) & 0xF, dml, g.dml_sha256, d3d12, adapter,
              g.vendor[0] ? g.vendor : "unknown", g.device_id[0] ? g.device_id : "unknown",
              g.driver[0] ? g.driver : "unknown", g.platform);
     send_text("HELO", json);

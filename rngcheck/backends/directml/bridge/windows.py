@@ -213,7 +213,7 @@ def build_d3d12(layout: WindowsLayout, offline: bool, workers: int, vulkan_inclu
 def build_program(layout: WindowsLayout) -> None:
     with tempfile.TemporaryDirectory(prefix="rngcheck-dml-exec-") as temporary:
         built = Path(temporary) / layout.program.name
-        run([MINGW, "-O2", "-Wall", "-o", str(built), str(PROGRAM), "-lversion"], f"{MINGW} dml_exec.c")
+        run([MINGW, "-O2", "-Wall", "-o", str(built), str(PROGRAM), "-lversion", "-lbcrypt"], f"{MINGW} dml_exec.c")
         cache.install(built, layout.program)
 
 
