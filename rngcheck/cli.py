@@ -574,6 +574,7 @@ def build_parser() -> argparse.ArgumentParser:
                                                   "words, a numbers request (--kind) or an rng_bit_generator call "
                                                   "(--algorithm)"))
     _documents_arguments(sub)
+    _submission_arguments(sub)
     _stats_arguments(sub)
     return parser
 
@@ -676,6 +677,14 @@ def _documents_arguments(sub) -> None:
     where.add_argument("--parquet", metavar="FILE", help="needs pyarrow (pip install 'rngcheck[parquet]')")
     export.add_argument("--quiet", action="store_true")
     export.set_defaults(handler=cmd_export)
+
+
+def _submission_arguments(sub) -> None:
+    from .submission import command as submission_command
+
+    submission = sub.add_parser("submission", help="a vendor's conformance submission: must-pass lists, packages "
+                                                   "(create, verify, sign), the scoreboard")
+    submission_command.add_arguments(submission)
 
 
 def _stats_arguments(sub) -> None:
