@@ -4,6 +4,7 @@ piece fails these tests; elsewhere they skip with the reason."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -58,6 +59,7 @@ def test_backend_describes_the_real_chain(build):
     assert "llvmpipe" in info["adapter"] and "CPU" in info["adapter"]
     assert info["bridge adapters"].startswith("12 ")
     assert info["directml library"] == str(LAYOUT.directml(build))
+    assert info["directml sha256"] == hashlib.sha256(LAYOUT.directml(build).read_bytes()).hexdigest()
 
 
 @pytest.mark.parametrize("build", BUILDS)

@@ -5,10 +5,12 @@ piece is missing. Set up with `python3 -m rngcheck.backends.directml.bridge.wind
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -49,6 +51,9 @@ def test_quick_profile_passes_under_wine(wine_ready, tmp_path):
     assert described["DirectML version"].startswith(DIRECTML_DLL.version)
     assert described["max feature level"] == DIRECTML_DLL.feature_level
     assert "wine" in described["platform"] and "rngcheck_d3d12.dll" in described["d3d12 library"]
+    # the DLL's sha256 as dml_exec.exe computed it (Windows' BCrypt), the bytes a statement names
+    loaded = Path(described["directml library"].replace("Z:", "", 1).replace("\\", "/"))
+    assert described["directml sha256"] == hashlib.sha256(loaded.read_bytes()).hexdigest()
     numbers = {case["id"] for case in document["cases"] if case["procedure"] == "numbers"}
     # another operator's cases (rngcheck.conformance.axes) and the generators' known answers (single
     # blocks): DirectML runs none, so not applicable
