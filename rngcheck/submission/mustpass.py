@@ -15,8 +15,14 @@ A list is a text file, ``rngcheck/vectors/mustpass/<version>/<name>.txt`` (Khron
    ``stablehlo`` (rng_bit_generator's), ``numbers-<convention>`` (one a numbers convention: TensorFlow's,
    JAX's, ...), ``generator-<name>`` (one a generator's known answers: philox4x32, threefry2x64, ...).
    A list's cases are those of its axis and part (rngcheck.conformance.case.Case.part) that every
-   profile runs (quick, full and strict): a run of any profile can make a claim; what a profile adds
-   (full's large shapes and random descriptions) is evidence beyond the list.
+   profile of :func:`profiles_of` runs: quick, full and strict (a run of any profile can make a claim;
+   what full adds, large shapes and random descriptions, is evidence beyond the list), except the numbers
+   conventions', whose cases come in a quick size and a full size: their lists take the full size (a
+   claim of a numbers convention is made from a full or strict run). Optional (n/a counts,
+   :func:`optional`): a generator's known answers at a round count other than its standard one (an
+   implementation offers its standard rounds; Random123 publishes the others too), and a numbers
+   convention's carry cases (a counter two blocks below 2^64: a library whose API cannot be given that
+   state says n/a, cuRAND's 64-bit offset and ONNX's float seed among them). The header says which.
 5. Frozen: ``rngcheck/vectors/mustpass/published.json`` records each published file's sha256. A
    published list never changes; a new list or a changed one is published under a new rngcheck
    version (``python3 scripts/mustpass.py publish``, which refuses to overwrite a published version).
@@ -37,7 +43,8 @@ from ..results import statuses
 
 ROOT = Path(__file__).resolve().parent.parent / "vectors" / "mustpass"
 PUBLISHED = ROOT / "published.json"
-PROFILES = ("quick", "full", "strict")   # a list's cases: those each of these runs (rule 4)
+PROFILES = ("quick", "full", "strict")   # a list's cases: those each of these runs (rule 4) ...
+FULL_SIZE = ("full", "strict")           # ... or, for a numbers convention, each of these
 IMPLEMENTATION_DEFINED, OPTIONAL = "implementation-defined", "optional"
 MARKS = (IMPLEMENTATION_DEFINED, OPTIONAL)
 COUNTS = ("a case counts when its result is passed; info counts only where the line says implementation-defined; "
@@ -52,6 +59,7 @@ class MustPassList:
     profiles: str
     cases: tuple[str, ...]
     marks: dict[str, str] = field(default_factory=dict)   # case -> a mark of MARKS
+    optional_why: str = "none"                             # which cases are optional, in words (the header)
 
     @property
     def key(self) -> str:
@@ -68,6 +76,7 @@ class MustPassList:
     def text(self) -> str:
         lines = ["# rngcheck must-pass list", f"# list: {self.name}", f"# version: {self.version}",
                  f"# title: {self.title}", f"# profiles: {self.profiles}", f"# counts: {COUNTS}",
+                 f"# optional: {self.optional_why}",
                  f"# cases: {len(self.cases)}"]
         lines += [f"{case}  {self.marks[case]}" if case in self.marks else case for case in self.cases]
         return "\n".join(lines) + "\n"
@@ -84,7 +93,7 @@ def parse(text: str, where: str) -> MustPassList:
             continue
         if stripped.startswith("#"):
             key, colon, value = stripped[1:].partition(":")
-            if colon and key.strip() in ("list", "version", "title", "profiles", "counts", "cases"):
+            if colon and key.strip() in ("list", "version", "title", "profiles", "counts", "optional", "cases"):
                 header[key.strip()] = value.strip()
             continue
         words = stripped.split()
@@ -102,7 +111,7 @@ def parse(text: str, where: str) -> MustPassList:
     if "cases" in header and header["cases"] != str(len(cases)):
         raise RngcheckError(f"{where}: its header says {header['cases']} cases, it lists {len(cases)}")
     return MustPassList(header["list"], header["version"], header.get("title", ""), header["profiles"],
-                        tuple(cases), marks)
+                        tuple(cases), marks, header.get("optional", "none"))
 
 
 def digest(path: Path) -> str:
@@ -176,6 +185,26 @@ TITLES = {"directml": "DirectML's DML_OPERATOR_RANDOM_GENERATOR (Philox 4x32-10)
           "stablehlo": "StableHLO's rng_bit_generator (Philox, ThreeFry, default)"}
 
 
+OPTIONAL_WHY = {"generator": "known answers at a round count other than the generator's standard one",
+                "numbers": "the carry cases (a counter two blocks below 2^64: not every library's API can be given "
+                           "that state)"}
+
+
+def optional(case) -> bool:
+    """Whether n/a counts for ``case`` in its list (rule 4)."""
+    if case.axis == "known-answers":
+        from ..generators import get
+
+        answer = case.known_answer
+        return bool(answer.rounds != get(answer.generator).default_rounds)
+    return bool(case.axis == "numbers" and case.id.endswith("-carry"))
+
+
+def profiles_of(case) -> tuple[str, ...]:
+    """The profiles whose runs give every case of the lists ``case`` belongs to (rule 4)."""
+    return FULL_SIZE if case.axis == "numbers" else PROFILES
+
+
 def title_of(name: str) -> str:
     if name in TITLES:
         return TITLES[name]
@@ -190,11 +219,20 @@ def generate(implementation_defined: set[str], version: str = __version__) -> li
     from ..conformance import axes
 
     grouped: dict[str, list[str]] = {}
+    marks: dict[str, str] = {}
+    profiles: dict[str, tuple[str, ...]] = {}
     for case in axes.all_cases():
-        if not set(PROFILES) <= set(case.profiles):
+        if not set(profiles_of(case)) <= set(case.profiles):
             continue
         for name in names_for(case):
             grouped.setdefault(name, []).append(case.id)
-    return [MustPassList(name, version, title_of(name), ", ".join(PROFILES), tuple(cases),
-                         {c: IMPLEMENTATION_DEFINED for c in cases if c in implementation_defined})
+            profiles[name] = profiles_of(case)
+        if case.id in implementation_defined:
+            marks[case.id] = IMPLEMENTATION_DEFINED
+        elif optional(case):
+            marks[case.id] = OPTIONAL
+    return [MustPassList(name, version, title_of(name), ", ".join(profiles[name]), tuple(cases),
+                         {c: marks[c] for c in cases if c in marks},
+                         OPTIONAL_WHY.get(name.split("-")[0], "none") if any(marks.get(c) == OPTIONAL for c in cases)
+                         else "none")
             for name, cases in sorted(grouped.items())]
