@@ -1,8 +1,9 @@
 """The import graph is a stack (the developers' brief; docs/adding-an-operator.md): spec modules at the
 bottom, then numbers/ and vectors/, then backends/ and results/, then conformance/ and stats/, then
-reports/, the CLI on top. Nothing imports upward and nothing imports in a circle (an import inside a
-function counts: it is an arrow all the same). results/ and reports/ name no axis and import nothing
-from conformance/ or numbers/; conformance/'s root (the harness) imports no axis but through the registry."""
+reports/, then submission/ (it writes the reports into a package), the CLI on top. Nothing imports
+upward and nothing imports in a circle (an import inside a function counts: it is an arrow all the
+same). results/ and reports/ name no axis and import nothing from conformance/ or numbers/;
+conformance/'s root (the harness) imports no axis but through the registry."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "rngcheck"
 # The floors, bottom up: a module may import its own floor and the floors below it.
 FLOORS = {"numbers": 1, "vectors": 1, "backends": 2, "results": 2, "conformance": 3, "stats": 3,
-          "reports": 4, "cli": 5, "__main__": 5}
+          "reports": 4, "submission": 5, "cli": 6, "__main__": 6}
 TOP_LEVEL_ABOVE_SPEC = {"arguments": 2}   # command-line values say them through results.text
 AXES = ("directml", "conventions", "rng_bit_generator", "known_answers")
 

@@ -9,6 +9,7 @@ writes against them; ``validate`` is for anyone reading the documents (needs jso
 from __future__ import annotations
 
 import json
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ def schema(name: str) -> dict[str, Any]:
     return loaded
 
 
+@cache   # one validator a schema per process: a journal's lines are checked one by one
 def _validator(name: str) -> Any:  # a jsonschema.Draft202012Validator (jsonschema ships no types)
     import jsonschema
     from referencing import Registry, Resource

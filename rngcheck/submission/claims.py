@@ -83,7 +83,7 @@ def decide(backend: str, must: MustPassList, results: dict[tuple[str, str], str]
     for case in must.cases:
         status = results.get((backend, case), MISSING)
         if must.counts(case, None if status == MISSING else status):
-            kind = "passed" if status == statuses.PASSED else must.marks[case]
+            kind = statuses.PASSED if status == statuses.PASSED else must.marks[case]
             claim.counted[kind] = claim.counted.get(kind, 0) + 1
             continue
         waiver = next((w for w in waivers if w.covers(backend, case)), None)

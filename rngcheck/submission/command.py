@@ -57,6 +57,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     board.add_argument("packages", nargs="+", type=Path, metavar="PKG")
     board.add_argument("--out", type=Path, required=True, metavar="FILE", help="the page (HTML)")
     board.add_argument("--json", type=Path, metavar="FILE", help="its table as JSON too")
+    board.add_argument("--jobs", type=int, default=1, metavar="N", help="packages verified at once (default 1)")
     board.set_defaults(handler=cmd_scoreboard)
 
 
@@ -118,7 +119,7 @@ def cmd_lists(args) -> int:
 def cmd_scoreboard(args) -> int:
     from .scoreboard import build
 
-    board = build(args.packages, args.out, args.json)
+    board = build(args.packages, args.out, args.json, max(1, args.jobs))
     print(f"scoreboard written: {args.out} ({board.rows} implementations, {board.columns} lists, "
           f"{board.cells} claims, {board.refused} packages refused)")
     return EXIT_OK

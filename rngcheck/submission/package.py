@@ -54,6 +54,7 @@ from ..errors import RngcheckError
 from ..jsonfile import parse_json
 from ..results import document as D
 from ..results import journal as J
+from ..results import statuses
 from ..results.text import printable
 from . import claims as C
 from . import mustpass, signing, statement
@@ -122,8 +123,9 @@ def create(out: Path, sources: list[Path], *, product: str, vendor: str, contact
         document = D.load(source)
         problems = D.result_problems(document, str(source))
         if problems or not document.get("complete", True):
-            raise RngcheckError(f"{source}: an unfinished run ({'; '.join(problems) or 'incomplete'}): "
-                                f"finish it (rngcheck run --resume) before claiming anything from it")
+            why = "; ".join(problems) or "interrupted, or past its deadline"
+            raise RngcheckError(f"{source}: an unfinished run ({why}): finish it (rngcheck run --resume) before "
+                                f"claiming anything from it")
         stem = _stem(number, source)
         name = f"documents/{stem}.json"
         files[name] = (json.dumps(document, indent=1, ensure_ascii=False) + "\n").encode()
@@ -432,7 +434,7 @@ def _rerun(documents: list[tuple[str, dict[str, Any]]], said: dict[str, Any], sa
         for backend in document.get("backends", []):
             spec = str(backend.get("spec"))
             done = [r for r in document["results"] if r.get("backend") == backend.get("name")
-                    and r.get("status") == "passed"]
+                    and r.get("status") == statuses.PASSED]
             if not done:
                 continue
             chosen = chooser.sample(done, min(sample, len(done)))
@@ -440,7 +442,7 @@ def _rerun(documents: list[tuple[str, dict[str, Any]]], said: dict[str, Any], sa
             if isinstance(again, str):
                 out.notes.append(f"re-run: {printable(spec)}: {again}")
                 continue
-            differ = [r["case"] for r in chosen if again.get(r["case"]) != ("passed", r.get("output_sha256"))]
+            differ = [r["case"] for r in chosen if again.get(r["case"]) != (statuses.PASSED, r.get("output_sha256"))]
             if differ:
                 out.refusals.append(f"{name}: re-run here, {printable(spec)} gave other outputs for {len(differ)} of "
                                     f"{len(chosen)} sampled cases ({', '.join(differ[:3])}): these results are not "

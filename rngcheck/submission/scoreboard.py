@@ -15,6 +15,7 @@ from __future__ import annotations
 import html
 import json
 import os
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,14 +40,22 @@ def _version(identity: dict[str, Any]) -> str:
     return ""
 
 
-def table(packages: list[Path]) -> tuple[list[dict[str, Any]], list[str], list[tuple[str, str]]]:
+def _verified(package: Path) -> Any:
+    return verify(package, rerun=0)
+
+
+def table(packages: list[Path], jobs: int = 1) -> tuple[list[dict[str, Any]], list[str], list[tuple[str, str]]]:
     """(rows, columns, refused): rules 1-2; a row: {backend, version, product, vendor, package,
     claims{column: claim}}."""
     rows: list[dict[str, Any]] = []
     columns: list[str] = []
     refused: list[tuple[str, str]] = []
-    for package in packages:
-        checked = verify(package, rerun=0)
+    if jobs > 1:
+        with ProcessPoolExecutor(jobs) as pool:
+            verified = list(pool.map(_verified, packages))
+    else:
+        verified = [_verified(package) for package in packages]
+    for package, checked in zip(packages, verified):
         if checked.refusals:
             refused.append((str(package), checked.refusals[0]))
             continue
@@ -66,8 +75,9 @@ def table(packages: list[Path]) -> tuple[list[dict[str, Any]], list[str], list[t
     return rows, sorted(columns), refused
 
 
-def build(packages: list[Path], out: Path, as_json: Path | None = None) -> Board:
-    rows, columns, refused = table(packages)
+def build(packages: list[Path], out: Path, as_json: Path | None = None, jobs: int = 1) -> Board:
+    """The page at ``out`` (and its table as JSON at ``as_json``); ``jobs``: packages verified at once."""
+    rows, columns, refused = table(packages, jobs)
     e = html.escape
     head = "".join(f"<th>{e(c)}</th>" for c in columns)
     body = []
@@ -84,7 +94,9 @@ def build(packages: list[Path], out: Path, as_json: Path | None = None) -> Board
                 css = "waived" if claim.waived else "met"
             else:
                 word, css = f"not met: {len(claim.not_counted)} of {claim.cases}", "unmet"
-            cells.append(f'<td class={css}><a href="{e(link)}">{e(word)}</a></td>')
+            said = "; ".join(f"{printable(n['case'])} {n['status']}" for n in claim.not_counted[:5])
+            hint = f' title="{e(said)}"' if said else ""
+            cells.append(f'<td class={css}{hint}><a href="{e(link)}">{e(word)}</a></td>')
         body.append(f"<tr><th>{e(printable(row['backend']))}</th><td>{e(printable(row['version']))}</td>"
                     f"<td>{e(printable(row['product']))}</td><td>{e(printable(row['vendor']))}</td>{''.join(cells)}</tr>")
     notes = "".join(f"<li>{e(printable(p))}: {e(printable(why))}</li>" for p, why in refused)
