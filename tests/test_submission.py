@@ -342,3 +342,32 @@ def test_real_directml_packages_name_the_library_and_refuse_another_version_or_s
     assert len(lines) == 2, lines
     assert "its DirectML version is 1.15.4.0, the document recorded " + chain.DEFAULT_BUILD.version in lines[0]
     assert f"its directml sha256 is {'0' * 64}, the document recorded {identity['directml sha256']}" in lines[1]
+
+
+def test_a_hostile_package_is_refused_in_lines_not_a_traceback(plain, tmp_path):
+    (plain / P.STATEMENT).write_text("[]")
+    rehash(plain)
+    checked = P.verify(plain, rerun=0)
+    assert checked.refusals == [f"{P.STATEMENT}: not a conformance statement (a JSON object)"]
+    assert not checked.claims
+    traversal = tmp_path / "traversal"
+    traversal.mkdir()
+    (traversal / P.MANIFEST).write_text(f"{'0' * 64}  ../outside.txt\n{'1' * 64}  statement.json\n")
+    lines = refused(traversal)
+    assert any("MANIFEST.sha256:1: not '<sha256>  <path>'" in line for line in lines), lines
+    assert any("statement.json: missing" in line for line in lines), lines
+    linked = tmp_path / "linked"
+    shutil.copytree(plain, linked)
+    (linked / P.TERMINAL).unlink()
+    (linked / P.TERMINAL).symlink_to("/etc/hostname")
+    assert any(f"{P.TERMINAL}: a link" in line for line in refused(linked))
+    done = rngcheck("submission", "verify", traversal)
+    assert done.returncode == 1 and "Traceback" not in done.stderr and "REFUSED" in done.stdout
+
+
+def test_the_lists_command_prints_the_published_lists(tmp_path):
+    done = rngcheck("submission", "lists")
+    assert done.returncode == 0 and "directml" in done.stdout and "118 cases" in done.stdout
+    done = rngcheck("submission", "lists", "generator-philox4x32")
+    assert done.returncode == 0 and "# list: generator-philox4x32" in done.stdout
+    assert "generator/philox4x32-7-00000000-00000000  optional" in done.stdout

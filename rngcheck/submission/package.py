@@ -219,6 +219,8 @@ def verify(package: Path, *, trusted: Path | None = None, rerun: int = RERUN_SAM
     out = Verified()
     files = _layout(package, trusted, out)
     said = _json(files, STATEMENT, out)
+    if said is not None and not isinstance(said, dict):
+        out.refusals.append(f"{STATEMENT}: not a conformance statement (a JSON object)")
     if not isinstance(said, dict):
         return out
     documents = _documents(package, files, said, out)
