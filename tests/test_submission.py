@@ -371,3 +371,29 @@ def test_the_lists_command_prints_the_published_lists(tmp_path):
     done = rngcheck("submission", "lists", "generator-philox4x32")
     assert done.returncode == 0 and "# list: generator-philox4x32" in done.stdout
     assert "generator/philox4x32-7-00000000-00000000  optional" in done.stdout
+
+
+@pytest.mark.parametrize("field, value", [("lists", "directml"), ("lists", [1]), ("documents", {}), ("documents", []),
+                                          ("claims", "all met"), ("implementations", [None])])
+def test_a_statement_with_a_field_of_the_wrong_shape_is_refused(plain, field, value):
+    def change(statement):
+        statement[field] = value
+    edit_json(plain / P.STATEMENT, change)
+    rehash(plain)
+    checked = P.verify(plain, rerun=0)
+    assert checked.refusals and not any(c.met for c in checked.claims if field == "claims")
+
+
+def test_a_list_copy_that_is_not_a_list_is_refused(plain):
+    listed = next((plain / "mustpass").glob("*.txt"))
+    listed.write_text("# list: x\nkat/a  surely\n")
+    rehash(plain)
+    assert any("a case id and at most one mark" in line for line in refused(plain))
+
+
+def test_a_statement_that_leaves_out_a_claim_is_refused(plain):
+    def drop(statement):
+        statement["claims"] = [c for c in statement["claims"] if c["list"] != "generator-philox2x64"]
+    edit_json(plain / P.STATEMENT, drop)
+    rehash(plain)
+    assert any("leaves out the claim of RightPhilox on generator-philox2x64 0.1.0" in line for line in refused(plain))

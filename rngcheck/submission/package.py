@@ -25,7 +25,8 @@ Verification (each refusal one line, "PATH: what is wrong"):
 5. each list equal to rngcheck's published list of its version;
 6. the waivers: well formed, none expired today, each covering a must-pass case, the statement naming
    those used;
-7. every claim decided again (claims.py) and equal to the statement's;
+7. every claim decided again (claims.py) and equal to the statement's, and none of claims.py rule 2's
+   left out;
 8. the statement's identity of each implementation (DirectML's version, sha256, feature level, adapter,
    vendor and device id, driver version; a library's version; the OS, CPU) equal to what its document
    recorded;
@@ -233,8 +234,15 @@ def verify(package: Path, *, trusted: Path | None = None, rerun: int = RERUN_SAM
     except RngcheckError as error:
         out.refusals.append(f"documents: {error}")
         return out
-    stated: dict[tuple[Any, ...], Any] = {(c.get("backend"), c.get("list"), c.get("version")): c
-                                          for c in said.get("claims", []) if isinstance(c, dict)}
+    given = said.get("claims")
+    if not isinstance(given, list) or not all(isinstance(c, dict) for c in given):
+        out.refusals.append(f"{STATEMENT}: claims: a list of claim objects expected")
+        return out
+    stated: dict[tuple[Any, ...], Any] = {(c.get("backend"), c.get("list"), c.get("version")): c for c in given}
+    owed = {(c.backend, c.list_name, c.version) for c in C.claims_of(documents, lists, waivers)}
+    for left in sorted(owed - set(stated), key=str):   # rule 7: a backend claims each list it ran a case of
+        out.refusals.append(f"{STATEMENT}: it leaves out the claim of {printable(str(left[0]))} on {left[1]} "
+                            f"{left[2]} (the backend ran cases of that list)")
     for claim in decided:
         key: tuple[Any, ...] = (claim.backend, claim.list_name, claim.version)
         if key not in stated:
@@ -322,9 +330,14 @@ def _documents(package: Path, files: dict[str, bytes], said: dict[str, Any],
     """Rules 1 (the layout the statement gives), 3 and 4."""
     from ..results import schema
 
-    entries = [e for e in said.get("documents", []) if isinstance(e, dict)]
+    given = said.get("documents")
+    entries = [e for e in given if isinstance(e, dict)] if isinstance(given, list) else []
+    if not entries or len(entries) != len(given or []):
+        out.refusals.append(f"{STATEMENT}: documents: a non-empty list of objects expected")
+        return None
     expected = set(FIXED) | {str(e.get(k)) for e in entries for k in ("file", "junit", "journal") if e.get(k)}
-    expected |= {str(m.get("file")) for m in said.get("lists", []) if isinstance(m, dict)}
+    lists = said.get("lists")
+    expected |= {str(m.get("file")) for m in (lists if isinstance(lists, list) else []) if isinstance(m, dict)}
     expected |= {CONSOLE} if said.get("console_log") else set()
     for path in sorted(set(files) - expected):
         out.refusals.append(f"{path}: not part of the package's layout (the statement names no such file)")
@@ -397,11 +410,19 @@ def _journal(name: str, data: bytes, document: dict[str, Any], out: Verified) ->
 def _lists(files: dict[str, bytes], said: dict[str, Any], out: Verified) -> list[mustpass.MustPassList] | None:
     """Rule 5."""
     lists = []
-    for entry in said.get("lists", []):
-        name = str(entry.get("file")) if isinstance(entry, dict) else "?"
+    entries = said.get("lists")
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        out.refusals.append(f"{STATEMENT}: lists: a list of {{list, version, file}} objects expected")
+        return None
+    for entry in entries:
+        name = str(entry.get("file"))
         if name not in files:
+            return None   # said by the layout's rule
+        try:
+            copied = mustpass.parse(files[name].decode("utf-8", "replace"), name)
+        except RngcheckError as error:
+            out.refusals.append(str(error))
             return None
-        copied = mustpass.parse(files[name].decode("utf-8", "replace"), name)
         try:
             published = mustpass.load(copied.name, copied.version)
         except RngcheckError as error:
