@@ -28,7 +28,7 @@ if [ -n "$missing" ]; then
   $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
 fi
 
-python3 -m pip install -q --disable-pip-version-check -e '.[test,parquet,opencl,report,tensorflow,jax,mkl,curand,torch,onedpl,distributed,openvino,onnxruntime,iree,docs]'
+python3 -m pip install -q --disable-pip-version-check -e '.[test,parquet,opencl,report,tensorflow,jax,mkl,curand,torch,onedpl,distributed,openvino,onnxruntime,iree,tinygrad,docs]'
 
 # Real DirectML (Linux): the build says in one line what is missing when a piece cannot be had.
 # Outside CI a machine that cannot have it (no Debian mirror, say) goes on without it.
