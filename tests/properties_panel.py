@@ -72,14 +72,16 @@ class Float32Integers(Drawing):
 
 
 class UniformReachesOne(Drawing):
-    """A float32 uniform rounded through float16 on its way (numba's float32 uniform reaches 1.0 too)."""
+    """A float32 uniform rounded to nearest through bfloat16 on its way: 1.0 once a number is above 1 - 2^-9
+    (numba's float32 uniform reaches 1.0 too, rarer)."""
 
     name = "uniform-reaches-one"
 
     def numbers(self, request, state):
         drawn = numbers.draw(request, state)
         if request.kind == "uniform" and request.dtype == "float32":
-            return drawn.astype(np.float16).astype(np.float32)
+            rounded = (drawn.view(np.uint32) + np.uint32(0x8000)) & np.uint32(0xFFFF0000)
+            return rounded.view(np.float32)
         return drawn
 
 

@@ -81,7 +81,7 @@ def test_order_and_recreate_catch_a_backend_that_keeps_state():
     outcomes = _outcomes(Keeps())
     assert outcomes["properties/order/seed-1"].diagnosis["id"] == "property-order"
     assert outcomes["properties/recreate/seed-7"].diagnosis["id"] == "property-recreate"
-    assert outcomes["properties/repeat/seed-1"].diagnosis["id"] == "property-repeat"
+    assert outcomes["properties/repeat/seed-42"].diagnosis["id"] == "property-repeat"
 
 
 def test_a_backend_that_draws_no_numbers_is_not_applicable():
@@ -105,5 +105,5 @@ def test_a_wrong_sized_answer_breaks_the_contract():
 
 def test_the_property_cases_are_cheap_on_the_reference():
     drawn = sum(case.size() for case in CASES)
-    assert drawn < 200_000   # numbers a backend draws for the whole axis, about (checks draw some twice)
+    assert drawn < 50_000   # numbers a backend draws for the whole axis, about (checks draw some twice)
     assert np.all([case.category in property_cases.CATEGORIES for case in CASES])
