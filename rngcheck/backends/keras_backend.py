@@ -73,7 +73,7 @@ class KerasBackend(Backend):
         under = getattr(library, "__version__", "?")
         return {"implementation": f"keras.random with a SeedGenerator on the {self.backend} backend",
                 "generator": f"{self.backend}'s, seeded from the SeedGenerator's [seed, counter]",
-                "keras_backend": self.backend, "written_against": WRITTEN_AGAINST,
+                "device": "cpu", "keras_backend": self.backend, "written_against": WRITTEN_AGAINST,
                 "version": f"keras {self.keras.__version__} ({self.backend} {under})",
                 "keras": self.keras.__version__, self.backend: under}
 
