@@ -257,7 +257,8 @@ OPERATOR_BACKENDS = {"stablehlo": ["numpy", "xla", "iree"],
                      # reference first. cuRAND's host generator passes too but takes 32 s for it; JAX's and torch's
                      # backends are n/a (no seed maps onto their keys). Cost: docs/properties.md.
                      "properties": ["numpy", "tensorflow", "openvino", "onnxruntime", "tinygrad", "keras:backend=torch",
-                                    "keras:backend=jax", "keras:backend=tensorflow", "keras:backend=numpy"]}
+                                    "keras:backend=jax", "keras:backend=tensorflow", "keras:backend=numpy",
+                                    "exec:node rngcheck/backends/tfjs/tfjs_exec.js"]}
 # The main tables leave the property cases to their own table (--operator properties).
 MAIN_EXCLUDES = ["-k", "not properties/"]
 

@@ -8,7 +8,8 @@ Rules (each case names the one it checks; rngcheck.conformance.properties.check 
    say so). Every draw of a case is a plain ``random_numbers`` request under the first of the
    backend's conventions that can draw it (rngcheck.backends.contract).
 2. repeat: the same seed, drawn three times in a row, gives the same numbers each time, seed 0
-   included (a library that takes 0 for "no seed" fails here).
+   included (a library that takes 0 for "no seed" fails here, uniforms and normals each: TensorFlow.js
+   takes it so for its normals only).
    The counts keep the axis cheap (about 40,000 numbers a backend, under a second on every library
    here but tinygrad's interpreter): DRAW numbers where draws are compared, WINDOW where searched.
 3. order: the draws at positions 0..3 of one seed are the same whether asked first to last or last
@@ -100,6 +101,9 @@ def property_cases() -> list[Case]:
     cases = [_case("repeat", f"seed-{s}", f"seed {s} drawn 3 times gives the same {DRAW} float32 uniforms",
                    "rule 2: a seed repeats its numbers on every call (0 included)", (s,), count=DRAW)
              for s in (0, 42)]
+    cases.append(_case("repeat", "normal-seed-0", f"seed 0 drawn 3 times gives the same {DRAW} float32 normals",
+                       "rule 2: a seed repeats its numbers on every call (0 included)", (0,), kind=numbers.NORMAL,
+                       count=DRAW))
     cases.append(_case("order", "seed-1", f"seed 1's positions 0..{POSITIONS - 1} asked first to last, then last "
                        "to first, give the same numbers", "rule 3: the numbers do not depend on evaluation order",
                        (1,), count=WINDOW // POSITIONS))
