@@ -45,8 +45,8 @@ OVERLAP_RUN = 8         # a run of this many equal numbers (bit for bit) is an o
 POSITIONS = 4           # draws of WINDOW / POSITIONS numbers at positions 0..3 (rules 3, 5)
 FALSE_ALARM = 1e-9      # the p-value below which a count is not chance (rule 7)
 INTEGER_COUNT = 10000   # rule 7's draw: 1000 a value over [-5, 5)
-PROPERTIES = ("repeat", "order", "recreate", "seeds", "stream", "integers", "bits", "interval")   # procedures
-CATEGORIES = tuple(f"property-{name}" for name in PROPERTIES)
+PROPERTIES = ("repeat", "order", "recreate", "seeds", "stream", "integers", "bits", "interval")
+CATEGORIES = tuple(f"property-{name}" for name in PROPERTIES)   # each also the procedure of its cases
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -92,9 +92,9 @@ def seed_state(seed: int, position: int = 0):
     return counter.state_from_words((position, 0, 0, 0), (seed & 0xFFFFFFFF, seed >> 32))
 
 
-def _case(procedure: str, name: str, description: str, rule: str, seeds: tuple[int, ...], **drawn) -> Case:
-    return Case(id=f"properties/{procedure}/{name}", category=f"property-{procedure}", description=description,
-                rule=rule, source=SOURCE, procedure=procedure, seeds=seeds, **drawn)
+def _case(rule_name: str, name: str, description: str, rule: str, seeds: tuple[int, ...], **drawn) -> Case:
+    return Case(id=f"properties/{rule_name}/{name}", category=f"property-{rule_name}", description=description,
+                rule=rule, source=SOURCE, procedure=f"property-{rule_name}", seeds=seeds, **drawn)
 
 
 def property_cases() -> list[Case]:

@@ -243,5 +243,6 @@ def check_interval(backend, case: Case, strict: bool) -> Outcome:
     return _passed(convention, f"{values.size} {case.dtype} uniforms in [0, 1)")
 
 
-PROCEDURES = {"repeat": check_repeat, "order": check_order, "recreate": check_recreate, "seeds": check_seeds,
-              "stream": check_stream, "integers": check_integers, "bits": check_bits, "interval": check_interval}
+PROCEDURES = {"property-repeat": check_repeat, "property-order": check_order, "property-recreate": check_recreate,
+              "property-seeds": check_seeds, "property-stream": check_stream, "property-integers": check_integers,
+              "property-bits": check_bits, "property-interval": check_interval}
