@@ -645,7 +645,8 @@ def _repro_arguments(repro: argparse.ArgumentParser) -> None:
     from .conformance.repro import add_arguments
 
     repro.add_argument("--backend", required=True)
-    repro.add_argument("--state", required=True, help="the state's words, e.g. 0x0,0x0,0x0,0x0,0x1,0x2")
+    repro.add_argument("--state", help="the state's words, e.g. 0x0,0x0,0x0,0x0,0x1,0x2 (required but where the "
+                                       "axis's call names its own states: --property)")
     repro.add_argument("--sizes", help="e.g. 2,3,4 (the words' sizes, or the rng_bit_generator output's shape)")
     repro.add_argument("--dtype", help="the numbers' dtype (default float32) or the rng_bit_generator elements' "
                                        "(default uint32)")

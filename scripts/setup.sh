@@ -28,7 +28,13 @@ if [ -n "$missing" ]; then
   $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
 fi
 
-python3 -m pip install -q --disable-pip-version-check -e '.[test,parquet,opencl,report,tensorflow,jax,mkl,curand,torch,onedpl,distributed,openvino,onnxruntime,iree,docs,submission]'
+python3 -m pip install -q --disable-pip-version-check -e '.[test,parquet,opencl,report,tensorflow,jax,mkl,curand,torch,onedpl,distributed,openvino,onnxruntime,iree,tinygrad,docs,submission]'
+
+# TensorFlow.js (issue 43): its random ops behind the exec protocol (rngcheck/backends/tfjs/tfjs_exec.js), from npm
+# at the versions package-lock.json pins (node 18 or later; Debian's nodejs where none is on PATH). Measured: npm ci
+# about 5 s, 53 MB of node_modules.
+command -v npm >/dev/null 2>&1 || $SUDO apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
+npm ci --silent --no-audit --no-fund --prefix rngcheck/backends/tfjs
 
 # Real DirectML (Linux): the build says in one line what is missing when a piece cannot be had.
 # Outside CI a machine that cannot have it (no Debian mirror, say) goes on without it.

@@ -99,10 +99,14 @@ def quick_run(spec: str, backend) -> tuple[dict, list[dict]]:
 
 
 def words_results(document, backend) -> list[dict]:
-    """The results of the words cases. The numbers cases (rngcheck.conformance.numbers) of a backend
-    that draws no numbers, and the generator cases (rngcheck.conformance.generator_kat) of one that
-    computes no generator blocks, must all be not applicable; both are left out."""
-    numbers = {case["id"] for case in document["cases"] if case["procedure"] == "numbers"}
+    """The results of the words cases. The cases of the axes that draw numbers (random_numbers: the
+    numbers conventions and the properties) of a backend that draws no numbers, and the generator cases
+    (rngcheck.conformance.generator_kat) of one that computes no generator blocks, must all be not
+    applicable; both are left out."""
+    from rngcheck.conformance.axes import of_category
+
+    numbers = {case["id"] for case in document["cases"]
+               if case["procedure"] == "numbers" or of_category(case["category"]).method == "random_numbers"}
     blocks = {case["id"] for case in document["cases"] if case["procedure"] == "generator"}
     if not getattr(backend, "conventions", ()):
         assert numbers and all(r["status"] == NOT_APPLICABLE and "draws no" in r["message"]
@@ -112,8 +116,6 @@ def words_results(document, backend) -> list[dict]:
                               for r in document["results"] if r["case"] in blocks)
     # Another operator's cases (rngcheck.conformance.axes): not applicable on a backend that does not
     # run it, left out like the numbers cases.
-    from rngcheck.conformance.axes import of_category
-
     others = {case["id"]: of_category(case["category"]) for case in document["cases"]
               if not of_category(case["category"]).required}
     assert all(r["status"] == NOT_APPLICABLE and "runs no" in r["message"] for r in document["results"]

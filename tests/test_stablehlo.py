@@ -194,7 +194,7 @@ def test_oper_and_bits_round_trip():
 def test_every_case_belongs_to_its_axis_its_procedure_and_its_category_too():
     """The axes are data (rngcheck.conformance.axes): a case's class names its axis, and its procedure
     and category are that axis's (tests/test_layers.py: no shared module names an axis)."""
-    assert list(axes.AXES) == ["directml", "numbers", "stablehlo", "known-answers"]
+    assert list(axes.AXES) == ["directml", "numbers", "stablehlo", "known-answers", "properties"]
     for case in axes.all_cases():
         axis = axes.axis_of(case)
         assert case.procedure in axis.procedures, case.id

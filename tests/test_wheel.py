@@ -31,7 +31,7 @@ from rngcheck.results.verdicts import PASS
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "rngcheck"
-SKIPPED = ("__pycache__",)
+SKIPPED = ("__pycache__", "node_modules")   # node_modules: the tfjs program's, installed by npm (setup.sh)
 
 
 def run(argv, cwd, timeout=600, **kwargs):

@@ -139,11 +139,14 @@ class Backend:
 
     def numbers_request(self, request: dict[str, Any]) -> numbers.Request:
         """``request`` read and checked (rngcheck.numbers), under one of this backend's
-        ``conventions``; NotApplicable, naming the backend, for anything else. A backend's
-        ``random_numbers`` starts here, then says what else of the request it cannot draw."""
+        ``conventions``; NotApplicable, naming the backend, for anything else. A convention of the backend's
+        that rngcheck.numbers does not model is the library's own (the property axis alone judges it): its
+        request is read, not checked against a model. A backend's ``random_numbers`` starts here, then
+        says what else of the request it cannot draw."""
         try:
             parsed = numbers.Request.from_dict(request)
-            numbers.check(parsed)
+            if parsed.convention not in self.conventions or parsed.convention in numbers.CONVENTIONS:
+                numbers.check(parsed)
         except numbers.NumbersError as error:
             raise NotApplicable(f"not a numbers request {self.name} can draw: {error}") from None
         if parsed.convention not in self.conventions:

@@ -51,6 +51,7 @@ DATA_SAFE_OPTIONS: dict[str, frozenset[str]] = {
     "curand": frozenset({"max_blocks"}),
     "directml": frozenset({"adapter"}),
     "xla": frozenset({"platform"}), "iree": frozenset(),
+    "tinygrad": frozenset({"device", "realise"}), "keras": frozenset({"backend"}),
 }
 
 

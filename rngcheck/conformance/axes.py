@@ -25,9 +25,9 @@ from .outcome import Outcome
 
 
 def _load() -> None:
-    from . import conventions, directml, known_answers, rng_bit_generator
+    from . import conventions, directml, known_answers, properties, rng_bit_generator
 
-    for package in (directml, conventions, rng_bit_generator, known_answers):
+    for package in (directml, conventions, rng_bit_generator, known_answers, properties):
         AXES.add(package.AXIS.name, package.AXIS)
 
 

@@ -31,7 +31,8 @@ class Repro:
     ``look(case, outcome)``: what to keep of the outcome while its call is still held (the words).
     ``show(case, looked)``: the lines printed before the verdict. ``settle(document, case)``: the
     verdict's last word (an implementation-defined call: nothing needs to pass). ``write(path,
-    document, case, looked)``: the ``--json`` document (None: the result document).
+    document, case, looked)``: the ``--json`` document (None: the result document). ``needs_state``:
+    whether the call reads ``--state`` (a property case names its own seeds).
     """
 
     # (The hooks take the axis's own Case subclass: typed loosely, as a registry of callables is.)
@@ -42,6 +43,7 @@ class Repro:
     show: Callable[..., list[str]] = lambda case, looked: []
     settle: Callable[..., None] | None = None
     write: Callable[..., None] | None = None
+    needs_state: bool = True          # False: the axis's call names its own states (--state is not asked)
 
 
 @dataclass(frozen=True)

@@ -33,9 +33,11 @@ def axis_for(args: argparse.Namespace) -> Axis:
         (first, one), (second, other) = claimed[:2]
         raise RngcheckError(f"{one[0]} ({first.title}) and {other[0]} ({second.title}) cannot be combined: "
                             f"repro reruns one call")
-    if claimed:
-        return claimed[0][0]
-    return next(axis for axis in AXES.values() if axis.repro is not None)
+    axis = claimed[0][0] if claimed else next(axis for axis in AXES.values() if axis.repro is not None)
+    assert axis.repro is not None
+    if axis.repro.needs_state and getattr(args, "state", None) is None:
+        raise RngcheckError("--state is required (the state's words, e.g. 0x0,0x0,0x0,0x0,0x1,0x2)")
+    return axis
 
 
 def run_one(backends: list[NamedBackend], case: Case, axis: Axis, command: list[str]) -> tuple[dict, Any]:

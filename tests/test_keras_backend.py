@@ -1,0 +1,54 @@
+"""The ``keras`` backend (issue 43) through the property axis: on Keras's torch backend a SeedGenerator's
+seed and counter are summed, so seed s's second draw is seed s + 1's first (caught and named); on its numpy
+backend every property holds. Each Keras backend runs in its own worker process (KERAS_BACKEND is read at
+import). Locally a missing keras or torch skips; with CI=true it fails."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from helpers import isolated_backend
+from rngcheck.conformance import axes
+from rngcheck.conformance.properties import cases as property_cases
+from rngcheck.results.statuses import FAILED, PASSED
+
+BACKENDS = str(Path(__file__).with_name("keras_backends.py"))
+
+
+def _hosted(name: str, *modules: str):
+    return isolated_backend(f"{BACKENDS}:{name}", "keras", *modules)
+
+
+def test_on_torch_adjacent_seeds_overlap_one_draw_apart():
+    backend = _hosted("KerasTorch", "torch")
+    try:
+        case = property_cases.by_id("properties/seeds/adjacent-1-2")
+        assert case is not None
+        outcome = axes.run_case(backend, case)
+        assert outcome.status == FAILED, outcome.message
+        assert outcome.diagnosis["id"] == "property-seeds-overlap"
+        parameters = outcome.diagnosis["parameters"]
+        assert parameters["seeds"] == [1, 2] and parameters["positions"] == [1, 0]
+        assert parameters["indexes"] == [0, 0]
+        assert axes.run_case(backend, property_cases.by_id("properties/repeat/seed-0")).status == PASSED
+    finally:
+        backend.close()
+
+
+def test_on_numpy_every_property_holds():
+    backend = _hosted("KerasNumpy")
+    try:
+        outcomes = {case.id: axes.run_case(backend, case) for case in property_cases.property_cases()}
+        assert {i: o.message for i, o in outcomes.items() if o.status != PASSED} == {}
+    finally:
+        backend.close()
+
+
+def test_a_bad_option_is_one_line():
+    from rngcheck.backends.keras_backend import KerasBackend
+    from rngcheck.errors import BackendSpecError
+
+    with pytest.raises(BackendSpecError, match="backend='mxnet' is not one of torch, jax, tensorflow, numpy"):
+        KerasBackend.from_options("backend=mxnet")
