@@ -143,6 +143,32 @@ def test_collision_and_block_ones_kernels_match_numpy():
     assert np.array_equal(Collision().measure(samples)[0]["C"], numpy_state[0]["C"])
 
 
+@needs_c
+def test_window_kernels_match_the_nist_reference_functions():
+    """Universal's distances and the template tests' window counts from words, against the
+    reference functions on the same bits (random, all ones, a short period)."""
+    from rngcheck.stats.bits import to_bits
+    from rngcheck.stats.nist import common, complexity, templates
+
+    rng = np.random.default_rng(13)
+    lib = kernels.active()
+    n_words = common.SAMPLE_WORDS
+    for row in (rng.integers(0, 2 ** 32, n_words, dtype=np.uint32), np.full(n_words, 0xFFFFFFFF, np.uint32),
+                np.tile(rng.integers(0, 2 ** 32, 3, dtype=np.uint32), n_words // 3 + 1)[:n_words]):
+        bits = to_bits(row)
+        L, Q, K = complexity.universal_parameters(bits.size)
+        assert np.array_equal(kernels.universal_distances(lib, row, L, Q, K),
+                              complexity.universal_distances(bits, L, Q, K))
+        for N, m in ((8, 9), (3, 5), (1016, 9)):
+            M = bits.size // N
+            expected = np.stack([np.bincount(common.window_values(block, m), minlength=1 << m)
+                                 for block in bits[:N * M].reshape(N, M)])
+            assert np.array_equal(kernels.block_window_counts(lib, row, N, M, m), expected)
+            assert np.array_equal(kernels.block_ones_windows(lib, row, N, M, m), expected[:, -1])
+        hits = np.minimum(kernels.block_ones_windows(lib, row, bits.size // 1032, 1032, 9), 5)
+        assert np.array_equal(np.bincount(hits, minlength=6), templates.overlapping_classes(bits))
+
+
 def _rank32_c(lib, samples):
     ranks = np.empty(samples.size // 32, dtype=np.int64)
     words = np.ascontiguousarray(samples)

@@ -592,3 +592,41 @@ void weight_window_counts(const u32 *w, i64 rows, i64 s, const int8_t *byte_clas
     }
     free(letters);
 }
+
+/* The m bits (m <= 32) from bit p of a row of `words` words, most significant first (zeros beyond
+ * the row), as an integer whose first bit is its most significant (nist/common.window_values). */
+static inline u32 window_at(const u32 *x, i64 words, i64 p, int m) {
+    i64 j = p >> 5;
+    u64 pair = ((u64)x[j] << 32) | (j + 1 < words ? x[j + 1] : 0u);
+    return (u32)((pair >> (64 - (p & 31) - m)) & (((u64)1 << m) - 1));
+}
+
+/* nist.Universal (universal_statistic): for the L-bit blocks Q .. Q+K-1 of a row (blocks numbered
+ * from 1), the distance to the previous block of the same value (its number itself where none);
+ * last: 2^L scratch. */
+void universal_distances(const u32 *x, i64 words, int L, i64 Q, i64 K, i64 *last, i64 *out) {
+    memset(last, 0, sizeof(i64) << L);
+    for (i64 i = 0; i < Q + K; i++) {
+        u32 v = window_at(x, words, i * L, L);
+        if (i >= Q) out[i - Q] = (i + 1) - last[v];
+        last[v] = i + 1;
+    }
+}
+
+/* nist.NonOverlappingTemplate (template_counts): per block of M bits of a row (N blocks), the
+ * counts of the values of its m-bit windows at 0 .. M-m ((N, 2^m), accumulated). */
+void block_window_counts(const u32 *x, i64 words, i64 N, i64 M, int m, i64 *out) {
+    for (i64 b = 0; b < N; b++)
+        for (i64 p = b * M; p <= b * M + M - m; p++) out[b * ((i64)1 << m) + window_at(x, words, p, m)]++;
+}
+
+/* nist.OverlappingTemplate (overlapping_classes): per block of M bits of a row (N blocks), the
+ * m-bit windows at 0 .. M-m that are all ones. */
+void block_ones_windows(const u32 *x, i64 words, i64 N, i64 M, int m, i64 *out) {
+    u32 all = (u32)(((u64)1 << m) - 1);
+    for (i64 b = 0; b < N; b++) {
+        i64 hits = 0;
+        for (i64 p = b * M; p <= b * M + M - m; p++) hits += window_at(x, words, p, m) == all;
+        out[b] = hits;
+    }
+}

@@ -66,6 +66,9 @@ SIGNATURES = {  # name -> argument types (every function returns void but berlek
     "collision_counts": (_PTR, _I64, _I64, _I64, ctypes.c_int, _PTR),
     "gf2_rank32": (_PTR, _I64, _PTR),
     "block_ones": (_PTR, _I64, _I64, _PTR),
+    "universal_distances": (_PTR, _I64, ctypes.c_int, _I64, _I64, _PTR, _PTR),
+    "block_window_counts": (_PTR, _I64, _I64, _I64, ctypes.c_int, _PTR),
+    "block_ones_windows": (_PTR, _I64, _I64, _I64, ctypes.c_int, _PTR),
     "excursion_counts": (_PTR, _I64, _I64, _PTR),
     "power_lag_counts": (_PTR, _I64, _I64, _PTR, _I64, _PTR),
     "weight_window_counts": (_PTR, _I64, _I64, _PTR, ctypes.c_int, ctypes.c_int, _PTR, _PTR),
@@ -82,8 +85,8 @@ COMPILED_COST = {
     "knuth.byte_frequency": 1.8, "knuth.frequency16": 2.9, "knuth.gap.nibble7": 1.0, "knuth.gap.nibble0": 1.0,
     "knuth.poker": 2.1, "knuth.coupon_collector": 8.6, "knuth.maximum_of_t": 1.3, "knuth.runs_up": 1.9,
     "knuth.runs_down": 1.9, "testu01.birthday_spacings": 7.6, "testu01.hamming": 1.7, "knuth.collision": 2.7,
-    "testu01.random_walk": 1.3, "lanes": 1.7, "nist.overlapping_template": 117, "nist.non_overlapping_template": 117,
-    "nist.universal": 172, "nist.random_excursions": 37, "pr.block_weights": 16.5, "pr.weight_windows": 14.3,
+    "testu01.random_walk": 1.3, "lanes": 1.7, "nist.overlapping_template": 39, "nist.non_overlapping_template": 47,
+    "nist.universal": 40, "nist.random_excursions": 37, "pr.block_weights": 16.5, "pr.weight_windows": 14.3,
     "pr.float_frequency": 21.4, "pr.gap16": 86.5, "pr.power_lags": 5.1,
 }
 COMPILED_COST_RATIO = {"rank.binary.": 0.3, "linear.complexity.": 0.15}
@@ -235,6 +238,31 @@ def block_ones(lib, samples, block: int) -> np.ndarray:
     k, s = words.shape
     out = np.empty((k, s // block), dtype=np.int64)
     lib.block_ones(_p(words), k * (s // block), block, _p(out))
+    return out
+
+
+def universal_distances(lib, row, L: int, Q: int, K: int) -> np.ndarray:
+    """(K,) int64: nist.complexity.universal_distances of a row of words read as bits."""
+    words = _words(row)
+    last = np.empty(1 << L, dtype=np.int64)
+    out = np.empty(K, dtype=np.int64)
+    lib.universal_distances(_p(words), words.size, L, Q, K, _p(last), _p(out))
+    return out
+
+
+def block_window_counts(lib, row, N: int, M: int, m: int) -> np.ndarray:
+    """(N, 2^m) int64: the counts of the m-bit windows of each M-bit block of a row of words."""
+    words = _words(row)
+    out = np.zeros((N, 1 << m), dtype=np.int64)
+    lib.block_window_counts(_p(words), words.size, N, M, m, _p(out))
+    return out
+
+
+def block_ones_windows(lib, row, N: int, M: int, m: int) -> np.ndarray:
+    """(N,) int64: the m-bit windows of all ones in each M-bit block of a row of words."""
+    words = _words(row)
+    out = np.empty(N, dtype=np.int64)
+    lib.block_ones_windows(_p(words), words.size, N, M, m, _p(out))
     return out
 
 
