@@ -6,7 +6,8 @@
     python benchmarks/bench_stats.py stdin [--tier standard]          # the same bytes from a file and from a pipe
     python benchmarks/bench_stats.py compare [--tier standard] [--repeats 3]   # CPU and wall per MiB: the
         # compiled kernels and the numpy code at 1 and 2 processes, and PractRand's RNG_test on the same
-        # bytes where RNG_TEST names it (single- and multithreaded; skipped with the reason otherwise)
+        # bytes where RNG_TEST names it (single- and multithreaded; skipped with the reason otherwise);
+        # --against DIR: and another checkout's kernels at 1 and 2 processes, --no-numpy: without numpy's
     python benchmarks/bench_stats.py power   [--max-bytes 256M] [--generators a,b] [--power-tiers smoke,standard]
                                           [--json FILE]           # bytes each weak generator needs to FAIL, per tier
     python benchmarks/bench_stats.py false-alarms [--seeds 100] [--tier standard]
@@ -148,18 +149,25 @@ def _practrand_version(path: str) -> str:
     return lines[0] if lines else f"{path}: no version line"
 
 
-def compare(tier: str = "standard", repeats: int = 3) -> dict:
-    """CPU and wall time per MiB of whole commands on the same file (module docstring)."""
+def compare(tier: str = "standard", repeats: int = 3, against: str | None = None, numpy: bool = True) -> dict:
+    """CPU and wall time per MiB of whole commands on the same file (module docstring); ``against``:
+    also another checkout's command (compiled kernels, 1 and 2 processes), alternately in the same
+    run; ``numpy``: also the numpy code's rows."""
     nbytes = battery.TIERS[tier]
     load = os.getloadavg()
     print(f"== compare: {tier} tier, {nbytes >> 20} MiB of Philox4x32-10 words from a file, {os.cpu_count()} cores, "
           f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; best of {repeats} alternating runs (and the range)")
     base = [sys.executable, "-m", "rngcheck", "stats", "--tier", tier, "--no-interstream", "--quiet"]
     runs = {}
-    for kernels in ("c", "numpy"):
+    for kernels in ("c", "numpy") if numpy else ("c",):
         for workers in (1, 2):
             runs[f"rngcheck {kernels:5s} {workers} process{'es' if workers > 1 else ''}"] = (
                 base + ["--workers", str(workers)], {**os.environ, "RNGCHECK_KERNELS": kernels}, True)
+            if against and kernels == "c":
+                other = os.path.basename(os.path.normpath(against))
+                runs[f"{other} c {workers} process{'es' if workers > 1 else ''}"] = (
+                    base + ["--workers", str(workers)],
+                    {**os.environ, "RNGCHECK_KERNELS": "c", "PYTHONPATH": os.path.abspath(against)}, True)
     practrand, why = _practrand(nbytes)
     for name, command in (practrand or {}).items():
         runs[name] = (command, dict(os.environ), False)
@@ -377,7 +385,8 @@ def row_bytes(row, tier):
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("what", choices=["speed", "stdin", "compare", "power", "false-alarms", "all"])
-    parser.add_argument("--against", help="speed: also time the battery of this checkout (a directory)")
+    parser.add_argument("--against", help="speed, compare: also time the battery of this checkout (a directory)")
+    parser.add_argument("--no-numpy", action="store_true", help="compare: without the numpy code's rows")
     parser.add_argument("--repeats", type=int, default=3,
                         help="speed --against, compare: alternating runs of each command (the best is kept)")
     parser.add_argument("--generators", help="power: comma-separated panel names (default: all)")
@@ -398,7 +407,7 @@ def main(argv=None) -> int:
     if args.what == "stdin":
         stdin_speed(battery.TIERS[args.tier], args.tier, args.repeats)
     if args.what in ("compare", "all"):
-        compare(args.tier, args.repeats)
+        compare(args.tier, args.repeats, args.against, not args.no_numpy)
     if args.what in ("power", "all"):
         found = power(parse_bytes(args.max_bytes), args.generators and args.generators.split(","),
                       tuple(args.power_tiers.split(",")))

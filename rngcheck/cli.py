@@ -558,21 +558,30 @@ class Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {' '.join(message.split())} (see {self.prog} --help)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The command line; ``only``: the command that will run, whose options alone are added for
+    run, backends and repro (theirs import the conformance suite and the backends' hosting, about
+    0.3 s that ``rngcheck stats`` does not need); None: every command's."""
     parser = Parser(prog="rngcheck", description="Conformance and statistical tests for random-number-generator "
                                      "implementations: DirectML's DML_RANDOM_GENERATOR (Philox 4x32-10) first.")
     parser.add_argument("--version", action="version", version=f"rngcheck {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-    _run_arguments(sub.add_parser("run", help="run the conformance suite on one or more backends"))
-    _backends_arguments(sub.add_parser("backends", help="list the registered backends, available or not, with what "
-                                                        "each says of itself"))
+    run = sub.add_parser("run", help="run the conformance suite on one or more backends")
+    if only in (None, "run"):
+        _run_arguments(run)
+    backends = sub.add_parser("backends", help="list the registered backends, available or not, with what "
+                                               "each says of itself")
+    if only in (None, "backends"):
+        _backends_arguments(backends)
     vectors = sub.add_parser("vectors", help="list or export the known-answer vectors")
     vectors.add_argument("action", choices=["list", "export"])
     vectors.add_argument("--out", default="rngcheck-vectors", help="directory for export")
     vectors.set_defaults(handler=cmd_vectors)
-    _repro_arguments(sub.add_parser("repro", help="run one call on a backend (a failure's reproduction): DirectML's "
-                                                  "words, a numbers request (--kind) or an rng_bit_generator call "
-                                                  "(--algorithm)"))
+    repro = sub.add_parser("repro", help="run one call on a backend (a failure's reproduction): DirectML's "
+                                         "words, a numbers request (--kind) or an rng_bit_generator call "
+                                         "(--algorithm)")
+    if only in (None, "repro"):
+        _repro_arguments(repro)
     _documents_arguments(sub)
     _submission_arguments(sub)
     _stats_arguments(sub)
@@ -736,8 +745,14 @@ def main(argv=None) -> int:
             signal.signal(signal.SIGTERM, previous)
 
 
+def _command_of(argv) -> str | None:
+    """The command a command line names first (None: an option first, or nothing)."""
+    words = sys.argv[1:] if argv is None else list(argv)
+    return words[0] if words and not str(words[0]).startswith("-") else None
+
+
 def _main(argv=None) -> int:
-    parser = build_parser()
+    parser = build_parser(only=_command_of(argv))
     args = parser.parse_args(argv)
     for name, value in vars(args).items():  # no file name or value holds NUL (only in-process callers can)
         if any("\0" in v for v in (value if isinstance(value, list) else [value]) if isinstance(v, str)):

@@ -116,6 +116,59 @@ def test_kernel_functions_match_their_numpy_forms():
         assert kernels.berlekamp_massey(lib, seq) == berlekamp_massey(seq.tolist())
 
 
+@needs_c
+def test_collision_and_block_ones_kernels_match_numpy():
+    """The collision count's hash set (its tag wraps every 255 sets) and the ones per block of words."""
+    from rngcheck.stats.testu01 import Collision
+
+    rng = np.random.default_rng(11)
+    lib = kernels.active()
+    for words in (rng.integers(0, 2 ** 32, (2, 300 * 64), dtype=np.uint32),
+                  rng.integers(0, 2 ** 8, (2, 300 * 64), dtype=np.uint32) << np.uint32(24),  # many collisions
+                  np.zeros((2, 300 * 64), np.uint32)):
+        values = np.sort((words >> np.uint32(8)).reshape(-1, 64), axis=1)
+        expected = (values[:, 1:] == values[:, :-1]).sum(axis=1).reshape(2, -1).sum(axis=1)
+        got = kernels.per_row(lib, "collision_counts", words, 1, 64, 24)[:, 0]
+        assert np.array_equal(got, expected)
+        bitmap = kernels.per_row(lib, "collision_counts", words, 1, 64, 25)[:, 0]  # the bitmap above 24 bits
+        values = np.sort((words >> np.uint32(7)).reshape(-1, 64), axis=1)
+        assert np.array_equal(bitmap, (values[:, 1:] == values[:, :-1]).sum(axis=1).reshape(2, -1).sum(axis=1))
+        for block in (1, 3, 64, words.shape[1]):
+            width = words.shape[1] // block * block
+            expected_ones = np.bitwise_count(words[:, :width]).reshape(2, -1, block).sum(axis=2, dtype=np.int64)
+            assert np.array_equal(kernels.block_ones(lib, words[:, :width], block), expected_ones)
+    samples = rng.integers(0, 2 ** 32, (2, 1 << 16), dtype=np.uint32)
+    with kernels.using("numpy"):
+        numpy_state = Collision().measure(samples)
+    assert np.array_equal(Collision().measure(samples)[0]["C"], numpy_state[0]["C"])
+
+
+@needs_c
+def test_window_kernels_match_the_nist_reference_functions():
+    """Universal's distances and the template tests' window counts from words, against the
+    reference functions on the same bits (random, all ones, a short period)."""
+    from rngcheck.stats.bits import to_bits
+    from rngcheck.stats.nist import common, complexity, templates
+
+    rng = np.random.default_rng(13)
+    lib = kernels.active()
+    n_words = common.SAMPLE_WORDS
+    for row in (rng.integers(0, 2 ** 32, n_words, dtype=np.uint32), np.full(n_words, 0xFFFFFFFF, np.uint32),
+                np.tile(rng.integers(0, 2 ** 32, 3, dtype=np.uint32), n_words // 3 + 1)[:n_words]):
+        bits = to_bits(row)
+        L, Q, K = complexity.universal_parameters(bits.size)
+        assert np.array_equal(kernels.universal_distances(lib, row, L, Q, K),
+                              complexity.universal_distances(bits, L, Q, K))
+        for N, m in ((8, 9), (3, 5), (1016, 9)):
+            M = bits.size // N
+            expected = np.stack([np.bincount(common.window_values(block, m), minlength=1 << m)
+                                 for block in bits[:N * M].reshape(N, M)])
+            assert np.array_equal(kernels.block_window_counts(lib, row, N, M, m), expected)
+            assert np.array_equal(kernels.block_ones_windows(lib, row, N, M, m), expected[:, -1])
+        hits = np.minimum(kernels.block_ones_windows(lib, row, bits.size // 1032, 1032, 9), 5)
+        assert np.array_equal(np.bincount(hits, minlength=6), templates.overlapping_classes(bits))
+
+
 def _rank32_c(lib, samples):
     ranks = np.empty(samples.size // 32, dtype=np.int64)
     words = np.ascontiguousarray(samples)

@@ -44,7 +44,7 @@ Result document (JSON; schema "rngcheck-stats", schema_version 1), flat on purpo
 The tests are TESTS, a rngcheck.registry.Registry of BatteryTest under the name their results
 carry, in the order they run and are reported (main_tests: those of a tier; INTERSTREAM_TESTS:
 an XOR pair's). Tiers (bytes of the main stream; --bytes overrides): smoke 8 MiB (seconds: a CI gate), standard
-256 MiB (seconds on 2 cores: about 6 CPU-seconds, benchmarks/bench_stats.py), deep 4 GiB by
+256 MiB (seconds on 2 cores: about 4.5 CPU-seconds, benchmarks/bench_stats.py), deep 4 GiB by
 default. Every test reads the whole main stream except the slowest ones (each says its
 Accumulator.budget: matrix rank, serial/ApEn, cumulative sums, coupon collector read 1/8 of it,
 at least 2 MiB; the spectral test 1/32, at least 1 MiB; SP 800-22's template, universal and

@@ -434,6 +434,8 @@ def run(args) -> int:
     peers.check(wanted)
     dieharder_tests = _dieharder_tests(args.dieharder_tests, wanted)
     max_bytes = _check_progressive(args, wanted)
+    from . import kernels
+    kernels.keep_freed_memory()  # the per-chunk temporaries reuse memory, not fresh pages
     with _claim_json(args):   # checked before the run, locked until written
         if args.progressive:
             return _run_progressive(args, max_bytes)

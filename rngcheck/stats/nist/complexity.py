@@ -14,7 +14,7 @@ import math
 import numpy as np
 from scipy import special
 
-from .. import pvalues
+from .. import kernels, pvalues
 from ..accumulators import Accumulator, chi2_counts
 from ..tiers import MiB
 from .common import SAMPLE_WORDS, DoesNotApply, sample_bits, window_values
@@ -52,6 +52,12 @@ def universal_statistic(bits):
     if n < UNIVERSAL_MIN_N[6]:
         return DoesNotApply(f"n = {n} < {UNIVERSAL_MIN_N[6]}")
     L, Q, K = universal_parameters(n)
+    return universal_fn(universal_distances(bits, L, Q, K), K), L, K
+
+
+def universal_distances(bits, L: int, Q: int, K: int) -> np.ndarray:
+    """For the L-bit blocks Q+1 .. Q+K (numbered from 1), the distance to the previous block of the
+    same value, or the block's number where there is none (kernels.universal_distances in C)."""
     values = window_values(bits[:(Q + K) * L], L)[::L].astype(np.uint8 if L <= 8 else np.uint16)  # radix sort
     index = np.arange(1, Q + K + 1)
     order = np.argsort(values, kind="stable")  # by value, then position
@@ -59,8 +65,12 @@ def universal_statistic(bits):
     same[1:] = values[order][1:] == values[order][:-1]
     previous = np.zeros(Q + K, dtype=np.int64)
     previous[order[1:]] = np.where(same[1:], index[order][:-1], 0)  # last earlier index of the value, 0 if none
-    distances = index[Q:] - previous[Q:]
-    return float(np.log2(distances.astype(np.float64)).sum()) / K, L, K
+    return index[Q:] - previous[Q:]
+
+
+def universal_fn(distances: np.ndarray, K: int) -> float:
+    """f_n of section 2.9.4 from the distances (both paths: the same floating-point sum)."""
+    return float(np.log2(distances.astype(np.float64)).sum()) / K
 
 
 def universal_parameters(n: int) -> tuple[int, int, int]:
@@ -160,7 +170,13 @@ class Universal(Accumulator):
     sample_words = SAMPLE_WORDS
 
     def measure(self, samples):
-        fn = np.array([universal_statistic(bits)[0] for bits in sample_bits(samples)])
+        lib = kernels.active()
+        n = samples.shape[1] * 32
+        if lib is not None and n >= UNIVERSAL_MIN_N[6]:
+            L, Q, K = universal_parameters(n)
+            fn = np.array([universal_fn(kernels.universal_distances(lib, row, L, Q, K), K) for row in samples])
+        else:
+            fn = np.array([universal_statistic(bits)[0] for bits in sample_bits(samples)])
         return {"fn": fn}, {}
 
     def evaluate(self, records, totals, samples):

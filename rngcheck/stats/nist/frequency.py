@@ -9,7 +9,7 @@ import math
 import numpy as np
 from scipy import special
 
-from .. import pvalues
+from .. import kernels, pvalues
 from ..accumulators import Accumulator
 from ..bits import ones as count_ones
 from ..bits import walk_extremes
@@ -75,7 +75,9 @@ class Monobit(Accumulator):
     sample_words = SAMPLE_WORDS
 
     def measure(self, samples):
-        ones = count_ones(samples, axis=1)
+        lib = kernels.active()
+        ones = kernels.block_ones(lib, samples, samples.shape[1])[:, 0] if lib is not None \
+            else count_ones(samples, axis=1)
         return {"ones": ones}, {"ones": ones.sum()}
 
     def evaluate(self, records, totals, samples):
@@ -99,7 +101,9 @@ class BlockFrequency(Accumulator):
 
     def measure(self, samples):
         M = self.block_words * 32
-        ones = count_ones(samples.reshape(samples.shape[0], -1, self.block_words), axis=2)
+        lib = kernels.active()
+        ones = kernels.block_ones(lib, samples, self.block_words) if lib is not None \
+            else count_ones(samples.reshape(samples.shape[0], -1, self.block_words), axis=2)
         numerator = ((2 * ones - M) ** 2).sum(axis=1)  # chi2 = numerator / M, exact integers
         return {"numerator": numerator}, {"numerator": numerator.sum()}
 

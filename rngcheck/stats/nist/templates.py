@@ -14,7 +14,7 @@ import math
 import numpy as np
 from scipy import special
 
-from .. import pvalues
+from .. import kernels, pvalues
 from ..accumulators import Accumulator, chi2_counts
 from ..tiers import MiB
 from .common import SAMPLE_WORDS, DoesNotApply, sample_bits, window_values
@@ -69,8 +69,12 @@ def template_counts(bits, m: int, N: int, templates) -> np.ndarray:
     M = np.asarray(bits).size // N
     counts = np.stack([np.bincount(window_values(block, m), minlength=1 << m)
                        for block in np.asarray(bits, dtype=np.uint8)[:N * M].reshape(N, M)])  # (N, 2^m)
-    index = [int("".join(map(str, t)), 2) for t in templates]
-    return counts[:, index]
+    return counts[:, template_index(templates)]
+
+
+def template_index(templates) -> list[int]:
+    """The templates (0/1 sequences, first bit most significant) as the values of m-bit windows."""
+    return [int("".join(map(str, t)), 2) for t in templates]
 
 
 def non_overlapping_moments(M: int, m: int) -> tuple[float, float]:
@@ -155,8 +159,15 @@ class NonOverlappingTemplate(Accumulator):
     templates = aperiodic_templates(9)
 
     def measure(self, samples):
-        W = np.stack([template_counts(bits, self.m, self.blocks, self.templates)
-                      for bits in sample_bits(samples)])  # (k, 8, 148)
+        lib = kernels.active()
+        if lib is not None:
+            M = samples.shape[1] * 32 // self.blocks
+            index = template_index(self.templates)
+            W = np.stack([kernels.block_window_counts(lib, row, self.blocks, M, self.m)[:, index]
+                          for row in samples])  # (k, 8, 148)
+        else:
+            W = np.stack([template_counts(bits, self.m, self.blocks, self.templates)
+                          for bits in sample_bits(samples)])  # (k, 8, 148)
         sums, squares = W.sum(axis=1), (W * W).sum(axis=1)  # exact integers per sample and template
         return {"sum": sums, "squares": squares}, {"sum": sums.sum(axis=0), "squares": squares.sum(axis=0)}
 
@@ -197,7 +208,14 @@ class OverlappingTemplate(Accumulator):
     program = np.array(overlapping_probabilities())
 
     def measure(self, samples):
-        nu = np.stack([overlapping_classes(bits) for bits in sample_bits(samples)])
+        lib = kernels.active()
+        if lib is not None:
+            M, m, K = 1032, 9, 5  # overlapping_classes' defaults
+            N = samples.shape[1] * 32 // M
+            nu = np.stack([np.bincount(np.minimum(kernels.block_ones_windows(lib, row, N, M, m), K), minlength=K + 1)
+                           for row in samples])
+        else:
+            nu = np.stack([overlapping_classes(bits) for bits in sample_bits(samples)])
         return {"nu": nu}, {"nu": nu.sum(axis=0)}
 
     def evaluate(self, records, totals, samples):
