@@ -13,7 +13,6 @@ import math
 from collections.abc import Callable
 
 import numpy as np
-from scipy import stats as scipy_stats
 
 from ... import numbers
 from ...errors import NotApplicable
@@ -186,6 +185,8 @@ def check_integers(backend, case: Case, strict: bool) -> Outcome:
         raise _failed(f"[{low}, {high}) never gave {missing[:8]} in {values.size} numbers", "property-range-missing",
                       f"[{low}, {high}) never gave {missing[0]}", low=low, high=high, missing=missing[:8],
                       count=int(values.size))
+    from scipy import stats as scipy_stats  # here: the command line imports no scipy (tests/test_startup.py)
+
     chi2, p = scipy_stats.chisquare(counts)
     if p < FALSE_ALARM:
         expected = values.size / counts.size
