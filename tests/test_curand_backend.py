@@ -165,6 +165,9 @@ def test_quick_profile_expressible_cases_pass_the_rest_are_not_applicable(backen
         if not axes.axis_of(case).required:   # another operator: cuRAND runs none
             assert result["status"] == "n/a" and "runs no" in result["message"], result
             continue
+        if case.axis == "properties":   # cuRAND's host generator holds every property it can be asked
+            assert result["status"] in ("passed", "n/a"), result
+            continue
         if case.procedure == GENERATOR:   # Random123's known answers: cuRAND computes no generator blocks
             assert result["status"] == "n/a" and "computes no" in result["message"], result
             continue
