@@ -75,16 +75,23 @@ def _in_a_finalizer(frame) -> bool:
     return False
 
 
+_TERMINATED: list[int] = []   # the signals turned into an interrupt, in this process
+
+
 def _terminate_as_interrupt(signum, frame):
     """SIGTERM (and its retry, SIGALRM) as KeyboardInterrupt. Landing in a finalizer, where the exception
     would be ignored, it is raised again 10 ms later (measured: a report drawing figures ran to its end,
-    exit 0, when the signal landed in a WeakKeyDictionary's callback)."""
+    exit 0, when the signal landed in a WeakKeyDictionary's callback). Raised inside a library's own
+    ``finally`` it may be replaced by whatever that clean-up raises in its half-done state (measured:
+    matplotlib's savefig raised AttributeError from restore_bbox); ``main`` takes any exception after
+    one as the interrupt it is."""
     import signal
 
     if _in_a_finalizer(frame):
         signal.signal(signal.SIGALRM, _terminate_as_interrupt)
         signal.setitimer(signal.ITIMER_REAL, 0.01)
         return
+    _TERMINATED.append(signum)
     raise KeyboardInterrupt
 
 
@@ -739,6 +746,11 @@ def main(argv=None) -> int:
         return _main(argv)
     except KeyboardInterrupt:  # between the handlers' own catches (parsing, imports)
         print("rngcheck: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except Exception:
+        if not _TERMINATED:
+            raise
+        print("rngcheck: interrupted", file=sys.stderr)   # what a clean-up raised in the interrupt's place
         return EXIT_INTERRUPTED
     finally:
         if previous is not None:

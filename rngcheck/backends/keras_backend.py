@@ -88,14 +88,8 @@ class KerasBackend(Backend):
             raise NotApplicable(f"the keras backend draws no {parsed.kind} {parsed.dtype}")
         if not 0 < parsed.count <= MAX_NUMBERS:
             raise NotApplicable(f"{parsed.count} numbers: the keras backend draws 1 to {MAX_NUMBERS} a call")
-        words = placement.read_state(state)
-        if int(words[5]) or any(int(w) for w in words[1:4]):
-            raise NotApplicable("a SeedGenerator's seed is state word 4 (word 5 zero) and its position counter "
-                                "word 0 (words 1-3 zero)")
-        position = int(words[0])
-        if position > MAX_POSITION:
-            raise NotApplicable(f"position {position}: the keras backend reaches positions 0 to {MAX_POSITION}")
-        generator = self.keras.random.SeedGenerator(int(words[4]))
+        seed, position = placement.seed_and_position(state, "keras", MAX_POSITION)
+        generator = self.keras.random.SeedGenerator(seed)
         for _ in range(position):
             self._draw(parsed, generator)
         return self._draw(parsed, generator)

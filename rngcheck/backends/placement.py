@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import counter, layout
 from ..description import RULES, check_layout
-from ..errors import Rejected
+from ..errors import NotApplicable, Rejected
 from ..reference import chunks
 
 # 16 MiB of uint32 per library call: bounded memory, few calls. Read once, when this module
@@ -31,6 +31,21 @@ def read_state(state) -> np.ndarray:
         return counter.state_array(state)
     except ValueError as error:
         raise Rejected(str(error), rule="state-sizes") from None
+
+
+def seed_and_position(state, library: str, max_position: int) -> tuple[int, int]:
+    """A seeded library generator's (seed, position) as the property axis writes them into the state
+    (rngcheck.conformance.properties): the seed is state word 4 (word 5 zero), the position (the draw of
+    the generator made from that seed) counter word 0 (words 1-3 zero); NotApplicable for any other state,
+    or a position past ``max_position`` (each one is drawn again from the seed)."""
+    words = read_state(state)
+    if int(words[5]) or any(int(w) for w in words[1:4]):
+        raise NotApplicable(f"{library}'s seed is one uint32 word (state word 4; word 5 zero) and its position "
+                            f"counter word 0 (words 1-3 zero)")
+    position = int(words[0])
+    if position > max_position:
+        raise NotApplicable(f"position {position}: the {library} backend reaches positions 0 to {max_position}")
+    return int(words[4]), position
 
 
 def checked_element_count(sizes, strides, buffer) -> int:

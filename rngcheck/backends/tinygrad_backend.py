@@ -87,13 +87,7 @@ class TinygradBackend(Backend):
             raise NotApplicable(f"the tinygrad backend draws no {parsed.kind} {parsed.dtype}")
         if not 0 < parsed.count <= MAX_NUMBERS:
             raise NotApplicable(f"{parsed.count} numbers: the tinygrad backend draws 1 to {MAX_NUMBERS} a call")
-        words = placement.read_state(state)
-        position, seed = int(words[0]), int(words[4])
-        if int(words[5]) or any(int(w) for w in words[1:4]):
-            raise NotApplicable("tinygrad's seed is one uint32 word (state word 4; word 5 zero) and its position "
-                                "counter word 0 (words 1-3 zero)")
-        if position > MAX_POSITION:
-            raise NotApplicable(f"position {position}: the tinygrad backend reaches positions 0 to {MAX_POSITION}")
+        seed, position = placement.seed_and_position(state, "tinygrad", MAX_POSITION)
         tensor = self.tinygrad.Tensor
         tensor.manual_seed(seed)
         for _ in range(position):
