@@ -199,3 +199,26 @@ def test_run_with_stats_puts_the_battery_into_the_result_document_and_report(tmp
     assert len(stats["results"]) > 50
     report = rngcheck("report", str(tmp_path / "r.json"), "--summary", str(tmp_path / "s.md"))
     assert "1 stats documents" in report.stdout
+
+
+def test_an_interrupt_replaced_by_a_clean_up_error_is_still_an_interrupt(monkeypatch, capsys):
+    """SIGTERM's KeyboardInterrupt raised inside a library's ``finally`` can be replaced by what that
+    clean-up raises (matplotlib's savefig: AttributeError); after a SIGTERM any exception is the interrupt."""
+    import pytest
+
+    from rngcheck import cli
+
+    def interrupted_then_broken(argv):
+        cli._TERMINATED.append(15)
+        raise AttributeError("'Axes' object has no attribute 'apply_aspect'")
+
+    monkeypatch.setattr(cli, "_TERMINATED", [])
+    monkeypatch.setattr(cli, "_main", interrupted_then_broken)
+    assert cli.main(["report"]) == cli.EXIT_INTERRUPTED
+    assert capsys.readouterr().err == "rngcheck: interrupted\n"
+
+    def broken(argv):
+        raise AttributeError("a bug, no signal")
+    monkeypatch.setattr(cli, "_main", broken)
+    with pytest.raises(AttributeError):   # without a signal, a bug stays a bug
+        cli.main(["report"])
