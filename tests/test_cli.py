@@ -219,6 +219,7 @@ def test_an_interrupt_replaced_by_a_clean_up_error_is_still_an_interrupt(monkeyp
 
     def broken(argv):
         raise AttributeError("a bug, no signal")
+    monkeypatch.setattr(cli, "_TERMINATED", [])
     monkeypatch.setattr(cli, "_main", broken)
     with pytest.raises(AttributeError):   # without a signal, a bug stays a bug
         cli.main(["report"])
