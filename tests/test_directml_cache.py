@@ -192,7 +192,8 @@ def test_the_linux_backend_checks_a_pinned_build_before_loading_it(tmp_path, mon
 
 
 def fake_wine_route(tmp_path: Path, payload: bytes):
-    """A Wine route's cache that is_set_up accepts (fake files), and xvfb-run that shows how it was run."""
+    """A Wine route's cache that is_set_up accepts (fake files), an Xvfb that says display 7, and a wine
+    that shows how it was run."""
     from rngcheck.backends.directml.bridge import windows
 
     layout = windows.WindowsLayout(Layout(tmp_path / "cache"))
@@ -206,9 +207,12 @@ def fake_wine_route(tmp_path: Path, payload: bytes):
     cache.marker_of(layout.dll).write_text(json.dumps(record))
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    (bin_dir / "xvfb-run").write_text('#!/bin/sh\necho "xvfb-run $*"\n')
-    (bin_dir / "xvfb-run").chmod(0o755)
-    (bin_dir / "wine").symlink_to("/bin/true")
+    (bin_dir / "Xvfb").write_text(f"#!{sys.executable}\nimport os, sys, time\n"
+                                  "os.write(int(sys.argv[sys.argv.index('-displayfd') + 1]), b'7\\n')\n"
+                                  "time.sleep(60)\n")
+    (bin_dir / "wine").write_text('#!/bin/sh\necho "wine $* on DISPLAY=$DISPLAY"\n')
+    for tool in ("Xvfb", "wine"):
+        (bin_dir / tool).chmod(0o755)
     env = dict(os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}")
     return layout, env
 
@@ -222,10 +226,11 @@ def test_the_wine_route_hands_wine_only_a_checked_dll(tmp_path):
     payload = os.urandom(1 << 16)
     layout, env = fake_wine_route(tmp_path, payload)
     ran = wine_route(layout, env)
-    assert ran.returncode == 0 and f"--dml {layout.dll} " in ran.stdout.decode()          # intact: run
+    said = ran.stdout.decode()
+    assert ran.returncode == 0 and f"--dml {layout.dll} " in said and "on DISPLAY=:7" in said  # intact: run
     damage(layout.dll, "truncated")
     refused = wine_route(layout, env)
-    assert refused.returncode == 1 and b"xvfb-run" not in refused.stdout                  # never handed to Wine
+    assert refused.returncode == 1 and b"DISPLAY=" not in refused.stdout                  # never handed to Wine
     reason = json.loads(refused.stdout[refused.stdout.index(b"{"):])
     assert reason["unavailable"] and "\n" not in reason["error"]
     assert f"{layout.dll} is damaged" in reason["error"]
@@ -235,7 +240,7 @@ def test_the_wine_route_hands_wine_only_a_checked_dll(tmp_path):
     shutil.copy(layout.dll, other)
     shutil.copy(cache.marker_of(layout.dll), cache.marker_of(other))
     refused = wine_route(layout, env, "--dml", str(other))
-    assert refused.returncode == 1 and b"DirectML 1.9.0: " in refused.stdout and b"xvfb-run" not in refused.stdout
+    assert refused.returncode == 1 and b"DirectML 1.9.0: " in refused.stdout and b"DISPLAY=" not in refused.stdout
 
 
 def test_a_truncated_library_is_one_line_not_a_sigbus_on_the_real_chain(tmp_path):

@@ -12,9 +12,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from helpers import unavailable
+from rngcheck import reference
 from rngcheck.backends.directml.bridge.chain import Layout
 from rngcheck.backends.directml.bridge.windows import DIRECTML_DLL, WindowsLayout, is_set_up
 from rngcheck.backends.exec_backend import ExecBackend
@@ -70,8 +72,8 @@ def test_quick_profile_passes_under_wine(wine_ready, tmp_path):
 
 
 def test_a_flipped_bit_is_caught_and_named(wine_ready, tmp_path):
-    code, document, _ = run(tmp_path, "--profile", "quick", "--case", "kat", spec=SPEC + " --fault flip")
-    assert code == 1
+    code, document, stderr = run(tmp_path, "--profile", "quick", "--case", "kat", spec=SPEC + " --fault flip")
+    assert code == 1, stderr
     failed = [r for r in document["results"] if r["status"] == "failed"]
     assert failed and all(r["mismatch_count"] >= 1 and r["diagnosis"] for r in failed)
 
@@ -81,12 +83,71 @@ def test_a_crash_or_hang_in_wine_ends_the_case_and_the_run_goes_on(wine_ready, t
     # the timeout must leave Wine's start-up room on a loaded machine (xdist's other worker busy): at 8 s a
     # crashing case was once timed out before it crashed, and a hanging one once ended another way; a crash
     # needs no short timeout (60 s), a hang is ended at 20 s
-    code, document, _ = run(tmp_path, "--profile", "quick", "--case", "kat", "--timeout",
-                            "60" if fault == "crash" else "20", spec=SPEC + f" --fault {fault}")
-    assert code == 1
+    code, document, stderr = run(tmp_path, "--profile", "quick", "--case", "kat", "--timeout",
+                                 "60" if fault == "crash" else "20", spec=SPEC + f" --fault {fault}")
+    assert code == 1, stderr
     results = document["results"]
     said = [(r["status"], r["message"][:120]) for r in results]
     assert len(results) == 3 and all(r["status"] == status for r in results), said   # every case ran
+
+
+def wine_processes(prefix: Path) -> dict[int, bytes]:
+    """The live processes of Wine on ``prefix`` (by their WINEPREFIX): pid and environment."""
+    found = {}
+    needle = f"WINEPREFIX={prefix}".encode()
+    for entry in os.listdir("/proc"):
+        try:
+            environ = Path(f"/proc/{entry}/environ").read_bytes() if entry.isdigit() else b""
+        except OSError:
+            continue
+        if needle in environ.split(b"\0"):
+            found[int(entry)] = environ
+    return found
+
+
+def test_wine_s_own_processes_are_not_the_backend_s(wine_ready):
+    """The wineserver and Wine's services serve every backend on the prefix: they do not carry a
+    backend's mark (rngcheck.backends.lifetime), so ending one backend (a hang's kill included) leaves
+    another's Wine running; the backend's own processes (the launcher, Xvfb, dml_exec.exe) all end."""
+    from rngcheck.backends import lifetime
+
+    prefix = WindowsLayout(Layout.default()).prefix
+    first, second = ExecBackend(LAUNCHER, timeout=120), ExecBackend(LAUNCHER, timeout=120)
+    try:
+        mark = f"{lifetime.OWNER_VARIABLE}={first.child.owner}".encode()
+        wine = wine_processes(prefix)
+        servers = [pid for pid in wine if Path(f"/proc/{pid}/comm").read_text().startswith("wineserver")]
+        assert servers, f"no wineserver for {prefix} among {sorted(wine)}"
+        assert not [pid for pid, environ in wine.items() if mark in environ.split(b"\0")]
+        assert lifetime.marked(first.child.owner)             # the launcher and Xvfb carry it
+        first.child.kill()                                    # as a hang's time limit ends it
+        assert lifetime.marked(first.child.owner) == []
+        assert all(Path(f"/proc/{pid}").exists() for pid in servers)
+        state, sizes, strides = np.arange(1, 7, dtype=np.uint32), (1, 1, 1, 8), (8, 8, 8, 1)
+        got, expected = np.zeros(8, np.uint32), np.zeros(8, np.uint32)
+        second.random_generator(state, sizes, strides, got)                  # the other still runs
+        reference.random_generator(state, sizes, strides, expected)
+        assert got.tolist() == expected.tolist()
+    finally:
+        first.close()
+        second.close()
+
+
+def test_an_x_server_that_does_not_start_is_one_line(tmp_path):
+    """No free display (an Xvfb that fails): unavailable, with the server's last word."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "Xvfb").write_text("#!/bin/sh\necho '(EE) no free display, for this test' >&2\nexit 1\n")
+    (bin_dir / "Xvfb").chmod(0o755)
+    (bin_dir / "wine").symlink_to("/bin/true")
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    done = subprocess.run([sys.executable, "-c", "import sys; from rngcheck.backends.directml import wine; "
+                           "sys.exit(wine.on_a_display(['wine', 'x.exe'], {}))"], capture_output=True, env=env,
+                          timeout=60)
+    assert done.returncode == 1
+    reason = json.loads(done.stdout[done.stdout.index(b"{"):])
+    assert reason["unavailable"] and "\n" not in reason["error"]
+    assert reason["error"] == "directml-wine: Xvfb did not start: (EE) no free display, for this test"
 
 
 def unavailable_reason(*arguments, env=None) -> str:
@@ -104,7 +165,7 @@ def test_unavailable_without_the_set_up(tmp_path):
 
 
 def test_unavailable_without_wine_or_xvfb(tmp_path):
-    env = {**os.environ, "PATH": str(tmp_path)}                  # neither wine nor xvfb-run on it
+    env = {**os.environ, "PATH": str(tmp_path)}                  # neither wine nor Xvfb on it
     assert "is not installed (apt-get install" in unavailable_reason(env=env)
 
 
@@ -137,11 +198,11 @@ def test_set_up_offline_without_the_wheel_names_it(tmp_path):
 
 def test_set_up_names_each_missing_tool(tmp_path, monkeypatch):
     from rngcheck.backends.directml.bridge import build, windows
-    monkeypatch.setattr(build.shutil, "which", lambda tool: None if tool in ("wine", "xvfb-run") else "/bin/true")
+    monkeypatch.setattr(build.shutil, "which", lambda tool: None if tool in ("wine", "Xvfb") else "/bin/true")
     with pytest.raises(build.SetupError) as raised:
         windows.set_up(WindowsLayout(Layout(tmp_path)), offline=True, quiet=True)
     message = str(raised.value)
-    assert "wine (apt-get install wine wine64)" in message and "xvfb-run (apt-get install xvfb)" in message
+    assert "wine (apt-get install wine wine64)" in message and "Xvfb (apt-get install xvfb)" in message
 
 
 def test_a_changed_input_means_not_set_up(tmp_path):

@@ -83,7 +83,7 @@ def test_the_wine_route_sets_up_and_runs_from_the_installed_wheel(installed, tmp
     """python -m rngcheck.backends.directml.bridge.windows from the venv (the cache already set up:
     nothing rebuilt), then the kat cases on DirectML.dll under Wine, a result document and the page."""
     _, python = installed
-    for tool in ("wine", "xvfb-run"):
+    for tool in ("wine", "Xvfb"):
         if shutil.which(tool) is None:
             unavailable(f"{tool} is not installed")
     set_up = run([python, "-m", "rngcheck.backends.directml.bridge.windows"], cwd=tmp_path, timeout=3600)

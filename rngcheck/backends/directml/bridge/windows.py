@@ -67,7 +67,7 @@ TOOLS = {                       # command: the Debian package that provides it
     "wine": "wine wine64",
     "wineboot": "wine",
     "wineserver": "wine",
-    "xvfb-run": "xvfb",
+    "Xvfb": "xvfb",
     "bison": "bison",
     "flex": "flex",
     "dpkg-deb": "dpkg",
@@ -124,13 +124,10 @@ def wine_env(layout: WindowsLayout) -> dict:
 
 
 def command(layout: WindowsLayout, dll: Path | None = None, adapter: str = "default") -> list[str]:
-    """The exec command running dml_exec.exe under Wine (environment: wine_env(layout)).
-
-    xvfb-run looks for a free display from the number given: starting from one of the process's
-    own, several Wine backends started at once (parallel tests) do not race for display 99."""
-    first_display = 100 + os.getpid() % 20000
-    return ["xvfb-run", "-a", "-n", str(first_display), "wine", str(layout.program), "--dml", str(dll or layout.dll),
-            "--d3d12", str(layout.d3d12), "--adapter", adapter]
+    """The command running dml_exec.exe under Wine (environment: wine_env(layout), and an X display:
+    rngcheck.backends.directml.wine gives it one of its own)."""
+    return ["wine", str(layout.program), "--dml", str(dll or layout.dll), "--d3d12", str(layout.d3d12),
+            "--adapter", adapter]
 
 
 # -- 1. DirectML.dll --------------------------------------------------------------------------
