@@ -258,7 +258,8 @@ OPERATOR_BACKENDS = {"stablehlo": ["numpy", "xla", "iree"],
                      # backends are n/a (no seed maps onto their keys). Cost: docs/properties.md.
                      "properties": ["numpy", "tensorflow", "openvino", "onnxruntime", "tinygrad", "keras:backend=torch",
                                     "keras:backend=jax", "keras:backend=tensorflow", "keras:backend=numpy",
-                                    "exec:node rngcheck/backends/tfjs/tfjs_exec.js", "triton"]}
+                                    "exec:node rngcheck/backends/tfjs/tfjs_exec.js", "triton",
+                                    "numba"]}
 # The main tables leave the property cases to their own table (--operator properties).
 MAIN_EXCLUDES = ["-k", "not properties/"]
 
