@@ -259,7 +259,7 @@ OPERATOR_BACKENDS = {"stablehlo": ["numpy", "xla", "iree"],
                      "properties": ["numpy", "tensorflow", "openvino", "onnxruntime", "tinygrad", "keras:backend=torch",
                                     "keras:backend=jax", "keras:backend=tensorflow", "keras:backend=numpy",
                                     "exec:node rngcheck/backends/tfjs/tfjs_exec.js", "triton",
-                                    "numba"]}
+                                    "numba", "mlx"]}
 # The main tables leave the property cases to their own table (--operator properties).
 MAIN_EXCLUDES = ["-k", "not properties/"]
 

@@ -28,7 +28,7 @@ if [ -n "$missing" ]; then
   $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
 fi
 
-python3 -m pip install -q --disable-pip-version-check -e '.[test,parquet,opencl,report,tensorflow,jax,mkl,curand,torch,onedpl,distributed,openvino,onnxruntime,iree,tinygrad,triton,numba,docs,submission]'
+python3 -m pip install -q --disable-pip-version-check -e '.[test,parquet,opencl,report,tensorflow,jax,mkl,curand,torch,onedpl,distributed,openvino,onnxruntime,iree,tinygrad,triton,numba,mlx,docs,submission]'
 
 # TensorFlow.js (issue 43): its random ops behind the exec protocol (rngcheck/backends/tfjs/tfjs_exec.js), from npm
 # at the versions package-lock.json pins (node 18 or later; Debian's nodejs where none is on PATH). Measured: npm ci

@@ -52,7 +52,7 @@ DATA_SAFE_OPTIONS: dict[str, frozenset[str]] = {
     "directml": frozenset({"adapter"}),
     "xla": frozenset({"platform"}), "iree": frozenset(),
     "tinygrad": frozenset({"device", "realise"}), "keras": frozenset({"backend"}),
-    "triton": frozenset(), "numba": frozenset({"mode"}),
+    "triton": frozenset(), "numba": frozenset({"mode"}), "mlx": frozenset(),
 }
 
 
