@@ -4,8 +4,9 @@ run by Triton's interpreter (``TRITON_INTERPRET=1``: the kernels run on the CPU,
 Written against Triton 3.9.0 (triton/language/random.py). Its generator is Philox4x32-10, one block an
 element: ``tl.randint4x(seed, offset)`` is Philox4x32-10 of counter (offset mod 2^32, offset >> 32, 0, 0)
 (the high word only for an int64 offset) under key (seed mod 2^32, seed >> 32); ``tl.randint`` is its lane 0.
-(triton-lang/triton#6832 moved int64 offsets from Philox4x64 to this: the same seed and an int64 offset give
-other bits on older Triton.) ``tl.rand`` folds lane 0 as int32 (``x < 0 ? ~x : x``) and scales it by the float32
+(triton-lang/triton#6832 moved int64 offsets from Philox4x64 to this: Triton 3.3.1 gives Philox4x64-10 of
+(offset, 0, 0, 0) under key (seed, 0), its words' low 32 bits, so an int64 offset gives other bits there; measured,
+docs/library-findings.md.) ``tl.rand`` folds lane 0 as int32 (``x < 0 ? ~x : x``) and scales it by the float32
 nearest 4.6566127342e-10 (just under 2^-31, so the largest, 2^31 - 1 rounded to 2^31, gives 1 - 2^-24, never 1);
 ``tl.randn`` is Box-Muller of lanes 0 and 1 made uniform that way (u1 at least 1e-7), the cosine only.
 tests/test_triton_backend.py checks each of these bit for bit against rngcheck.philox.
