@@ -72,6 +72,7 @@ How a backend is named and loaded: rngcheck.backends.registry.
 
 from __future__ import annotations
 
+from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -137,12 +138,24 @@ class Backend:
                                 f"not {counters.dtype}{list(counters.shape)}")
         return lanes, bits
 
-    def numbers_request(self, request: dict[str, Any]) -> numbers.Request:
+    def numbers_request(self, request: dict[str, Any], *, kinds: Mapping[str, Collection[str]] | None = None,
+                        max_numbers: int | None = None, ranged: bool = True) -> numbers.Request:
         """``request`` read and checked (rngcheck.numbers), under one of this backend's
         ``conventions``; NotApplicable, naming the backend, for anything else. A convention of the backend's
         that rngcheck.numbers does not model is the library's own (the property axis alone judges it): its
         request is read, not checked against a model. A backend's ``random_numbers`` starts here, then
-        says what else of the request it cannot draw."""
+        says what else of the request it cannot draw; the common limits are said here: ``kinds`` (kind:
+        the dtypes drawn), ``max_numbers`` a call, and ``ranged=False`` for uniforms in [0, 1) only."""
+        parsed = self._numbers_request(request)
+        if kinds is not None and parsed.dtype not in kinds.get(parsed.kind, ()):
+            raise NotApplicable(f"the {self.name} backend draws no {parsed.kind} {parsed.dtype}")
+        if not ranged and parsed.kind == numbers.UNIFORM and parsed.low is not None:
+            raise NotApplicable(f"the {self.name} backend draws uniforms in [0, 1) only: no uniform range")
+        if max_numbers is not None and not 0 < parsed.count <= max_numbers:
+            raise NotApplicable(f"{parsed.count} numbers: the {self.name} backend draws 1 to {max_numbers} a call")
+        return parsed
+
+    def _numbers_request(self, request: dict[str, Any]) -> numbers.Request:
         try:
             parsed = numbers.Request.from_dict(request)
             if parsed.convention not in self.conventions or parsed.convention in numbers.CONVENTIONS:

@@ -83,11 +83,7 @@ class KerasBackend(Backend):
 
     def random_numbers(self, request: dict, state):
         """Rules 1-2 of the module doc."""
-        parsed = self.numbers_request(request)
-        if parsed.dtype not in KINDS.get(parsed.kind, ()):
-            raise NotApplicable(f"the keras backend draws no {parsed.kind} {parsed.dtype}")
-        if not 0 < parsed.count <= MAX_NUMBERS:
-            raise NotApplicable(f"{parsed.count} numbers: the keras backend draws 1 to {MAX_NUMBERS} a call")
+        parsed = self.numbers_request(request, kinds=KINDS, max_numbers=MAX_NUMBERS)
         seed, position = placement.seed_and_position(state, "keras", MAX_POSITION)
         generator = self.keras.random.SeedGenerator(seed)
         for _ in range(position):

@@ -66,11 +66,7 @@ class MlxBackend(Backend):
 
     def random_numbers(self, request: dict, state):
         """Rules 1-2 of the module doc."""
-        parsed = self.numbers_request(request)
-        if parsed.dtype not in KINDS.get(parsed.kind, ()):
-            raise NotApplicable(f"the mlx backend draws no {parsed.kind} {parsed.dtype}")
-        if not 0 < parsed.count <= MAX_NUMBERS:
-            raise NotApplicable(f"{parsed.count} numbers: the mlx backend draws 1 to {MAX_NUMBERS} a call")
+        parsed = self.numbers_request(request, kinds=KINDS, max_numbers=MAX_NUMBERS)
         seed, position = placement.seed_and_position(state, "mlx", MAX_POSITION)
         self.mx.random.seed(seed)
         for _ in range(position):

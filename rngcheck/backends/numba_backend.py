@@ -79,15 +79,8 @@ class NumbaBackend(Backend):
 
     def random_numbers(self, request: dict, state):
         """Rules 2-4 of the module doc."""
-        parsed = self.numbers_request(request)
-        if parsed.dtype not in KINDS.get(parsed.kind, ()):
-            raise NotApplicable(f"numba.cuda.random draws no {parsed.kind} {parsed.dtype}")
-        if parsed.kind == numbers.UNIFORM and parsed.low is not None:
-            raise NotApplicable("numba.cuda.random draws uniforms in [0, 1) only: it has no range")
-        limit = SIMULATED_NUMBERS if self.mode == "cudasim" else MAX_NUMBERS
-        if not 0 < parsed.count <= limit:
-            raise NotApplicable(f"{parsed.count} numbers: the numba backend (mode={self.mode}) draws 1 to {limit} "
-                                "a call")
+        parsed = self.numbers_request(request, kinds=KINDS, ranged=False,
+                                      max_numbers=SIMULATED_NUMBERS if self.mode == "cudasim" else MAX_NUMBERS)
         seed, position = placement.seed_and_position(state, "numba", MAX_POSITION)
         states = self._states(seed)
         kernel = self.kernels[(parsed.kind, parsed.dtype)]

@@ -85,9 +85,7 @@ class OnnxRuntimeBackend(Backend):
 
     def random_numbers(self, request: dict, state):
         """rngcheck.numbers under the onnxruntime-cpu convention; see the module doc."""
-        parsed = self.numbers_request(request)
-        if not 0 < parsed.count <= MAX_NUMBERS:
-            raise NotApplicable(f"{parsed.count} numbers: the onnxruntime backend draws 1 to {MAX_NUMBERS} per call")
+        parsed = self.numbers_request(request, max_numbers=MAX_NUMBERS)
         seed = seed_of(placement.read_state(state))
         if float(np.float32(seed)) != seed:
             raise NotApplicable(f"state word 4 = {seed:#x} (the minstd_rand0 seed) is not a float32 integer: "

@@ -82,11 +82,7 @@ class TinygradBackend(Backend):
 
     def random_numbers(self, request: dict, state):
         """Rules 2-4 of the module doc."""
-        parsed = self.numbers_request(request)
-        if parsed.dtype not in KINDS.get(parsed.kind, ()):
-            raise NotApplicable(f"the tinygrad backend draws no {parsed.kind} {parsed.dtype}")
-        if not 0 < parsed.count <= MAX_NUMBERS:
-            raise NotApplicable(f"{parsed.count} numbers: the tinygrad backend draws 1 to {MAX_NUMBERS} a call")
+        parsed = self.numbers_request(request, kinds=KINDS, max_numbers=MAX_NUMBERS)
         seed, position = placement.seed_and_position(state, "tinygrad", MAX_POSITION)
         tensor = self.tinygrad.Tensor
         tensor.manual_seed(seed)

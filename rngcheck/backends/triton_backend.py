@@ -100,13 +100,7 @@ class TritonBackend(Backend):
 
     def random_numbers(self, request: dict, state):
         """Rules 2-3 of the module doc."""
-        parsed = self.numbers_request(request)
-        if parsed.dtype not in KINDS.get(parsed.kind, ()):
-            raise NotApplicable(f"Triton draws no {parsed.kind} {parsed.dtype} (tl.rand, tl.randn: float32)")
-        if parsed.kind == numbers.UNIFORM and parsed.low is not None:
-            raise NotApplicable("tl.rand draws [0, 1) only: Triton has no uniform range")
-        if not 0 < parsed.count <= MAX_NUMBERS:
-            raise NotApplicable(f"{parsed.count} numbers: the triton backend draws 1 to {MAX_NUMBERS} a call")
+        parsed = self.numbers_request(request, kinds=KINDS, max_numbers=MAX_NUMBERS, ranged=False)  # tl.rand: [0, 1)
         seed, position = placement.seed_and_position(state, "triton", MAX_POSITION)
         return self.draw(parsed.kind, seed, position * parsed.count, parsed.count)
 
