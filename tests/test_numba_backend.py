@@ -58,11 +58,20 @@ def test_the_interval_property_names_it_where_the_draw_reaches_it(numba):
     outcome = axes.run_case(numba, replace(stock, seeds=(ONE_SEED,)))
     assert outcome.status == FAILED and outcome.diagnosis["id"] == "property-interval", outcome.message
     assert outcome.diagnosis["parameters"]["index"] == 0 and outcome.diagnosis["parameters"]["ones"] >= 1
+    # the axis's own edge case is this seed (the model above found it): `rngcheck run --backend numba` names it
+    assert ONE_SEED in property_cases.EDGE_SEEDS
+    edge = property_cases.by_id(f"properties/interval/edge-seed-{ONE_SEED}")
+    assert edge is not None
+    outcome = axes.run_case(numba, edge)
+    assert outcome.status == FAILED and outcome.diagnosis["parameters"] == {
+        "seed": ONE_SEED, "value": 1.0, "index": 0, "count": 1, "ones": 1}, outcome.message
 
 
-def test_every_property_it_can_draw_passes(numba):
+def test_every_other_property_it_can_draw_passes(numba):
     statuses = {case.id: axes.run_case(numba, case) for case in property_cases.property_cases()}
-    assert all(o.status in (PASSED, NOT_APPLICABLE) for o in statuses.values()), \
+    failed = {i: o.diagnosis["id"] for i, o in statuses.items() if o.status == FAILED}
+    assert failed == {f"properties/interval/edge-seed-{ONE_SEED}": "property-interval"}
+    assert all(o.status in (PASSED, NOT_APPLICABLE) for i, o in statuses.items() if i not in failed), \
         {i: o.message for i, o in statuses.items() if o.status not in (PASSED, NOT_APPLICABLE)}
     assert [i for i, o in statuses.items() if o.status == NOT_APPLICABLE] == ["properties/integers/range-m5-5",
                                                                               "properties/bits/range-0-2pow30"]

@@ -26,7 +26,9 @@ Rules (each case names the one it checks; rngcheck.conformance.properties.check 
    clear at least once (a float32 detour leaves the low bits clear; the chance that a bit of a fair
    draw is constant over 4096 numbers is 2^-4095).
 9. interval: a float32 uniform in [0, 1) never returns 1.0, nothing below 0, nothing that is not a
-   number.
+   number. Besides a plain draw, the first numbers of the seeds in EDGE_SEEDS: seeds known to take a
+   shipped generator to the top of its range, where a rounding to float32 gives 1.0 (found with a model
+   of that library's seeding, kept here as vectors: any generator without the defect passes them).
 """
 
 from __future__ import annotations
@@ -45,6 +47,10 @@ OVERLAP_RUN = 8         # a run of this many equal numbers (bit for bit) is an o
 POSITIONS = 4           # draws of WINDOW / POSITIONS numbers at positions 0..3 (rules 3, 5)
 FALSE_ALARM = 1e-9      # the p-value below which a count is not chance (rule 7)
 INTEGER_COUNT = 10000   # rule 7's draw: 1000 a value over [-5, 5)
+# Rule 9's seeds that reach the top of a shipped generator's float32 range: numba.cuda.random 0.68.1's
+# xoroshiro128+ (its first float64 uniform from seed 20610118 lies in [1 - 2^-25, 1): numba#10810).
+EDGE_SEEDS = {20610118: "numba#10810"}
+EDGE_COUNT = 16         # the first numbers of each edge seed
 PROPERTIES = ("repeat", "order", "recreate", "seeds", "stream", "integers", "bits", "interval")
 CATEGORIES = tuple(f"property-{name}" for name in PROPERTIES)   # each also the procedure of its cases
 
@@ -123,6 +129,9 @@ def property_cases() -> list[Case]:
                        dtype="int32", count=WINDOW, low=0, high=1 << 30))
     cases.append(_case("interval", "uniform-float32", f"{WINDOW} float32 uniforms lie in [0, 1)",
                        "rule 9: a uniform stays in its declared interval", (5,), count=WINDOW))
+    cases += [_case("interval", f"edge-seed-{s}", f"seed {s}'s first {EDGE_COUNT} float32 uniforms lie in [0, 1) "
+                    f"(the seed of {finding})", "rule 9: a uniform stays in its declared interval", (s,),
+                    count=EDGE_COUNT) for s, finding in EDGE_SEEDS.items()]
     return cases
 
 
