@@ -108,32 +108,26 @@ def _functions() -> dict[tuple[str, str], Any]:
             (numbers.NORMAL, "float64"): random.xoroshiro128p_normal_float64}
 
 
+def _loop(function) -> Any:
+    """Rule 2: len(out) numbers drawn in turn from state 0 (the body both targets compile)."""
+    def draw(states, out):
+        for i in range(out.shape[0]):
+            out[i] = function(states, 0)
+    return draw
+
+
 def _compiled() -> dict[tuple[str, str], Any]:
-    """Rule 1, mode=cpu: one @njit loop a function, drawing len(out) numbers from state 0."""
+    """Rule 1, mode=cpu: the loop under @njit, a function each."""
     import numba
 
-    def loop(function):
-        @numba.njit
-        def draw(states, out):
-            for i in range(out.shape[0]):
-                out[i] = function(states, 0)
-        return draw
-
-    return {kind: loop(function) for kind, function in _functions().items()}
+    return {kind: numba.njit(_loop(function)) for kind, function in _functions().items()}
 
 
 def _simulated() -> dict[tuple[str, str], Any]:
-    """Rule 1, mode=cudasim: one kernel a function, launched as one block of one thread."""
+    """Rule 1, mode=cudasim: the loop as a kernel, launched as one block of one thread, a function each."""
     from numba import cuda
 
-    def kernel(function):
-        @cuda.jit
-        def draw(states, out):
-            for i in range(out.shape[0]):
-                out[i] = function(states, 0)
+    def launcher(kernel):
+        return lambda states, out: kernel[1, 1](states, out)
 
-        def launch(states, out):
-            draw[1, 1](states, out)
-        return launch
-
-    return {kind: kernel(function) for kind, function in _functions().items()}
+    return {kind: launcher(cuda.jit(_loop(function))) for kind, function in _functions().items()}
