@@ -14,6 +14,8 @@ import numpy as np
 
 from rngcheck import numbers
 from rngcheck.backends import Backend
+from rngcheck.numbers import jax as jax_numbers
+from rngcheck.numbers import jax_keys
 
 
 class Drawing(Backend):
@@ -111,6 +113,34 @@ class HalvesRealisedLate(Drawing):
         return drawn
 
 
+class JaxKeyed(Drawing):
+    """JAX's float32 uniforms from jax.random.key(seed)'s key data [0, seed] (rngcheck.numbers.jax_keys), naming
+    JAX as its platform: rule 10 holds. The seed is key word 4; a position is not modelled (position 0 only)."""
+
+    name = "jax-keyed"
+
+    def describe(self):
+        return {"platform_seeding": "jax"}
+
+    def key(self, seed):
+        return (0, seed)
+
+    def numbers(self, request, state):
+        if request.kind != "uniform" or request.dtype != "float32":
+            return numbers.draw(request, state)
+        words = jax_keys.words(self.key(int(state[4])), request.count)
+        return jax_numbers.uniform_from_bits("float32", words)
+
+
+class KeyedSeedFirst(JaxKeyed):
+    """JAX keyed from [seed, 0], the seed in the key's first word (Keras 3 on JAX)."""
+
+    name = "keyed-seed-first"
+
+    def key(self, seed):
+        return (seed, 0)
+
+
 @dataclass(frozen=True)
 class Broken:
     backend: type[Drawing]
@@ -125,5 +155,6 @@ PANEL = (
     Broken(UniformReachesOne, "properties/interval/uniform-float32", "property-interval"),
     Broken(SeedPlusCounter, "properties/seeds/adjacent-1-2", "property-seeds-overlap"),
     Broken(HalvesRealisedLate, "properties/stream/seed-1", "property-stream-repeats"),
+    Broken(KeyedSeedFirst, "properties/keying/seed-42", "property-keying"),
 )
 CORRECT = Drawing

@@ -1,5 +1,6 @@
 """The ``keras`` backend (issue 43) through the property axis: on Keras's torch backend a SeedGenerator's
-seed and counter are summed, so seed s's second draw is seed s + 1's first (caught and named); on its numpy
+seed and counter are summed, so seed s's second draw is seed s + 1's first (caught and named); on its JAX
+backend seed 42 keys JAX as [42, 0], not jax.random.key(42)'s [0, 42] (rule 10, named); on its numpy
 backend every property holds. Each Keras backend runs in its own worker process (KERAS_BACKEND is read at
 import). Locally a missing keras or torch skips; with CI=true it fails."""
 
@@ -12,7 +13,7 @@ import pytest
 from helpers import isolated_backend
 from rngcheck.conformance import axes
 from rngcheck.conformance.properties import cases as property_cases
-from rngcheck.results.statuses import FAILED, PASSED
+from rngcheck.results.statuses import FAILED, NOT_APPLICABLE, PASSED
 
 BACKENDS = str(Path(__file__).with_name("keras_backends.py"))
 
@@ -41,7 +42,26 @@ def test_on_numpy_every_property_holds():
     backend = _hosted("KerasNumpy")
     try:
         outcomes = {case.id: axes.run_case(backend, case) for case in property_cases.property_cases()}
+        keying = f"properties/keying/seed-{property_cases.KEYING_SEED}"
+        assert outcomes.pop(keying).status == NOT_APPLICABLE    # it names no platform rngcheck models
         assert {i: o.message for i, o in outcomes.items() if o.status != PASSED} == {}
+    finally:
+        backend.close()
+
+
+def test_on_jax_seed_42_is_keyed_42_0_not_jax_s_0_42():
+    """Keras's JAX backend draws from its SeedGenerator's [seed, counter] as raw key data: seed 42's first draw
+    is jax.random.uniform's from [42, 0], where jax.random.key(42) is [0, 42] (rule 10 names it)."""
+    backend = _hosted("KerasJax", "jax")
+    try:
+        assert backend.describe()["platform_seeding"] == "jax"
+        outcome = axes.run_case(backend, property_cases.by_id(f"properties/keying/seed-{property_cases.KEYING_SEED}"))
+        assert outcome.status == FAILED, outcome.message
+        assert outcome.diagnosis["id"] == "property-keying"
+        parameters = outcome.diagnosis["parameters"]
+        assert parameters["key"] == [42, 0] and parameters["expected"] == [0, 42], parameters
+        assert parameters["layout"] == "partitionable" and "[42, 0]" in outcome.message
+        assert outcome.repro_arguments == ["--property", "properties/keying/seed-42"]
     finally:
         backend.close()
 

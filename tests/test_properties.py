@@ -7,11 +7,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from properties_panel import CORRECT, PANEL, Drawing
+from properties_panel import CORRECT, PANEL, Drawing, JaxKeyed
 from rngcheck.backends import Backend
 from rngcheck.backends.reference import NumpyBackend
 from rngcheck.conformance import axes
 from rngcheck.conformance.properties import cases as property_cases
+from rngcheck.conformance.properties import check as property_check
+from rngcheck.numbers import jax as jax_numbers
+from rngcheck.numbers import jax_keys
 from rngcheck.results.statuses import FAILED, NOT_APPLICABLE, PASSED
 
 CASES = property_cases.property_cases()
@@ -21,10 +24,46 @@ def _outcomes(backend):
     return {case.id: axes.run_case(backend, case) for case in CASES}
 
 
+KEYING = f"properties/keying/seed-{property_cases.KEYING_SEED}"
+
+
 @pytest.mark.parametrize("backend", [NumpyBackend(), CORRECT()], ids=["numpy", "correct"])
 def test_a_generator_without_the_defects_passes_every_property(backend):
     outcomes = _outcomes(backend)
+    assert outcomes.pop(KEYING).status == NOT_APPLICABLE     # rule 10: it names no platform
     assert {id_: o.status for id_, o in outcomes.items() if o.status != PASSED} == {}
+
+
+def test_a_front_end_keyed_as_its_platform_passes_rule_10_and_a_platform_not_modelled_is_na():
+    case = property_cases.by_id(KEYING)
+    assert axes.run_case(JaxKeyed(), case).status == PASSED
+
+    class OtherPlatform(CORRECT):
+        def describe(self):
+            return {"platform_seeding": "torch"}
+
+    outcome = axes.run_case(OtherPlatform(), case)
+    assert outcome.status == NOT_APPLICABLE and "no seeding of platform 'torch'" in outcome.message
+    assert set(property_cases.PLATFORMS) == set(property_check.PLATFORM_NUMBERS)
+
+
+def test_rule_10_names_the_key_data_and_the_layout_it_finds():
+    class SwappedOldLayout(JaxKeyed):
+        def numbers(self, request, state):
+            words = jax_keys.words((int(state[4]), 0), request.count, "original")
+            return jax_numbers.uniform_from_bits("float32", words)
+
+    class Unkeyed(JaxKeyed):
+        def numbers(self, request, state):
+            return np.full(request.count, 0.5, dtype=np.float32)
+
+    case = property_cases.by_id(KEYING)
+    found = axes.run_case(SwappedOldLayout(), case)
+    assert found.status == FAILED and found.diagnosis["parameters"]["key"] == [42, 0]
+    assert found.diagnosis["parameters"]["layout"] == "original" and "original layout" in found.message
+    unknown = axes.run_case(Unkeyed(), case)
+    assert unknown.status == FAILED and unknown.diagnosis["parameters"]["key"] is None
+    assert unknown.diagnosis["parameters"]["index"] == 0 and "no other key data" in unknown.message
 
 
 @pytest.mark.parametrize("broken", PANEL, ids=[b.backend.name for b in PANEL])

@@ -15,6 +15,9 @@ convention, ``keras``, is the library's own, judged by the property axis only
    ``seed + counter`` (so seed s's draw 1 is seed s + 1's draw 0: the property axis names it
    property-seeds-overlap), JAX uses ``[seed, counter]`` as the key data (not ``jax.random.PRNGKey(seed)``,
    ``[0, seed]``), TensorFlow the pair as a stateless seed, numpy a generator seeded from the pair.
+   On JAX the backend names its platform (``describe()["platform_seeding"] = "jax"``), so the property
+   axis's rule 10 compares seed s's first draw with ``jax.random.key(s)``'s and names the key data
+   [s, 0] it finds (property-keying). rngcheck models no other backend's own seeding.
 2. Kinds: uniform (float32, float64; ``keras.random.uniform``, a range through minval/maxval), normal
    (float32, float64; ``keras.random.normal``), integers (int32, int64; ``keras.random.randint``).
 """
@@ -75,7 +78,8 @@ class KerasBackend(Backend):
                 "generator": f"{self.backend}'s, seeded from the SeedGenerator's [seed, counter]",
                 "device": "cpu", "keras_backend": self.backend, "written_against": WRITTEN_AGAINST,
                 "version": f"keras {self.keras.__version__} ({self.backend} {under})",
-                "keras": self.keras.__version__, self.backend: under}
+                "keras": self.keras.__version__, self.backend: under,
+                **({"platform_seeding": "jax"} if self.backend == "jax" else {})}
 
     def random_generator(self, state, sizes, strides, buffer, *, output_state=True,
                          feature_level=FEATURE_LEVEL_4_0):

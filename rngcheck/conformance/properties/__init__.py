@@ -1,6 +1,7 @@
 """Properties every generator that draws numbers owes its users, checked without a model of it
-(rngcheck.conformance.properties.cases rules 1-9): repeatable seeds in any order, seeds and streams that
-do not overlap, integer ranges that are whole and uniform, uniforms that stay in their interval."""
+(rngcheck.conformance.properties.cases rules 1-10): repeatable seeds in any order, seeds and streams that
+do not overlap, integer ranges that are whole and uniform, uniforms that stay in their interval, and a
+front end's seed keying its platform as the platform does."""
 
 from __future__ import annotations
 

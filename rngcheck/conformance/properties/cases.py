@@ -29,6 +29,11 @@ Rules (each case names the one it checks; rngcheck.conformance.properties.check 
    number. Besides a plain draw, the first numbers of the seeds in EDGE_SEEDS: seeds known to take a
    shipped generator to the top of its range, where a rounding to float32 gives 1.0 (found with a model
    of that library's seeding, kept here as vectors: any generator without the defect passes them).
+10. keying: a front end that draws through a platform's generator keys it from seed s as the platform's
+   own integer seeding does, so seed s gives the platform's numbers for seed s. The one rule with a model:
+   the platform's, named by the backend (its ``describe()["platform_seeding"]``; PLATFORMS lists those
+   rngcheck models). A backend that names none is not applicable. JAX: ``jax.random.key(s)`` is key data
+   [0, s] (rngcheck.numbers.jax_keys rule 1); Keras 3 on JAX draws from [s, counter] instead.
 """
 
 from __future__ import annotations
@@ -51,7 +56,9 @@ INTEGER_COUNT = 10000   # rule 7's draw: 1000 a value over [-5, 5)
 # xoroshiro128+ (its first float64 uniform from seed 20610118 lies in [1 - 2^-25, 1): numba#10810).
 EDGE_SEEDS = {20610118: "numba#10810"}
 EDGE_COUNT = 16         # the first numbers of each edge seed
-PROPERTIES = ("repeat", "order", "recreate", "seeds", "stream", "integers", "bits", "interval")
+KEYING_SEED = 42        # rule 10's seed (the seed of Keras's JAX finding, issue 43)
+PLATFORMS = ("jax",)    # rule 10's platforms: rngcheck.conformance.properties.check models their seeding
+PROPERTIES = ("repeat", "order", "recreate", "seeds", "stream", "integers", "bits", "interval", "keying")
 CATEGORIES = tuple(f"property-{name}" for name in PROPERTIES)   # each also the procedure of its cases
 
 
@@ -132,6 +139,9 @@ def property_cases() -> list[Case]:
     cases += [_case("interval", f"edge-seed-{s}", f"seed {s}'s first {EDGE_COUNT} float32 uniforms lie in [0, 1) "
                     f"(the seed of {finding})", "rule 9: a uniform stays in its declared interval", (s,),
                     count=EDGE_COUNT) for s, finding in EDGE_SEEDS.items()]
+    cases.append(_case("keying", f"seed-{KEYING_SEED}", f"seed {KEYING_SEED}'s first {DRAW} float32 uniforms are "
+                       f"the platform's own for seed {KEYING_SEED}", "rule 10: a front end keys its platform's "
+                       "generator as the platform's own seeding does", (KEYING_SEED,), count=DRAW))
     return cases
 
 

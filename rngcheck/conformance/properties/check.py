@@ -1,10 +1,11 @@
-"""The checks of the property cases (rngcheck.conformance.properties.cases, rules 2-9).
+"""The checks of the property cases (rngcheck.conformance.properties.cases, rules 2-10).
 
 Each draw is the backend's ``random_numbers`` (rngcheck.backends.contract) under the first of its
 ``conventions`` that draws the case's kind and dtype: a convention rngcheck.numbers models must define
 them; a library's own (one rngcheck.numbers does not model) is asked, and NotApplicable moves on to the
 next. A backend that draws none of them is not applicable, never a pass. The verdict needs no model:
-the numbers are compared with each other (bit for bit), with the range, or counted.
+the numbers are compared with each other (bit for bit), with the range, or counted; rule 10 alone
+compares them with the platform's own numbers (PLATFORM_NUMBERS).
 """
 
 from __future__ import annotations
@@ -16,10 +17,12 @@ import numpy as np
 
 from ... import numbers
 from ...errors import NotApplicable
+from ...numbers import jax as jax_numbers
+from ...numbers import jax_keys
 from ...results.statuses import FAILED, PASSED
 from ..checks import named
 from ..outcome import CaseFailed, Outcome, call_backend
-from .cases import FALSE_ALARM, OVERLAP_RUN, POSITIONS, Case, seed_state
+from .cases import FALSE_ALARM, OVERLAP_RUN, PLATFORMS, POSITIONS, Case, seed_state
 from .diagnosis import diagnosis
 
 Draw = Callable[[int, int], np.ndarray]   # (seed, position) -> the numbers
@@ -244,6 +247,58 @@ def check_interval(backend, case: Case, strict: bool) -> Outcome:
     return _passed(convention, f"{values.size} {case.dtype} uniforms in [0, 1)")
 
 
+def _jax_uniforms(key: tuple[int, int], layout: str, count: int) -> np.ndarray:
+    return jax_numbers.uniform_from_bits("float32", jax_keys.words(key, count, layout))
+
+
+def _jax_keys(seed: int) -> list[tuple[tuple[int, int], str]]:
+    """Key data a front end may have made of ``seed`` (the platform's own first), each with how it is read."""
+    low, high = seed & jax_keys.MASK32, (seed >> 32) & jax_keys.MASK32
+    return [((0, low), f"jax.random.key({seed})"), ((high, low), f"jax.random.key({seed}) with 64-bit mode on"),
+            ((low, 0), "[seed, 0]: the seed in word 0"), ((low, high), "[seed mod 2^32, seed >> 32]: the words "
+            "swapped"), ((low, low), "[seed, seed]"), ((0, 0), "[0, 0]: the seed ignored")]
+
+
+# Rule 10's platforms: (the key data the platform makes of a seed and a search of others, the float32
+# uniforms of key data under a layout, the layouts, the platform's own layout).
+PLATFORM_NUMBERS = {"jax": (_jax_keys, _jax_uniforms, jax_keys.LAYOUTS)}   # one entry per PLATFORMS name
+
+
+def check_keying(backend, case: Case, strict: bool) -> Outcome:
+    """Rule 10."""
+    seed = case.seeds[0]
+    try:
+        platform = backend.describe().get("platform_seeding")
+    except Exception:   # a backend whose describe fails names no platform here (the run records why)
+        platform = None
+    if not platform:
+        raise NotApplicable("the backend names no platform whose generator it seeds (describe()['platform_seeding'])")
+    if platform not in PLATFORM_NUMBERS:
+        raise NotApplicable(f"rngcheck models no seeding of platform {platform!r} (it models {', '.join(PLATFORMS)})")
+    keys, uniforms, layouts = PLATFORM_NUMBERS[platform]
+    convention, _, drawn = _drawer(backend, case)
+    candidates = keys(seed)
+    (own, own_text), own_layout = candidates[0], layouts[0]
+    if _same(uniforms(own, own_layout, case.count), drawn) is None:
+        return _passed(convention, f"seed {seed}: {case.count} numbers are {platform}'s from {own_text}, key data "
+                                   f"{list(own)}")
+    found = next(((key, text, layout) for layout in layouts for key, text in candidates
+                  if _same(uniforms(key, layout, case.count), drawn) is None), None)
+    if found is None:
+        at = _same(uniforms(own, own_layout, case.count), drawn)
+        raise _failed(f"seed {seed}: number {at} differs from {platform}'s {own_text} (key data {list(own)}), and no "
+                      f"other key data tried ({len(candidates)} under {len(layouts)} layouts) gives these numbers",
+                      "property-keying", f"seed {seed}: not {platform}'s key data {list(own)}; none of "
+                      f"{len(candidates) * len(layouts)} tried", seed=seed, platform=platform, expected=list(own),
+                      key=None, index=at)
+    key, text, layout = found
+    how = "" if layout == own_layout else f", in {platform}'s {layout} layout"
+    raise _failed(f"seed {seed}: the numbers are {platform}'s from key data {list(key)} ({text}{how}), not from "
+                  f"{own_text}'s {list(own)}", "property-keying", f"seed {seed} keyed as {list(key)}{how}, not "
+                  f"{platform}'s {list(own)}", seed=seed, platform=platform, expected=list(own), key=list(key),
+                  layout=layout)
+
+
 PROCEDURES = {"property-repeat": check_repeat, "property-order": check_order, "property-recreate": check_recreate,
               "property-seeds": check_seeds, "property-stream": check_stream, "property-integers": check_integers,
-              "property-bits": check_bits, "property-interval": check_interval}
+              "property-bits": check_bits, "property-interval": check_interval, "property-keying": check_keying}

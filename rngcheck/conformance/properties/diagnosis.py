@@ -1,5 +1,5 @@
 """The property axis's diagnoses: one id per broken property (rngcheck.conformance.properties.cases
-rules 2-9), each given with the parameters that show it (seeds, positions, shift, value, bit)."""
+rules 2-10), each given with the parameters that show it (seeds, positions, shift, value, bit)."""
 
 from __future__ import annotations
 
@@ -21,6 +21,8 @@ DIAGNOSES = {
     "property-bits-unreachable": "a bit of the declared range is never set, or never clear (rule 8: a float32 "
                                  "detour, a narrow generator)",
     "property-interval": "a uniform left its declared interval (rule 9: 1.0 from [0, 1), a negative, a NaN)",
+    "property-keying": "a front end keyed its platform's generator otherwise than the platform's own seeding "
+                       "(rule 10: the same seed gives other numbers than the platform's)",
 }
 
 
