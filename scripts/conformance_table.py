@@ -45,7 +45,8 @@ from rngcheck.results.verdicts import run_verdict, said  # noqa: E402
 
 DEFAULT = ["numpy", "opencl", "randomgen", "tensorflow", "tensorflow:state=spec", "jax", "jax:state_words=3",
            "mkl", "random123", "random123:mode=engine", "curand", "pyopencl", "pyopencl:mode=generator",
-           "torch", "torch:state=spec", "onedpl", "openvino", "onnxruntime", "directml:lib=0.2.5", "directml:lib=0.2.0",
+           "torch", "torch:state=spec", "onedpl", "openvino", "onnxruntime", "triton", "directml:lib=0.2.5",
+           "directml:lib=0.2.0",
            "exec:python3 -m rngcheck.backends.directml.wine"]     # DirectML.dll 1.15.4 under Wine
 CATEGORIES = ["kat", "vectors", "mapping", "counter", "key", "layout", "state", "validation", "property", "scale"]
 # The numbers layer (rngcheck.numbers): a second table, of the backends that draw numbers at all.

@@ -8,4 +8,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 exec python3 scripts/conformance_table.py --case generator --results results/generators --check \
-  --backend numpy --backend randomgen --backend random123 --backend jax --backend tensorflow:jit_compile=1 "$@"
+  --backend numpy --backend randomgen --backend random123 --backend jax --backend tensorflow:jit_compile=1 --backend triton "$@"
