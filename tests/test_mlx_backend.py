@@ -11,12 +11,12 @@ import pytest
 from helpers import isolated_backend
 from rngcheck.conformance import axes
 from rngcheck.conformance.properties import cases as property_cases
-from rngcheck.numbers import jax_keys
+from rngcheck.numbers import mlx as mlx_numbers
 from rngcheck.results.statuses import NOT_APPLICABLE, PASSED
 from rngcheck.threefry import threefry
 
 SPEC = "rngcheck.backends.mlx_backend:MlxBackend"
-BELOW_1 = np.float32(1 - 2 ** -24)
+BELOW_1 = mlx_numbers.BELOW_1
 
 
 @pytest.fixture(scope="module")
@@ -26,21 +26,7 @@ def mlx():
     backend.close()
 
 
-def _words(key: tuple[int, int], n: int) -> np.ndarray:
-    """n words of ``key`` (n even), JAX's layout before 0.5 (rngcheck.numbers.jax_keys rule 3)."""
-    return jax_keys.words(key, n, "original")
-
-
-def _subkey(seed: int, position: int) -> tuple[int, int]:
-    """mx.random.seed(seed) then position + 1 draws: each takes key, sub = split(key) and draws from sub."""
-    key = jax_keys.key_from_seed(seed)
-    for _ in range(position + 1):
-        key, sub = jax_keys.split(key)
-    return sub
-
-
-def _uniform(words: np.ndarray) -> np.ndarray:
-    return np.minimum(words.astype(np.float32) / np.float32(2 ** 32 - 1), BELOW_1)
+_subkey = mlx_numbers.draw_key       # rngcheck.numbers.mlx rule 3
 
 
 def _draw(backend, seed: int, position: int, count: int, kind: str = "uniform", **drawn) -> np.ndarray:
@@ -48,10 +34,10 @@ def _draw(backend, seed: int, position: int, count: int, kind: str = "uniform", 
     return np.asarray(backend.random_numbers(request, property_cases.seed_state(seed, position)))
 
 
-@pytest.mark.parametrize("seed, position, count", [(0, 0, 1024), (42, 3, 4096), (7, 1, 2)])
+@pytest.mark.parametrize("seed, position, count", [(0, 0, 1024), (42, 3, 4096), (7, 1, 2), (9, 2, 1001)])
 def test_a_uniform_is_threefry_bits_over_2pow32_from_the_split_key_chain(mlx, seed, position, count):
     drawn = _draw(mlx, seed, position, count)
-    assert drawn.dtype == np.float32 and np.array_equal(drawn, _uniform(_words(_subkey(seed, position), count)))
+    assert drawn.dtype == np.float32 and np.array_equal(drawn, mlx_numbers.draw_uniform(seed, position, count))
 
 
 def test_a_word_that_rounds_to_1_is_held_below_it(mlx):

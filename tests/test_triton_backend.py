@@ -15,11 +15,11 @@ from rngcheck import counter
 from rngcheck.conformance import axes
 from rngcheck.conformance.properties import cases as property_cases
 from rngcheck.conformance.runner import NamedBackend, RunOptions, run
+from rngcheck.numbers import triton as triton_numbers
 from rngcheck.philox import philox4x32
 from rngcheck.results.statuses import NOT_APPLICABLE, PASSED
 
 SPEC = "rngcheck.backends.triton_backend:TritonBackend"
-SCALE = np.float32(4.6566127342e-10)     # triton/language/random.py, uint_to_uniform_float (int32)
 
 
 @pytest.fixture(scope="module")
@@ -30,15 +30,11 @@ def triton():
 
 
 def _lane0_and_1(seed: int, first: int, count: int) -> np.ndarray:
-    """Philox4x32-10 of counters (offset lo, offset hi, 0, 0), offsets first.., key (seed lo, seed hi)."""
-    offsets = np.arange(count, dtype=np.uint64) + np.uint64(first)
-    return philox4x32(offsets & 0xFFFFFFFF, offsets >> 32, 0, 0, seed & 0xFFFFFFFF, seed >> 32)[:, :2]
+    """rngcheck.numbers.triton rule 1: Philox4x32-10 of counters (offset lo, offset hi, 0, 0), key (seed lo, hi)."""
+    return triton_numbers.blocks(seed, first, count)[:, :2]
 
 
-def _uniform(words: np.ndarray) -> np.ndarray:
-    """tl.rand's conversion: the word as int32, negative ones folded (~x), times SCALE, in float32."""
-    signed = words.astype(np.uint32).view(np.int32)
-    return np.where(signed < 0, ~signed, signed).astype(np.float32) * SCALE
+_uniform = triton_numbers.uniform      # rule 2: folded and scaled
 
 
 def _draw(backend, kind: str, seed: int, position: int, count: int) -> np.ndarray:
@@ -66,7 +62,7 @@ def test_rand_is_lane_0_of_the_offsets_block_folded_and_scaled(triton, seed, pos
     """Position c reads offsets c*n..; 2^20 * 4096 = 2^32 is an int64 offset: its high word is counter word 1,
     Philox4x32 still (triton#6832; before it, Philox4x64)."""
     drawn = _draw(triton, "uniform", seed, position, count)
-    expected = _uniform(_lane0_and_1(seed, position * count, count)[:, 0])
+    expected = triton_numbers.draw("uniform", seed, position * count, count)
     assert drawn.dtype == np.float32 and np.array_equal(drawn, expected)
 
 
@@ -80,11 +76,12 @@ def test_rand_stays_below_1_at_its_largest_word(triton):
 
 def test_randn_is_box_muller_of_lanes_0_and_1_the_cosine_only(triton):
     words = _lane0_and_1(5, 0, 2048)
-    u1, u2 = np.maximum(np.float32(1e-7), _uniform(words[:, 0])), _uniform(words[:, 1])
-    radius = np.sqrt(np.float32(-2.0) * np.log(u1))
-    cosine = radius * np.cos(np.float32(6.283185307179586) * u2)
+    cosine = triton_numbers.normal(words[:, 0], words[:, 1])
     drawn = _draw(triton, "normal", 5, 0, 2048)
     np.testing.assert_allclose(drawn, cosine, rtol=1e-5, atol=1e-6)
+    assert np.array_equal(triton_numbers.draw("normal", 5, 0, 2048), cosine)
+    u1, u2 = np.maximum(np.float32(1e-7), _uniform(words[:, 0])), _uniform(words[:, 1])
+    radius = np.sqrt(np.float32(-2.0) * np.log(u1))
     sine = radius * np.sin(np.float32(6.283185307179586) * u2)
     assert not np.allclose(drawn[1:], sine[:-1], atol=1e-3)   # the sine of block i is not element i + 1
 

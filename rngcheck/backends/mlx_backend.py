@@ -4,9 +4,10 @@ Written against MLX 0.32.4 (mlx-cpu 0.32.4, x86_64 Linux). Its generator is Thre
 before JAX 0.5 (``jax_threefry_partitionable`` off): ``mx.random.key(s)`` is [0, s]; n words of a key are lane 0
 then lane 1 of Threefry(key, (i, i + n/2)) for i < n/2; ``split(key)`` is those 4 words as two keys; a float32
 uniform is float32(bits) / float32(2^32 - 1), i.e. bits / 2^32 rounded, held below 1 (bits from 2^32 - 128 up round
-to 1.0 and come out 1 - 2^-24). tests/test_mlx_backend.py checks these against rngcheck.threefry bit for bit.
-rngcheck models none of it in rngcheck.numbers (a Threefry stream, not the Philox word stream): its convention,
-``mlx``, is the library's own, judged by the property axis (rngcheck.conformance.properties).
+to 1.0 and come out 1 - 2^-24). rngcheck.numbers.mlx models these (keys and words through
+rngcheck.numbers.jax_keys), and tests/test_mlx_backend.py checks the library against it bit for bit. Its
+convention, ``mlx``, is the library's own (a Threefry stream, not the Philox word stream the registered
+conventions read), judged in a run by the property axis (rngcheck.conformance.properties).
 
 1. Seed and position (the property axis's rule 1): MLX's global generator, ``mx.random.seed(seed)`` with the seed
    state word 4 (word 5 zero); position c (counter word 0) is its (c + 1)-th draw of the same request (c draws

@@ -9,7 +9,7 @@ element: ``tl.randint4x(seed, offset)`` is Philox4x32-10 of counter (offset mod 
 docs/library-findings.md.) ``tl.rand`` folds lane 0 as int32 (``x < 0 ? ~x : x``) and scales it by the float32
 nearest 4.6566127342e-10 (just under 2^-31, so the largest, 2^31 - 1 rounded to 2^31, gives 1 - 2^-24, never 1);
 ``tl.randn`` is Box-Muller of lanes 0 and 1 made uniform that way (u1 at least 1e-7), the cosine only.
-tests/test_triton_backend.py checks each of these bit for bit against rngcheck.philox.
+rngcheck.numbers.triton models each of these, and tests/test_triton_backend.py checks the library against it.
 
 1. Generator blocks (the known-answers axis): ``philox4x32`` at any round count, any counter and key, through
    ``triton.language.random.philox`` (the function under ``randint4x``; the key is its 64-bit seed).
