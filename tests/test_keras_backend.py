@@ -1,7 +1,7 @@
 """The ``keras`` backend (issue 43) through the property axis: on Keras's torch backend a SeedGenerator's
 seed and counter are summed, so seed s's second draw is seed s + 1's first (caught and named); on its JAX
 backend seed 42 keys JAX as [42, 0], not jax.random.key(42)'s [0, 42] (rule 10, named); on its numpy
-backend every property holds. Each Keras backend runs in its own worker process (KERAS_BACKEND is read at
+backend a float32 uniform reaches 1.0 (rule 9's edge seed 1183528), and every other property holds. Each Keras backend runs in its own worker process (KERAS_BACKEND is read at
 import). Locally a missing keras or torch skips; with CI=true it fails."""
 
 from __future__ import annotations
@@ -38,12 +38,16 @@ def test_on_torch_adjacent_seeds_overlap_one_draw_apart():
         backend.close()
 
 
-def test_on_numpy_every_property_holds():
+def test_on_numpy_its_float32_uniform_reaches_1_on_the_edge_seed_and_every_other_property_holds():
+    """numpy's float64 uniform cast to float32 rounds [1 - 2^-25, 1) to 1.0 (rngcheck.numbers.keras rule 5)."""
     backend = _hosted("KerasNumpy")
     try:
         outcomes = {case.id: axes.run_case(backend, case) for case in property_cases.property_cases()}
         keying = f"properties/keying/seed-{property_cases.KEYING_SEED}"
         assert outcomes.pop(keying).status == NOT_APPLICABLE    # it names no platform rngcheck models
+        edge = outcomes.pop("properties/interval/edge-seed-1183528")
+        assert edge.status == FAILED and edge.diagnosis["id"] == "property-interval", edge.message
+        assert edge.diagnosis["parameters"] == {"seed": 1183528, "value": 1.0, "index": 15, "count": 1, "ones": 1}
         assert {i: o.message for i, o in outcomes.items() if o.status != PASSED} == {}
     finally:
         backend.close()

@@ -17,7 +17,9 @@ convention, ``keras``, is the library's own, judged by the property axis only
    ``[0, seed]``), TensorFlow the pair as a stateless seed, numpy a generator seeded from the pair.
    On JAX the backend names its platform (``describe()["platform_seeding"] = "jax"``), so the property
    axis's rule 10 compares seed s's first draw with ``jax.random.key(s)``'s and names the key data
-   [s, 0] it finds (property-keying). rngcheck models no other backend's own seeding.
+   [s, 0] it finds (property-keying). rngcheck models no other backend's own seeding. Each backend's float32
+   uniform is modelled in rngcheck.numbers.keras (tests/test_keras_numbers.py checks Keras against it); on
+   numpy it is a float64 cast to float32, which reaches 1.0 (rule 9's edge seed 1183528, property-interval).
 2. Kinds: uniform (float32, float64; ``keras.random.uniform``, a range through minval/maxval), normal
    (float32, float64; ``keras.random.normal``), integers (int32, int64; ``keras.random.randint``).
 """
