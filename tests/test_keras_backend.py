@@ -2,7 +2,8 @@
 seed and counter are summed, so seed s's second draw is seed s + 1's first (caught and named); on its JAX
 backend seed 42 keys JAX as [42, 0], not jax.random.key(42)'s [0, 42] (rule 10, named); on its numpy
 backend a float32 uniform reaches 1.0 (rule 9's edge seed 1183528), and every other property holds. Each
-Keras backend runs in its own worker process (KERAS_BACKEND is read at import). Locally a missing keras or torch skips; with CI=true it fails."""
+Keras backend runs in its own worker process (KERAS_BACKEND is read at import). Locally a missing keras or torch
+skips; with CI=true it fails."""
 
 from __future__ import annotations
 
