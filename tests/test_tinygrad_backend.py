@@ -7,11 +7,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from helpers import isolated_backend
 from rngcheck.conformance import axes
 from rngcheck.conformance.properties import cases as property_cases
+from rngcheck.numbers import tinygrad as tinygrad_numbers
 from rngcheck.results.statuses import FAILED, PASSED
 
 SPEC = "rngcheck.backends.tinygrad_backend:TinygradBackend"
@@ -44,6 +46,26 @@ def test_realised_in_the_order_made_the_same_draw_passes():
         assert axes.run_case(backend, _case("properties/stream/seed-1")).status == PASSED
     finally:
         backend.close()
+
+
+@pytest.mark.parametrize("seed, position, count", [(7, 0, 11), (42, 2, 1000)])
+def test_realised_as_made_a_draw_is_the_model_bit_for_bit(seed, position, count):
+    """rngcheck.numbers.tinygrad: the backend makes a request as two lazy halves of n // 2 and n - n // 2 numbers
+    at position c after c draws of the same request: the halves read the counter at c n and c n + n // 2."""
+    backend = isolated_backend(str(Path(__file__).with_name("tinygrad_made.py")) + ":RealisedAsMade", "tinygrad")
+    try:
+        request = {"convention": "tinygrad", "kind": "uniform", "dtype": "float32", "count": count}
+        drawn = np.asarray(backend.random_numbers(request, property_cases.seed_state(seed, position)))
+        first = position * count
+        expected = np.concatenate([tinygrad_numbers.rand32(seed, first, count // 2),
+                                   tinygrad_numbers.rand32(seed, first + count // 2, count - count // 2)])
+        assert drawn.dtype == np.float32 and np.array_equal(drawn, expected)
+    finally:
+        backend.close()
+
+
+def test_the_first_device_key_is_sha256_of_0():
+    assert tinygrad_numbers.device_key(7) == (0x14B81119, 7)
 
 
 def test_randint_up_to_2pow30_never_sets_its_low_bits(tinygrad):

@@ -2,8 +2,9 @@
 
 Written against tinygrad 0.14.0 (pure Python; its generator is Threefry-2x32 keyed by
 ``[sha256 of the device's index, seed]``, with a per-device counter that each draw moves by its size).
-rngcheck models none of its conversions: its convention, ``tinygrad``, is the library's own, judged by
-the property axis only (rngcheck.conformance.properties), never by the numbers cases.
+Its convention, ``tinygrad``, is the library's own, judged in a run by the property axis
+(rngcheck.conformance.properties), never by the numbers cases; rngcheck.numbers.tinygrad models its key,
+counter, words and float32 uniform, and tests/test_tinygrad_backend.py checks ``realise=made`` against it.
 
 1. Device: ``device=python`` (tinygrad's PYTHON device: an interpreter, no compiler) or ``cpu`` (its
    CPU device: needs clang). Default: ``cpu`` where clang is on PATH, else ``python``. The environment's
