@@ -15,6 +15,7 @@ import pytest
 from helpers import isolated_backend
 from rngcheck.conformance import axes
 from rngcheck.conformance.properties import cases as property_cases
+from rngcheck.numbers import numba as numba_numbers
 from rngcheck.results.statuses import FAILED, NOT_APPLICABLE, PASSED
 
 SPEC = "rngcheck.backends.numba_backend:NumbaBackend"
@@ -36,12 +37,17 @@ def _uniforms(backend, seed: int, count: int, dtype: str = "float32") -> np.ndar
 
 def _splitmix64_times_2_top_bits(seed: int) -> int:
     """The first output of a state made by create_xoroshiro128p_states (s0 = s1 = SplitMix64(seed)): s0 + s1."""
-    mask = (1 << 64) - 1
-    z = (seed + 0x9E3779B97F4A7C15) & mask
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & mask
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
-    z ^= z >> 31
-    return ((2 * z) & mask) >> 39
+    return int(numba_numbers.outputs(seed, 0, 1)[0]) >> 39
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_its_uniforms_are_the_model_bit_for_bit(numba, dtype):
+    """rngcheck.numbers.numba: position c of a request of n is outputs c n .. c n + n - 1 of the seed's state."""
+    for seed, position, count in ((0, 0, 1000), (42, 3, 257)):
+        request = {"convention": "numba", "kind": "uniform", "dtype": dtype, "count": count}
+        drawn = np.asarray(numba.random_numbers(request, property_cases.seed_state(seed, position)))
+        expected = numba_numbers.uniform(dtype, numba_numbers.outputs(seed, position * count, count))
+        assert drawn.dtype == np.dtype(dtype) and np.array_equal(drawn, expected), (seed, position)
 
 
 def test_a_float32_uniform_can_be_exactly_1(numba):

@@ -3,9 +3,9 @@ only: ``keras:backend=torch|jax|tensorflow|numpy`` (default tensorflow, Keras's 
 
 Written against Keras 3.15.1. Keras selects its backend through ``KERAS_BACKEND`` before it is imported:
 the backend sets it in the worker process that hosts it (rngcheck.backends.hosting), and a process whose
-Keras already runs on another is unavailable (one line). rngcheck models none of its conversions: its
-convention, ``keras``, is the library's own, judged by the property axis only
-(rngcheck.conformance.properties).
+Keras already runs on another is unavailable (one line). Its convention, ``keras``, is the library's own, judged
+in a run by the property axis (rngcheck.conformance.properties); rngcheck.numbers.keras models each Keras
+backend's float32 uniform (rule 1 below).
 
 1. Seed and position (the property axis's rule 1): ``keras.random.SeedGenerator(seed)`` with the seed
    the state's key word 4 (word 5 zero); position c (counter word 0, words 1-3 zero) is its (c + 1)-th

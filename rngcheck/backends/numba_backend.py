@@ -4,8 +4,9 @@ Written against numba 0.68.1 (numba/cuda/random.py). ``create_xoroshiro128p_stat
 SplitMix64's first output z of the seed, both words (s0 = s1 = z), and each further state by a jump of 2^64
 steps; ``xoroshiro128p_uniform_float64`` is (x >> 11) * 2^-53 of the next output x, ``..._float32`` that float64
 rounded to float32 (so 1 - 2^-25 and above round to 1.0: numba#10810), ``xoroshiro128p_normal_float32`` Box-Muller
-of two float32 uniforms, the cosine only. rngcheck models none of it: its convention, ``numba``, is the library's
-own, judged by the property axis only (rngcheck.conformance.properties).
+of two float32 uniforms, the cosine only. Its convention, ``numba``, is the library's own, judged in a run by the
+property axis (rngcheck.conformance.properties); rngcheck.numbers.numba models its seeding, xoroshiro128+ (numba's
+constants 55, 14, 36) and uniforms, and tests/test_numba_backend.py checks numba against it bit for bit.
 
 1. Mode: ``mode=cpu`` (the default): numba.cuda.random's device functions, which are numba ``@jit`` functions, called
    from an ``@njit`` loop on the CPU (no GPU, no CUDA toolkit; the same source the CUDA target compiles);

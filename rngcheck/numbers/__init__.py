@@ -15,7 +15,7 @@ The modules:
   onnxruntime_cpu
                ONNX Runtime's CPU kernels: not Philox (minstd_rand0, seeded from state word 4)
   jax_keys     JAX's threefry keys: a seed's key data, a key's words in both of JAX's layouts, split
-  triton, mlx, tinygrad, keras
+  triton, mlx, tinygrad, keras, numba
                models of libraries' own numbers (not registered conventions: their placement is the
                property axis's), which their backends' tests check the libraries against bit for bit
 
