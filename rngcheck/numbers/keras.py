@@ -30,6 +30,7 @@ import numpy as np
 from . import jax as jax_numbers
 from . import jax_keys
 from .request import UNIFORM, Request
+from .tensorflow import TENSORFLOW
 
 KERAS_BACKENDS = ("jax", "tensorflow", "torch", "numpy")
 MASK32 = 0xFFFFFFFF
@@ -45,9 +46,7 @@ def uniform32(backend: str, seed: int, draw: int, count: int) -> np.ndarray:
     if backend == "jax":
         return jax_numbers.uniform_from_bits("float32", jax_keys.words((seed & MASK32, draw & MASK32), count))
     if backend == "tensorflow":
-        from . import draw as reference_draw
-
-        return reference_draw(Request("tensorflow", UNIFORM, "float32", count, seed=(seed, draw)))
+        return TENSORFLOW.draw(Request(TENSORFLOW.name, UNIFORM, "float32", count, seed=(seed, draw)))
     if backend == "torch":
         words = mt19937_words(seed + draw, count)
         scaled: np.ndarray = (words & np.uint32(0xFFFFFF)).astype(np.float32) * np.float32(2.0 ** -24)
