@@ -27,8 +27,9 @@ release: ``git worktree add /tmp/before v0.1``) on the same file in the same run
 tier alternately, so the ratio is not a comparison across days or loads. Power doubles the
 stream length from 64 KiB until the first FAIL, main stream only, once per tier (that tier's
 tests, with the budgets of each length), up to the tier's size (deep: --max-bytes); it covers
-the weak panel, PractRand's table generators (weak_generators.PRACTRAND_TABLE) and the
-boundary and good controls, and prints docs/statistics.md's table and its claim. False alarms: good
+the weak panel, PractRand's table generators (weak_generators.PRACTRAND_TABLE), the generators
+shipped in GPU languages (weak_generators.SHIPPED: Warp, Taichi) and the boundary and good
+controls, and prints docs/statistics.md's table and its claim. False alarms: good
 generators in turn (Philox4x32-10, PCG64, SFC64, MT19937), one seed each, standard tier.
 """
 
@@ -276,6 +277,9 @@ PRACTRAND = {
 TABLE_NAMES = {"xorwow": "xorwow32x6", **{f"lcg16of{y}": f"lcg(16,{y})" for y in (32, 40, 48, 56)}}
 PRACTRAND.update({name: (figure, f"{panel.PRACTRAND_TABLE_SOURCE} ({TABLE_NAMES.get(name, name)})")
                   for name, (_, figure) in panel.PRACTRAND_TABLE.items()})
+# issue #43: generators shipped in GPU languages (weak_generators.SHIPPED); no PractRand figure is
+# published for these streams
+PRACTRAND.update({name: (None, "none published for this stream") for name in panel.SHIPPED})
 
 
 def _size(nbytes):
@@ -297,8 +301,7 @@ def power(max_bytes: int, names=None, tiers=POWER_TIERS) -> dict:
           f"(doubling from 64 KiB up to the tier's size, deep up to {max_bytes / MiB:.0f} MiB;"
           " main stream only; PractRand's figure beside it where one is published or measured)")
     found = {}
-    table = {name: factory for name, (factory, _) in panel.PRACTRAND_TABLE.items()}
-    for name, factory in {**panel.WEAK, **table, **panel.BOUNDARY, **panel.GOOD}.items():
+    for name, factory in panel.panel_factories().items():
         if names and name not in names:
             continue
         theirs, where = PRACTRAND.get(name, (None, ""))

@@ -15,6 +15,9 @@ fast in numpy and exactly the sequential generator.
                (P(bit = 1) = 1/2 + 2^-(K+1))
   pcg64, sfc64 numpy's bit generators (good controls), 64-bit outputs as two words (low first)
 
+Shipped in GPU languages (issue #43; SHIPPED, at the end of this file): warp-pcg* (NVIDIA Warp's
+iterated PCG hash) and taichi-* (Taichi's per-thread xorshift128), as the libraries lay them out.
+
 Added for PractRand-level power (the issue "Statistical power at PractRand's level"):
 
   lcg64high    high 32 bits of x' = 6364136223846793005 x + 1442695040888963407 mod 2^64
@@ -822,3 +825,253 @@ PRACTRAND_TABLE = {
     "simpleB": (simple_b, 128 << 20),
 }
 # --- end of issue #33's PractRand-table block
+
+
+# --- issue #43: generators shipped in GPU languages, each a numpy model of the library's own
+# code (read in the installed packages), checked against the real library's words in
+# rngcheck/vectors/shipped_streams.json (recorded by scripts/record_shipped_streams.py) and, where
+# the library is importable, live (tests/test_stats_shipped.py).
+#
+# NVIDIA Warp (warp-lang 1.19.0, warp/native/rand.h): the state is one uint32; every draw
+# (wp.randi, wp.randu, wp.randf) replaces it by rand_pcg(state), the PCG-RXS-M-XS 32-bit hash of
+# Jarzynski & Olano (JCGT 2020), and returns it (randf: its top 24 bits / 2^24). A thread's
+# state is wp.rand_init(seed, offset) = rand_pcg(seed + rand_pcg(offset)), offset usually the
+# thread index. So a thread's stream iterates one fixed bijection of 32-bit words: it never
+# repeats a word before its cycle closes, and every thread (every seed) walks the same cycles.
+#
+# Taichi (taichi 1.7.4, LLVM runtime: runtime_x64.bc's initialize_rand_state and rand_u32; the
+# CPU and CUDA backends share it): one xorshift128 state (x, y, z, w) per thread (a CPU worker
+# thread, or a CUDA thread: linear_thread_idx), state i set at start-up from
+# k = random_seed * 1048391 + i: x = 123456789 * k * 1000000007, y, z, w = 362436069, 521288629,
+# 88675123 (Marsaglia's xor128 constants); ti.random(ti.u32) steps it (t = x ^ x << 11;
+# x, y, z = y, z, w; w = w ^ w >> 19 ^ t ^ t >> 8) and returns w * 1000000007 mod 2^32.
+# taichi#7182 (fixed by taichi#7239, merged January 2023): the seed was multiplied by 2^20, so the
+# low 20 bits of k, and with them the parity of every thread's first draw, did not depend on the
+# seed. With 1048391 the parity does depend on the seed, but output bit b of a thread's first
+# draw is still a function of k mod 2^(b + 9) alone (bits b and b + 8 of x, and x's low bits
+# come from k's low bits): the first draws of threads i = 0, 1, 2, ... have a lowest bit
+# periodic in i with period 512 (and periodic in the seed, with the same period, for one thread).
+
+WARP_SEED = 42
+TAICHI_SEED = 0
+TAICHI_MULTIPLIER = 1000000007
+TAICHI_SEED_SCALE = 1048391  # taichi 1.7.4; 1 << 20 before taichi#7239
+TAICHI_XYZW = (362436069, 521288629, 88675123)
+
+
+def warp_rand_pcg(state):
+    """Warp's rand_pcg on a numpy uint32 array (or scalar): the PCG-RXS-M-XS 32-bit hash."""
+    b = np.asarray(state, dtype=np.uint32) * np.uint32(747796405) + np.uint32(2891336453)
+    c = ((b >> ((b >> np.uint32(28)) + np.uint32(4))) ^ b) * np.uint32(277803737)
+    return (c >> np.uint32(22)) ^ c
+
+
+def warp_rand_init(seed: int, offsets):
+    """wp.rand_init(seed, offset) for an array of offsets (thread indices)."""
+    offsets = np.asarray(offsets, dtype=np.int64).astype(np.uint32)
+    return warp_rand_pcg(np.uint32(seed & M32) + warp_rand_pcg(offsets))
+
+
+def taichi_init(seed: int, threads, scale: int = TAICHI_SEED_SCALE):
+    """Taichi's per-thread xorshift128 states (x, y, z, w) for thread indices ``threads``."""
+    k = (np.uint32((seed * scale) & M32) + np.asarray(threads, dtype=np.int64).astype(np.uint32))
+    x = k * np.uint32(123456789) * np.uint32(TAICHI_MULTIPLIER)
+    y, z, w = (np.full(x.shape, v, dtype=np.uint32) for v in TAICHI_XYZW)
+    return x, y, z, w
+
+
+def _taichi_step(x, y, z, w):
+    t = x ^ (x << np.uint32(11))
+    return y, z, w, (w ^ (w >> np.uint32(19))) ^ (t ^ (t >> np.uint32(8)))
+
+
+def _threads_source(init, step, output, threads: int | None, draws: int | None, meta: dict) -> FunctionSource:
+    """Many threads' streams as one stream, vectorized across threads. ``init(indices)`` gives the
+    states (a tuple of uint32 arrays) of those threads, ``step(*state)`` the next state and
+    ``output(state)`` a draw's word. Thread-major (``draws`` given, ``threads`` None): thread 0's
+    ``draws`` words, then thread 1's, ... (a kernel writing out[tid * draws + k]). Interleaved
+    (``threads`` given): draw 0 of threads 0..threads-1, then draw 1 of each, ... (one draw per
+    thread per launch, the states kept between launches, or out[k * threads + tid])."""
+    if draws is not None:
+        def thread_major(first, count):
+            t0, t1 = first // draws, -(-(first + count) // draws)
+            state = init(np.arange(t0, t1))
+            out = np.empty((draws, t1 - t0), dtype=np.uint32)
+            for k in range(draws):
+                state = step(*state)
+                out[k] = output(state)
+            words = np.ascontiguousarray(out.T).reshape(-1)
+            return words[first - t0 * draws:first - t0 * draws + count].copy()
+        return FunctionSource(thread_major, meta)
+
+    assert threads is not None
+    cache: dict = {}  # the states after `launch` draws, of the latest launch reached
+
+    def states_at(launch):
+        done, state = cache.get("at", (0, None))
+        if state is None or done > launch:
+            done, state = 0, init(np.arange(threads))
+        for _ in range(launch - done):
+            state = step(*state)
+        cache["at"] = (launch, state)
+        return state
+
+    def interleaved(first, count):
+        l0, l1 = first // threads, -(-(first + count) // threads)
+        state = states_at(l0)
+        out = np.empty((l1 - l0, threads), dtype=np.uint32)
+        for row in range(l1 - l0):
+            state = step(*state)
+            out[row] = output(state)
+        cache["at"] = (l1, state)
+        return out.reshape(-1)[first - l0 * threads:first - l0 * threads + count].copy()
+
+    return FunctionSource(interleaved, meta)
+
+
+WARP_DRAWS = 256  # draws per thread in the thread-major layout
+GPU_THREADS = 1 << 16  # threads per launch in the interleaved layouts
+
+
+def warp_pcg(seed: int = WARP_SEED, draws: int = WARP_DRAWS) -> FunctionSource:
+    """Warp's stream, thread-major: thread tid = 0, 1, 2, ... runs ``state = wp.rand_init(seed,
+    tid)`` and ``draws`` times ``wp.randu(state)``, writing out[tid * draws + k] (warp-lang 1.19.0)."""
+    return _threads_source(lambda tids: (warp_rand_init(seed, tids),), lambda s: (warp_rand_pcg(s),),
+                           lambda state: state[0], None, draws,
+                           {"generator": "Warp rand_pcg iterated (warp-lang 1.19.0), thread-major",
+                            "seed": seed, "draws_per_thread": draws})
+
+
+def warp_pcg_threads(seed: int = WARP_SEED, threads: int = GPU_THREADS) -> FunctionSource:
+    """Warp's stream, interleaved: ``threads`` threads each with ``wp.rand_init(seed, tid)``;
+    word k * threads + tid is thread tid's k-th ``wp.randu`` (warp-lang 1.19.0)."""
+    return _threads_source(lambda tids: (warp_rand_init(seed, tids),), lambda s: (warp_rand_pcg(s),),
+                           lambda state: state[0], threads, None,
+                           {"generator": "Warp rand_pcg iterated (warp-lang 1.19.0), across threads",
+                            "seed": seed, "threads": threads})
+
+
+def taichi_xorshift128_threads(seed: int = TAICHI_SEED, threads: int = GPU_THREADS,
+                               scale: int = TAICHI_SEED_SCALE) -> FunctionSource:
+    """Taichi's ti.random(ti.u32) across threads: word k * threads + i is the k-th draw of
+    thread i's state (a CUDA kernel over ``threads`` threads drawing once per launch, launches
+    in sequence; thread i's state as the LLVM runtime sets it, taichi 1.7.4). ``scale``
+    1 << 20 gives the seeding before taichi#7239 (taichi#7182)."""
+    return _threads_source(lambda tids: taichi_init(seed, tids, scale), _taichi_step,
+                           lambda state: state[3] * np.uint32(TAICHI_MULTIPLIER), threads, None,
+                           {"generator": "Taichi xorshift128 (taichi 1.7.4 LLVM runtime), across threads",
+                            "seed": seed, "threads": threads, "seed_scale": scale})
+
+
+def _taichi_state_step(state: int) -> int:
+    """Taichi's xorshift128 step on the 128-bit state x | y << 32 | z << 64 | w << 96."""
+    x, y, z, w = ((state >> (32 * i)) & M32 for i in range(4))
+    t = x ^ ((x << 11) & M32)
+    w_new = (w ^ (w >> 19)) ^ (t ^ (t >> 8))
+    return y | (z << 32) | (w << 64) | (w_new << 96)
+
+
+def taichi_xorshift128(seed: int = TAICHI_SEED, thread: int = 0) -> FunctionSource:
+    """One Taichi thread's stream: successive ti.random(ti.u32) of thread ``thread``'s state
+    (on the CPU backend with cpu_max_num_threads=1 every draw of a serialized loop comes from
+    thread 0's state; taichi 1.7.4)."""
+    x, y, z, w = (int(v[0]) for v in taichi_init(seed, [thread]))
+    start = x | (y << 32) | (z << 64) | (w << 96)
+
+    def unpack(states):
+        return tuple(np.array([(s >> (32 * i)) & M32 for s in states], dtype=np.uint32) for i in range(4))
+
+    return _linear_source(_taichi_state_step, 128, start, _taichi_step, unpack,
+                          lambda n, s: s[3] * np.uint32(TAICHI_MULTIPLIER),
+                          {"generator": "Taichi xorshift128 (taichi 1.7.4 LLVM runtime), one thread",
+                           "seed": seed, "thread": thread})
+
+
+def _warp_pcg_step(state: int) -> int:
+    b = (state * 747796405 + 2891336453) & M32
+    c = (((b >> ((b >> 28) + 4)) ^ b) * 277803737) & M32
+    return (c >> 22) ^ c
+
+
+def warp_pcg_one_thread(seed: int = WARP_SEED, tid: int = 0) -> FunctionSource:
+    """One Warp thread drawing without end: ``state = wp.rand_init(seed, tid)``, then
+    ``wp.randu(state)`` again and again (warp-lang 1.19.0). Sequential (no jump ahead for an
+    iterated hash): Python integers, about 1 M words per second, kept as _sequential_source keeps them."""
+    start = int(warp_rand_init(seed, [tid])[0])
+
+    def steps():
+        x = start
+        while True:
+            x = _warp_pcg_step(x)
+            yield x
+
+    return _sequential_source(f"warp-pcg-one-thread{seed}:{tid}", steps, 32,
+                              {"generator": "Warp rand_pcg iterated (warp-lang 1.19.0), one thread",
+                               "seed": seed, "tid": tid})
+
+
+def taichi_first_draw_by_seed(thread: int = 0, scale: int = TAICHI_SEED_SCALE) -> FunctionSource:
+    """taichi#7182's stream: word s is thread ``thread``'s first ti.random(ti.u32) after
+    ti.init(random_seed=s), s = 0, 1, 2, ... (a program run once per seed, as in the issue).
+    ``scale`` 1048391 is taichi 1.7.4's seeding; 1 << 20 the seeding before taichi#7239
+    (introduced by taichi#2297; modelled, not run here), where every word has one parity."""
+    def function(first, count):
+        seeds = np.arange(first, first + count, dtype=np.uint64)
+        k = ((seeds * np.uint64(scale) + np.uint64(thread)) & np.uint64(M32)).astype(np.uint32)
+        x = k * np.uint32(123456789) * np.uint32(TAICHI_MULTIPLIER)
+        y, z, w = (np.full(x.shape, v, dtype=np.uint32) for v in TAICHI_XYZW)
+        return _taichi_step(x, y, z, w)[3] * np.uint32(TAICHI_MULTIPLIER)
+
+    return FunctionSource(function, {"generator": "Taichi xorshift128: first draw per seed", "thread": thread,
+                                     "seed_scale": scale})
+
+
+SHIPPED = {
+    "warp-pcg": warp_pcg,
+    "warp-pcg-one-thread": warp_pcg_one_thread,
+    "warp-pcg-threads": warp_pcg_threads,
+    "taichi-xorshift128": taichi_xorshift128,
+    "taichi-xorshift128-threads": taichi_xorshift128_threads,
+    "taichi-first-draw-by-seed": taichi_first_draw_by_seed,
+    "taichi-first-draw-by-seed-pre7239": lambda: taichi_first_draw_by_seed(scale=1 << 20),
+}
+# --- end of issue #43's shipped block
+
+
+def panel_factories() -> dict:
+    """Every panel generator by the name the power table gives it."""
+    table = {name: factory for name, (factory, _) in PRACTRAND_TABLE.items()}
+    return {**WEAK, **table, **SHIPPED, **BOUNDARY, **GOOD}
+
+
+def main(argv=None) -> int:
+    """``python -m rngcheck.stats.weak_generators NAME [--bytes N]``: a panel generator's words,
+    32-bit little-endian, on standard output (without --bytes, until the reader stops), e.g.
+    ``python -m rngcheck.stats.weak_generators taichi-xorshift128 | rngcheck stats --input - --progressive``."""
+    import argparse
+    import sys
+
+    from .tiers import parse_bytes
+
+    factories = panel_factories()
+    parser = argparse.ArgumentParser(description=main.__doc__.splitlines()[0] if main.__doc__ else None)
+    parser.add_argument("name", choices=sorted(factories), metavar="NAME", help="a panel generator: " +
+                        ", ".join(sorted(factories)))
+    parser.add_argument("--bytes", default=None, help="bytes to write (a multiple of 4; units K, M, G)")
+    args = parser.parse_args(argv)
+    left = parse_bytes(args.bytes) // 4 if args.bytes else None
+    source = factories[args.name]()
+    out = sys.stdout.buffer
+    try:
+        while left is None or left > 0:
+            count = 1 << 18 if left is None else min(left, 1 << 18)
+            out.write(source.read(count).astype("<u4").tobytes())
+            left = None if left is None else left - count
+        out.flush()
+    except BrokenPipeError:
+        return 0
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

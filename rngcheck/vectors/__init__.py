@@ -11,6 +11,10 @@ committed files equal its output):
   tensorflow_guide.json  the numbers TensorFlow's guide prints, as programs of the Generator
                       model (rngcheck.numbers.tensorflow): hand-written from the source, each
                       with its provenance (format rngcheck-numbers-vectors).
+  shipped_streams.json  words of Warp's and Taichi's generators from the real libraries (warp-lang,
+                      taichi; format rngcheck-shipped-streams), recorded by
+                      scripts/record_shipped_streams.py, not by generate.py; the power panel's
+                      models are checked against them (tests/test_stats_shipped.py).
 Words are written as 8-digit hex strings ("0x0000abcd"); a state is 6 of them, word 0 first.
 A known answer's words are W-bit: 8 hex digits for 32-bit generators, 16 for 64-bit ones.
 """
