@@ -36,6 +36,7 @@ its own stream.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -94,7 +95,7 @@ def element_map(n: int, policy: Policy, unroll: int = UNROLL) -> tuple[np.ndarra
 
 
 def words(n: int, seed: int, sms: int, *, offset: int = 0, policy: Policy | None = None,
-          **policy_options) -> np.ndarray:
+          **policy_options: Any) -> np.ndarray:
     """The uint32 Philox word each of ``n`` elements reads (P3, P4), at generator offset ``offset``."""
     if offset % ENGINE_CALLS:
         raise ValueError(f"PyTorch's CUDA offsets are multiples of {ENGINE_CALLS} (P2), got {offset}")
@@ -105,10 +106,11 @@ def words(n: int, seed: int, sms: int, *, offset: int = 0, policy: Policy | None
     blocks = philox.philox4x32((low & MASK32).astype(np.uint32), (low >> np.uint64(32)).astype(np.uint32),
                                (sub & MASK32).astype(np.uint32), (sub >> np.uint64(32)).astype(np.uint32),
                                seed & MASK32, (seed >> 32) & MASK32)
-    return blocks[np.arange(n), lane]
+    picked: np.ndarray = blocks[np.arange(n), lane]
+    return picked
 
 
-def rand(n: int, seed: int, sms: int, *, offset: int = 0, **policy_options) -> tuple[np.ndarray, int]:
+def rand(n: int, seed: int, sms: int, *, offset: int = 0, **policy_options: Any) -> tuple[np.ndarray, int]:
     """``torch.manual_seed(seed)`` then ``torch.rand(n, device="cuda")`` at generator offset ``offset``
     (0 after manual_seed): the float32 values (P5) and the generator's next offset (P6)."""
     policy = execution_policy(n, sms, **policy_options)
