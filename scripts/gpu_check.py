@@ -228,7 +228,10 @@ def torch_grid(out: Path, dry_run: bool) -> int:
                              else None, "next_offset": next_offset, "predicted_first": predicted[:4].tolist()}
             if device == "cuda":   # CUDA generator state: seed (8 bytes), offset (8 bytes), little-endian
                 state = torch.cuda.get_rng_state().numpy()
-                row["offset_after"] = int(state[8:16].view(np.uint64)[0])
+                if state.size == 16:
+                    row["offset_after"] = int(state[8:16].view(np.uint64)[0])
+                else:
+                    row["state_bytes"] = int(state.size)   # another layout: record it, read nothing from it
             rule_offsets = {row[rule]["next_offset"] for rule in model.GRID_RULES}
             offset = row.get("offset_after", min(rule_offsets))
             rows.append(row)

@@ -25,8 +25,10 @@ def test_the_dry_run_writes_its_outputs_and_says_what_it_ran(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     first = done.stdout.splitlines()[:5]
     assert "DRY RUN" in first[0] and first[1].startswith("[gpu-check] GPU: ") and "versions:" in first[3]
-    for name in ("found.json", "deps.json", "summary.json", "gpu-check.log", "report.html", "torch-grid.json"):
+    for name in ("found.json", "deps.json", "summary.json", "gpu-check.log"):
         assert (out / name).is_file(), name
+    if list(out.glob("run-*.json")):          # a machine without any of the backends gets no report
+        assert (out / "report.html").is_file()
     summary = json.loads((out / "summary.json").read_text())
     assert summary["dry_run"] is True and summary["measured_on_gpu"] is False
     steps = {step["step"]: step for step in summary["steps"]}
@@ -45,6 +47,9 @@ def test_the_dry_run_writes_its_outputs_and_says_what_it_ran(tmp_path):
         device = str(backend["describe"].get("device", "")).lower()
         assert not device.startswith("gpu")   # the GPU paths say "gpu (NAME)"
         assert sum(backend["summary"].values()) > 0
+    if importlib.util.find_spec("torch") is None:
+        assert steps["torch-grid"]["status"] == "failed"
+        return
     grid = json.loads((out / "torch-grid.json").read_text())
     assert grid["device"] == "cpu" and grid["stand_in"] and grid["complete"]
     assert len(grid["rows"]) == len(gpu_check.GRID_SEEDS) * len(gpu_check.DRY_GRID_SIZES)
