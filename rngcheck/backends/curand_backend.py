@@ -32,6 +32,12 @@ and requires them to equal 4 words drawn by a second generator set with
 library's offset semantics are not the ones the mapping assumes). That verified position
 is then converted back to the operator's state: the next unused block of subsequence z
 (a partly used block is discarded, as DirectML discards it), key = the seed.
+
+Device: ``device=host`` (the default) is the host generator above. ``device=gpu`` makes the same calls on a
+device generator (``curandCreateGenerator``, output in GPU memory) through CuPy's cuRAND bindings
+(cupy.cuda.curand, cupy-cuda12x/13x); cuRAND documents the host generator as giving the device generator's
+sequence, which is what the same mapping then checks. Without CuPy or a CUDA device it is unavailable, with
+the reason in one line. Not run on a GPU yet (issue 41: scripts/gpu-check.sh runs it).
 """
 
 from __future__ import annotations
@@ -60,6 +66,7 @@ STATUS = {0: "SUCCESS", 100: "VERSION_MISMATCH", 101: "NOT_INITIALIZED", 102: "A
           201: "LAUNCH_FAILURE", 202: "PREEXISTING_FAILURE", 203: "INITIALIZATION_FAILED",
           204: "ARCH_MISMATCH", 999: "INTERNAL_ERROR"}
 INSTALL_HINT = "pip install rngcheck[curand]"
+DEVICES = ("host", "gpu")
 
 
 class CurandError(RuntimeError):
@@ -127,7 +134,7 @@ class Library:
 
 
 class Generator:
-    """One host Philox generator: seed, offset, generate."""
+    """One host Philox generator: seed, offset, generate (and the uniform and normal calls)."""
 
     def __init__(self, lib: Library):
         self.lib = lib
@@ -145,10 +152,67 @@ class Generator:
         self.lib.check(self.lib.curandGenerate(self.handle, out.ctypes.data, out.size), "curandGenerate")
         return out
 
+    def generate_uniform(self, out: np.ndarray) -> None:
+        self.lib.check(self.lib.curandGenerateUniform(self.handle, out.ctypes.data, out.size), "curandGenerateUniform")
+
+    def generate_normal(self, out: np.ndarray) -> None:
+        self.lib.check(self.lib.curandGenerateNormal(self.handle, out.ctypes.data, out.size, 0.0, 1.0),
+                       "curandGenerateNormal")
+
     def close(self) -> None:
         if self.handle:
             self.lib.curandDestroyGenerator(self.handle)
             self.handle = ctypes.c_void_p()
+
+
+def cupy_curand():
+    """(cupy, cupy.cuda.curand) with a CUDA device, else BackendUnavailable naming what is missing."""
+    try:
+        import cupy
+        from cupy.cuda import curand
+    except ImportError as error:
+        raise BackendUnavailable(f"curand: device=gpu needs CuPy (pip install cupy-cuda13x): {error}") from None
+    try:
+        devices = cupy.cuda.runtime.getDeviceCount()
+    except Exception as error:  # cupy raises CUDARuntimeError (no driver, no device)
+        raise BackendUnavailable(f"curand: device=gpu: no CUDA device ({type(error).__name__}: {error})") from None
+    if devices < 1:
+        raise BackendUnavailable("curand: device=gpu: no CUDA device (cupy sees 0 devices)")
+    return cupy, curand
+
+
+class DeviceGenerator:
+    """One device Philox generator (curandCreateGenerator) through CuPy: Generator's calls, output copied
+    back to the host."""
+
+    def __init__(self):
+        self.cupy, self.curand = cupy_curand()
+        self.handle = self.curand.createGenerator(CURAND_RNG_PSEUDO_PHILOX4_32_10)
+
+    def start(self, seed: int, offset: int) -> None:
+        self.curand.setPseudoRandomGeneratorSeed(self.handle, seed)
+        self.curand.setGeneratorOffset(self.handle, offset)
+
+    def _call(self, call: str, out: np.ndarray, *arguments) -> np.ndarray:
+        device = self.cupy.empty(out.size, dtype=out.dtype)
+        getattr(self.curand, call)(self.handle, device.data.ptr, out.size, *arguments)
+        out[...] = device.get()
+        return out
+
+    def generate(self, out: np.ndarray) -> np.ndarray:
+        assert out.dtype == np.uint32 and out.flags.c_contiguous
+        return self._call("generate", out)
+
+    def generate_uniform(self, out: np.ndarray) -> None:
+        self._call("generateUniform", out)
+
+    def generate_normal(self, out: np.ndarray) -> None:
+        self._call("generateNormal", out, 0.0, 1.0)
+
+    def close(self) -> None:
+        if self.handle:
+            self.curand.destroyGenerator(self.handle)
+            self.handle = 0
 
 
 def words_spanned(n: int) -> int:
@@ -195,20 +259,43 @@ class CurandBackend(Backend):
     name = "curand"
     validates = False
     conventions = ("curand",)
+    generator: Generator | DeviceGenerator
+    checker: Generator | DeviceGenerator
 
-    def __init__(self, max_blocks=DEFAULT_MAX_BLOCKS, library=None):
+    def __init__(self, max_blocks=DEFAULT_MAX_BLOCKS, library=None, device="host"):
+        if device not in DEVICES:
+            raise BackendSpecError(f"curand: device must be one of {', '.join(DEVICES)}, got {device!r}")
+        self.device = device
         try:
             self.max_blocks = int(max_blocks)
         except ValueError:
             raise BackendSpecError(f"curand: max_blocks must be an integer, got {max_blocks!r}") from None
         if self.max_blocks < 1:
             raise BackendSpecError(f"curand: max_blocks must be at least 1, got {max_blocks!r}")
+        self._scratch = None
+        if device == "gpu":
+            self.generator = DeviceGenerator()
+            self.checker = DeviceGenerator()     # a second generator: reads the position back
+            return
         self.lib = Library(find_library(library))
         self.generator = Generator(self.lib)
         self.checker = Generator(self.lib)     # a second generator: reads the position back
-        self._scratch = None
 
     def describe(self) -> dict[str, str]:
+        if isinstance(self.generator, DeviceGenerator):
+            cupy, curand = self.generator.cupy, self.generator.curand
+            version = curand.getVersion()
+            properties = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)
+            name = properties["name"]
+            return {
+                "implementation": "cuRAND device generator curandCreateGenerator(CURAND_RNG_PSEUDO_PHILOX4_32_10) "
+                                  "through cupy.cuda.curand, curandGenerate",
+                "version": f"cuRAND {version} (cupy {cupy.__version__})",
+                "curand": f"{version // 1000}.{version % 1000 // 100}.{version % 100} (curandGetVersion {version})",
+                "cupy": cupy.__version__,
+                "device": f"gpu ({name.decode() if isinstance(name, bytes) else name})",
+                "max_blocks": str(self.max_blocks),
+            }
         version = self.lib.version()
         from importlib.metadata import PackageNotFoundError
         from importlib.metadata import version as package_version
@@ -290,11 +377,9 @@ class CurandBackend(Backend):
         out = np.empty(total, dtype=np.float32)
         self.generator.start(counter.key_value(state), offset)
         if parsed.kind == numbers.UNIFORM:
-            self.lib.check(self.lib.curandGenerateUniform(self.generator.handle, out.ctypes.data, out.size),
-                           "curandGenerateUniform")
+            self.generator.generate_uniform(out)
         else:
-            self.lib.check(self.lib.curandGenerateNormal(self.generator.handle, out.ctypes.data, out.size,
-                                                         0.0, 1.0), "curandGenerateNormal")
+            self.generator.generate_normal(out)
         blocks = counter.blocks_for(parsed.count)
         picked = (np.arange(blocks)[:, None] * STRIDE_WORDS + np.arange(4)[None, :]).reshape(-1)[:parsed.count]
         return out[picked]

@@ -11,7 +11,9 @@ constants 55, 14, 36) and uniforms, and tests/test_numba_backend.py checks numba
 1. Mode: ``mode=cpu`` (the default): numba.cuda.random's device functions, which are numba ``@jit`` functions, called
    from an ``@njit`` loop on the CPU (no GPU, no CUDA toolkit; the same source the CUDA target compiles);
    ``mode=cudasim``: a ``@cuda.jit`` kernel run by numba's CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``, set before
-   numba is imported: the backend runs in its own worker process), about 1.5 ms a number.
+   numba is imported: the backend runs in its own worker process), about 1.5 ms a number; ``mode=cuda``: the same
+   kernel compiled for a CUDA device (numba-cuda; NUMBA_ENABLE_CUDASIM=0), unavailable with the reason in one line
+   when numba sees no CUDA device. Not run on a GPU yet (issue 41: scripts/gpu-check.sh runs it).
 2. One generator, one thread: a request of n numbers is n draws from ``create_xoroshiro128p_states(1, seed)``'s
    state 0, in order (a CUDA thread that draws n numbers in a loop).
 3. Seed and position (the property axis's rule 1): the seed is state word 4 (word 5 zero); position c is the
@@ -37,7 +39,7 @@ INSTALL_HINT = "numba is not installed: pip install rngcheck[numba]"
 WRITTEN_AGAINST = "0.68.1"
 CONVENTION = "numba"
 KINDS = {numbers.UNIFORM: ("float32", "float64"), numbers.NORMAL: ("float32", "float64")}
-MODES = ("cpu", "cudasim")
+MODES = ("cpu", "cudasim", "cuda")
 MAX_NUMBERS = 1 << 20
 MAX_POSITION = 64
 SIMULATED_NUMBERS = 1 << 14     # the simulator's limit a call (about 1.5 ms a number)
@@ -62,13 +64,15 @@ class NumbaBackend(Backend):
         if bool(vars(numba.config).get("ENABLE_CUDASIM")) != (mode == "cudasim"):   # set by numba from its environment
             raise BackendUnavailable(f"numba: NUMBA_ENABLE_CUDASIM={os.environ['NUMBA_ENABLE_CUDASIM']} is set; "
                                      f"mode={mode} needs NUMBA_ENABLE_CUDASIM={wanted}")
+        if mode == "cuda":
+            _cuda_or_unavailable()
         self.numba, self.mode = numba, mode
-        self.kernels = _simulated() if mode == "cudasim" else _compiled()
+        self.kernels = _simulated() if mode in ("cudasim", "cuda") else _compiled()
 
     def describe(self) -> dict[str, str]:
         version = self.numba.__version__
-        device = ("numba's CUDA simulator (NUMBA_ENABLE_CUDASIM=1)" if self.mode == "cudasim"
-                  else "CPU (numba.cuda.random's functions under @njit)")
+        device = {"cudasim": "numba's CUDA simulator (NUMBA_ENABLE_CUDASIM=1)",
+                  "cpu": "CPU (numba.cuda.random's functions under @njit)"}.get(self.mode) or _cuda_device_name()
         return {"implementation": "numba.cuda.random xoroshiro128p_uniform/normal_float32/float64",
                 "generator": "xoroshiro128+ seeded by SplitMix64 (create_xoroshiro128p_states)", "device": device,
                 "mode": self.mode, "written_against": WRITTEN_AGAINST, "version": f"numba {version}",
@@ -93,11 +97,32 @@ class NumbaBackend(Backend):
     def _states(self, seed: int) -> Any:
         from numba.cuda.random import create_xoroshiro128p_states, init_xoroshiro128p_states_cpu, xoroshiro128p_dtype
 
-        if self.mode == "cudasim":
+        if self.mode in ("cudasim", "cuda"):
             return create_xoroshiro128p_states(1, seed)
         states = np.empty(1, dtype=xoroshiro128p_dtype)   # what create_xoroshiro128p_states copies to the device
         init_xoroshiro128p_states_cpu(states, seed, 0)
         return states
+
+
+def _cuda_or_unavailable() -> None:
+    """mode=cuda: numba's CUDA target with a device, else BackendUnavailable in one line."""
+    try:
+        from numba import cuda
+
+        available = cuda.is_available()
+    except Exception as error:  # numba-cuda missing or its driver bindings failing to load
+        raise BackendUnavailable(f"numba: mode=cuda: numba's CUDA target does not load ({type(error).__name__}: "
+                                 f"{error})") from None
+    if not available:
+        raise BackendUnavailable("numba: mode=cuda needs a CUDA device: numba.cuda.is_available() is False "
+                                 "(no NVIDIA driver or GPU)")
+
+
+def _cuda_device_name() -> str:
+    from numba import cuda
+
+    name = cuda.get_current_device().name
+    return f"gpu ({name.decode() if isinstance(name, bytes) else name}), numba CUDA target"
 
 
 def _functions() -> dict[tuple[str, str], Any]:
@@ -125,7 +150,8 @@ def _compiled() -> dict[tuple[str, str], Any]:
 
 
 def _simulated() -> dict[tuple[str, str], Any]:
-    """Rule 1, mode=cudasim: the loop as a kernel, launched as one block of one thread, a function each."""
+    """Rule 1, mode=cudasim and mode=cuda: the loop as a kernel, launched as one block of one thread, a function
+    each (on a real device numba copies the host array ``out`` in and back)."""
     from numba import cuda
 
     def launcher(kernel):
