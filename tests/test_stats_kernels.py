@@ -201,3 +201,86 @@ def test_the_library_is_built_once_per_source_and_machine():
     path = kernels.build()
     assert path.is_file() and path.parent.name == "stats" and path.name.startswith("kernels-")
     assert kernels.build() == path  # cached: the same name, not rebuilt
+
+
+@needs_c
+def test_gap16_kernel_matches_numpy():
+    """pr.gap16's counts in C are the numpy code's (stable argsort, searchsorted side="right"), on
+    random, weak and constant rows, and on bounds that are not powers of two."""
+    from rngcheck.stats import practrand_kinds
+
+    rng = np.random.default_rng(44)
+    lib = kernels.active()
+    full = rng.integers(0, 2 ** 32, (2, 1 << 18), dtype=np.uint32)
+    for samples in (full, full & np.uint32(0x00FF00FF), np.zeros_like(full),
+                    (np.arange(1 << 19, dtype=np.uint32) * np.uint32(2654435761)).reshape(2, -1)):
+        acc = practrand_kinds.Gap16(start=0)
+        with kernels.using("numpy"):
+            before = acc.measure(samples)
+        after = acc.measure(samples)
+        assert np.array_equal(before[0]["counts"], after[0]["counts"])
+        assert np.array_equal(before[1]["counts"], after[1]["counts"])
+    odd_bounds = ([3, 5, 6, 100, 1000], [1, 2, 7, 64, 65, 4096, 70000], [2, 4, 8, 1 << 17])
+    for bounds in map(np.array, odd_bounds):
+        samples = rng.integers(0, 2 ** 32, (2, 40000), dtype=np.uint32) & np.uint32(0x0FFF0FFF)
+        rows = []
+        for row in samples.view(np.uint16).reshape(2, -1):
+            order = np.argsort(row, kind="stable")
+            ordered = row[order]
+            gaps = np.diff(order)[ordered[1:] == ordered[:-1]]
+            classes = np.searchsorted(bounds, gaps, side="right")
+            rows.append(np.bincount(classes, minlength=len(bounds) + 1)[:len(bounds)])
+        assert np.array_equal(kernels.gap16_counts(lib, samples, bounds), np.array(rows))
+
+
+@needs_c
+def test_overlapping_counts_kernel_matches_numpy_for_every_m():
+    """The (m + 3)-bit windows' histogram gives the numpy code's counts for m = 1 .. 12, on
+    rows of one, three and 4096 words (the wrap-around), random, weak, constant and all-ones."""
+    from rngcheck.stats.nist.entropy import _overlapping_counts_shifts, overlapping_counts
+
+    rng = np.random.default_rng(12)
+    for shape in ((3, 4096), (2, 1), (2, 3)):
+        words = rng.integers(0, 2 ** 32, shape, dtype=np.uint32)
+        for samples in (words, words & np.uint32(0x0F0F00FF), np.zeros_like(words), np.full_like(words, 0xFFFFFFFF)):
+            for m in range(1, 13):
+                compiled = overlapping_counts(samples, m)
+                with kernels.using("numpy"):
+                    assert np.array_equal(compiled, overlapping_counts(samples, m)), (shape, m)
+                assert np.array_equal(compiled, _overlapping_counts_shifts(samples, m)), (shape, m)
+
+
+@needs_c
+def test_birthday_repeats_kernel_matches_numpy():
+    """testu01.birthday_spacings' records on the C path (spacings and repeats in C around
+    numpy's sorts) are the numpy code's, on random, tied, constant and weak words."""
+    from rngcheck.stats import testu01
+
+    rng = np.random.default_rng(4096)
+    words = rng.integers(0, 2 ** 32, (3, 1 << 16), dtype=np.uint32)
+    lcg = (np.arange(1 << 17, dtype=np.uint32) * np.uint32(69069) + np.uint32(1)).reshape(2, -1)
+    for samples in (words, words & np.uint32(0xFFFF0000), np.zeros_like(words), words >> np.uint32(12), lcg):
+        acc = testu01.BirthdaySpacings(start=0)
+        with kernels.using("numpy"):
+            before = acc.measure(samples)
+        after = acc.measure(samples)
+        assert np.array_equal(before[0]["J"], after[0]["J"]) and before[1]["J"] == after[1]["J"]
+
+
+@needs_c
+def test_block_weights_kernel_matches_numpy():
+    """pr.block_weights' records on the C path are the numpy code's (random, weak, constant,
+    all-ones and heavy words: every class at every level)."""
+    from rngcheck.stats import practrand_kinds
+
+    rng = np.random.default_rng(27)
+    words = rng.integers(0, 2 ** 32, (2, 1 << 20), dtype=np.uint32)
+    for samples in (words, words & np.uint32(0x0F0F0F0F), np.zeros_like(words), np.full_like(words, 0xFFFFFFFF),
+                    words | np.uint32(0x11111111)):
+        acc = practrand_kinds.BlockWeights(start=0)
+        with kernels.using("numpy"):
+            before = acc.measure(samples)
+        after = acc.measure(samples)
+        for part in (0, 1):
+            assert before[part].keys() == after[part].keys()
+            assert all(np.array_equal(before[part][key], after[part][key]) for key in before[part])

@@ -141,3 +141,15 @@ def test_state_round_trip_and_merge():
     again = rank.BinaryRank.from_state(first.state())
     again.merge(second)
     assert again.result() == whole.result()
+
+
+def test_deficit_log2_probabilities_are_the_generator_sums():
+    """The terms computed once and summed by slices give the bits the per-call generator gave."""
+    def before(n, top=64):
+        def log2_prod(a, b):
+            return sum(math.log1p(-2.0 ** -i) for i in range(a, b + 1)) / math.log(2)
+        return [-k * k + 2 * log2_prod(k + 1, n) - log2_prod(1, n - k) for k in range(0, min(n, top) + 1)]
+
+    for n in (1, 2, 3, 8, 32, 100, 256, 1024):
+        for top in (64, 8, 50):
+            assert rank.deficit_log2_probabilities(n, top).tolist() == before(n, top)

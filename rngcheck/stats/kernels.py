@@ -66,6 +66,10 @@ SIGNATURES = {  # name -> argument types (every function returns void but berlek
     "collision_counts": (_PTR, _I64, _I64, _I64, ctypes.c_int, _PTR),
     "gf2_rank32": (_PTR, _I64, _PTR),
     "block_ones": (_PTR, _I64, _I64, _PTR),
+    "gap16_counts": (_PTR, _I64, _I64, _PTR, _I64, _PTR, _PTR, _PTR),
+    "spacings_in_place": (_PTR, _I64, _I64),
+    "block_weight_counts": (_PTR, _I64, _I64, _PTR, _I64, _PTR, _PTR, _PTR, _PTR),
+    "adjacent_repeats": (_PTR, _I64, _I64, _PTR),
     "universal_distances": (_PTR, _I64, ctypes.c_int, _I64, _I64, _PTR, _PTR),
     "block_window_counts": (_PTR, _I64, _I64, _I64, ctypes.c_int, _PTR),
     "block_ones_windows": (_PTR, _I64, _I64, _I64, ctypes.c_int, _PTR),
@@ -273,6 +277,47 @@ def gap_counts(lib, samples, shift: int, t: int):
     hits = np.empty(k, dtype=np.int64)
     lib.gap_counts(_p(words), k, s, shift, t, _p(counts), _p(hits))
     return counts, hits
+
+
+def gap16_counts(lib, samples, bounds: np.ndarray) -> np.ndarray:
+    """(k, len(bounds)) int64: per row (its words' 16-bit halves), the gaps between consecutive
+    occurrences of each value counted by class, the class np.searchsorted(bounds, gap,
+    side="right") (practrand_kinds.Gap16's numpy code)."""
+    words = _words(samples)
+    k, s = words.shape
+    table = np.ascontiguousarray(bounds, dtype=np.int64)
+    low = np.left_shift(1, np.arange(63, dtype=np.int64))  # gaps of bit length L + 1: low .. 2 low - 1
+    first, final = (np.searchsorted(table, ends, side="right") for ends in (low, 2 * low - 1))
+    by_length = np.append(np.where(first == final, first, -1), -1).astype(np.int64)
+    last = np.empty(1 << 16, dtype=np.int64)
+    out = np.empty((k, table.size), dtype=np.int64)
+    lib.gap16_counts(_p(words), k, 2 * s, _p(table), table.size, _p(by_length), _p(last), _p(out))
+    return out
+
+
+def birthday_repeats(lib, samples, m: int) -> np.ndarray:
+    """Per set of m consecutive words (row-major), the repeated values among its sorted spacings
+    (testu01.BirthdaySpacings' numpy code): numpy sorts, the spacings and the count in C."""
+    sets = np.sort(np.asarray(samples, dtype=np.uint32).reshape(-1, m), axis=1)  # a new, contiguous array
+    lib.spacings_in_place(_p(sets), sets.shape[0], m)
+    sets.sort(axis=1)
+    out = np.empty(sets.shape[0], dtype=np.int64)
+    lib.adjacent_repeats(_p(sets), sets.shape[0], m, _p(out))
+    return out
+
+
+def block_weight_counts(lib, samples, levels, lower, upper) -> np.ndarray:
+    """(k, len(levels), 27): per row, level (blocks of 2^level words, ascending) and cell, the
+    non-overlapping triples of consecutive blocks' weight classes (practrand_kinds.BlockWeights'
+    numpy code): class 0 at or below ``lower``, 2 at or above ``upper``, 1 between."""
+    words = _words(samples)
+    k, s = words.shape
+    tables = [np.ascontiguousarray(t, dtype=np.int64) for t in (levels, lower, upper)]
+    scratch = np.empty(s, dtype=np.int64)
+    out = np.empty((k, len(levels), 27), dtype=np.int64)
+    lib.block_weight_counts(_p(words), k, s, _p(tables[0]), len(levels), _p(tables[1]), _p(tables[2]),
+                            _p(scratch), _p(out))
+    return out
 
 
 def coupon_counts(lib, samples, bin_of: np.ndarray, t: int, bins: int) -> np.ndarray:

@@ -49,7 +49,6 @@ import math
 from functools import cache
 
 import numpy as np
-from scipy import stats
 
 from . import kernels, pvalues
 from .accumulators import Accumulator, chi2_counts
@@ -124,12 +123,18 @@ def _weight_classes(bits: int):
     """Three classes of the Hamming weight of ``bits`` fair bits, the outer two as near 1/3 as
     the binomial allows without exceeding it: (lower cut, upper cut, exact class probabilities). Class 0: weight <=
     lower, 1: lower < weight < upper, 2: weight >= upper."""
-    dist = stats.binom(bits, 0.5)
-    lower = int(dist.ppf(1 / 3))
-    if dist.cdf(lower) > 1 / 3:  # the largest cut with P(weight <= cut) <= 1/3
-        lower -= 1
+    # scipy.stats.binom(bits, 0.5).ppf(1 / 3), then one down where its cdf exceeds 1/3, was
+    # this cut: found here by bisection on the same cdf (pvalues.binom_cdf), without scipy.stats
+    low, high = -1, bits  # cdf(low) <= 1/3 < cdf(high)
+    while high - low > 1:
+        mid = (low + high) // 2
+        if pvalues.binom_cdf(mid, bits, 0.5) <= 1 / 3:
+            low = mid
+        else:
+            high = mid
+    lower = low
     upper = bits - lower  # symmetric
-    p0 = float(dist.cdf(lower))
+    p0 = pvalues.binom_cdf(lower, bits, 0.5)
     return lower, upper, np.array([p0, 1.0 - 2.0 * p0, p0])
 
 
@@ -149,6 +154,12 @@ class BlockWeights(Accumulator):
 
     def measure(self, samples):
         k, s = samples.shape
+        lib = kernels.active()
+        if lib is not None and all(s % (1 << level) == 0 for level in self.levels):
+            cuts = [_weight_classes(32 << level)[:2] for level in self.levels]
+            counts = kernels.block_weight_counts(lib, samples, self.levels, [c[0] for c in cuts], [c[1] for c in cuts])
+            records = {f"level{level}": counts[:, j].copy() for j, level in enumerate(self.levels)}
+            return records, {key: value.sum(axis=0) for key, value in records.items()}
         weights = np.bitwise_count(samples).astype(np.int32)
         records = {}
         for level in self.levels:
@@ -175,8 +186,7 @@ WORD_CUTS = (14, 18)  # word weight classes: <= 14, 15-17, >= 18
 
 
 def _word_class_p():
-    dist = stats.binom(32, 0.5)
-    low = float(dist.cdf(WORD_CUTS[0]))
+    low = pvalues.binom_cdf(WORD_CUTS[0], 32, 0.5)
     return np.array([low, 1.0 - 2.0 * low, low])
 
 
@@ -268,6 +278,10 @@ class Gap16(Accumulator):
         values = samples.view(np.uint16).reshape(k, -1)
         n = values.shape[1]
         bounds, _ = _gap_classes(n)
+        lib = kernels.active()
+        if lib is not None:  # the same counts in C, one pass with each value's last position
+            counts = kernels.gap16_counts(lib, samples, bounds)
+            return {"counts": counts}, {"counts": counts.sum(axis=0)}
         rows = []
         for row in values:
             order = np.argsort(row, kind="stable")  # positions grouped by value, increasing

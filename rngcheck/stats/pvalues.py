@@ -19,7 +19,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import special, stats
+from scipy import special
+
+try:  # the binomial's functions scipy.stats.binom calls (scipy.stats itself costs 0.45 s to import)
+    from scipy.special._ufuncs import _binom_cdf, _binom_sf
+except ImportError:  # pragma: no cover - another scipy: binomial() asks scipy.stats
+    _binom_cdf = _binom_sf = None
 
 TINY = 1e-300
 LN10 = math.log(10.0)
@@ -80,12 +85,46 @@ def _log_gammaincc(a: float, x: float) -> float:
 def chi2(statistic: float, df: float, *, both_tails: bool = True) -> PValue:
     """Chi-square with ``df`` degrees of freedom: p = P(X >= statistic)."""
     statistic = float(statistic)
-    p = float(stats.chi2.sf(statistic, df))
+    p = _chi2_sf(statistic, df)
     log10_p = None
     if p < TINY:  # continue the tail in log space
         log10_p = _log_gammaincc(df / 2.0, statistic / 2.0) / LN10
-    q = float(stats.chi2.cdf(statistic, df)) if both_tails else None
+    q = _chi2_cdf(statistic, df) if both_tails else None
     return _record(p, q, log10_p, "two-sided-chi2" if both_tails else "upper")
+
+
+# scipy.stats' chi2, poisson and binom sf/cdf without importing scipy.stats (0.45 s of start-up,
+# docs/statistics.md, Speed): the same special functions those distributions call, with the same
+# answers outside their supports (rv_continuous / rv_discrete .sf and .cdf), so the same bits
+# (tests/test_stats_pvalues_nostats.py holds every one to scipy.stats).
+
+def _chi2_sf(x: float, df) -> float:
+    if x != x or not df > 0:
+        return float("nan")
+    return 1.0 if x <= 0 else 0.0 if x == math.inf else float(special.chdtrc(df, x))
+
+
+def _chi2_cdf(x: float, df) -> float:
+    if x != x or not df > 0:
+        return float("nan")
+    return 0.0 if x <= 0 else 1.0 if x == math.inf else float(special.chdtr(df, x))
+
+
+def _clip(value) -> float:
+    return float(min(max(float(value), 0.0), 1.0))
+
+
+def _poisson_sf(k: int, mu: float) -> float:
+    """P(X > k), X ~ Poisson(mu) (scipy.stats.poisson.sf(k, mu))."""
+    if not mu >= 0:
+        return float("nan")
+    return 1.0 if k < 0 else _clip(special.pdtrc(float(math.floor(k)), mu))
+
+
+def _poisson_cdf(k: int, mu: float) -> float:
+    if not mu >= 0:
+        return float("nan")
+    return 0.0 if k < 0 else _clip(special.pdtr(float(math.floor(k)), mu))
 
 
 def igamc(a: float, x: float) -> PValue:
@@ -109,19 +148,40 @@ def erfc_p(x: float) -> PValue:
 
 def poisson(observed: int, mean: float) -> PValue:
     """Poisson count: p = P(X >= observed), q = P(X <= observed) (exact)."""
-    p = float(stats.poisson.sf(observed - 1, mean))
-    q = float(stats.poisson.cdf(observed, mean))
+    p = _poisson_sf(observed - 1, mean)
+    q = _poisson_cdf(observed, mean)
     log10_p = None
-    if p < TINY:
-        log10_p = float(stats.poisson.logpmf(observed, mean)) / LN10  # leading term of the tail
+    if p < TINY:  # the leading term of the tail: log pmf(observed) (scipy.stats.poisson.logpmf)
+        if mean >= 0 and observed >= 0:
+            log_pmf = float(special.xlogy(float(observed), mean) - special.gammaln(float(observed) + 1) - mean)
+        else:
+            log_pmf = -math.inf
+        log10_p = log_pmf / LN10
     return _record(p, q, log10_p, "two-sided-count")
+
+
+def binom_sf(k: int, trials: int, prob: float) -> float:
+    """scipy.stats.binom.sf(k, trials, prob) (P(X > k)) without importing scipy.stats."""
+    if _binom_sf is None or not (trials >= 0 and int(trials) == trials and 0 <= prob <= 1):
+        from scipy import stats  # pragma: no cover - not reached with scipy 1.17 and valid arguments
+        return float(stats.binom.sf(k, trials, prob))
+    # rv_discrete.sf: 1 below the support [0, trials], 0 at its top
+    return 1.0 if k < 0 else 0.0 if k >= trials else _clip(_binom_sf(float(math.floor(k)), trials, prob))
+
+
+def binom_cdf(k: int, trials: int, prob: float) -> float:
+    """scipy.stats.binom.cdf(k, trials, prob) (P(X <= k)) without importing scipy.stats."""
+    if _binom_cdf is None or not (trials >= 0 and int(trials) == trials and 0 <= prob <= 1):
+        from scipy import stats  # pragma: no cover - not reached with scipy 1.17 and valid arguments
+        return float(stats.binom.cdf(k, trials, prob))
+    # rv_discrete.cdf: 0 below the support [0, trials], 1 at its top
+    return 0.0 if k < 0 else 1.0 if k >= trials else _clip(_binom_cdf(float(math.floor(k)), trials, prob))
 
 
 def binomial(successes: int, trials: int, prob: float = 0.5) -> PValue:
     """Binomial count, both tails exact: p = P(X >= k), q = P(X <= k)."""
-    p = float(stats.binom.sf(successes - 1, trials, prob))
-    q = float(stats.binom.cdf(successes, trials, prob))
-    return _record(p, q, None, "two-sided-count")
+    return _record(binom_sf(successes - 1, trials, prob), binom_cdf(successes, trials, prob), None,
+                   "two-sided-count")
 
 
 def from_float(p: float) -> PValue:
@@ -136,8 +196,11 @@ def ks_uniform(pvalues) -> tuple[float, PValue]:
     chi-square on 10 bins, we use KS as TestU01 does, guide section 1.3). scipy's
     ``kstest`` uses the exact distribution for small samples.
     """
-    values = np.sort(np.asarray(pvalues, dtype=float))
-    result = stats.kstest(values, "uniform", method="auto")
+    # scipy.stats here only (the battery's start leaves it out: tests/test_stats_pvalues_nostats.py); its
+    # exact two-sided distribution (Simard and L'Ecuyer 2011) is SciPy's to compute, not copied here.
+    from scipy import stats
+
+    result = stats.kstest(np.sort(np.asarray(pvalues, dtype=float)), "uniform", method="auto")
     return float(result.statistic), _record(float(result.pvalue), None)
 
 

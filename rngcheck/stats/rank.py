@@ -59,9 +59,12 @@ MIN_EXPECTED = 5.0
 @cache
 def deficit_log2_probabilities(n: int, top: int = 64) -> np.ndarray:
     """log2 P(D = k), k = 0 .. min(n, top), for a random n x n matrix over GF(2) (exact formula)."""
-    # log2 prod_{i=a..b} (1 - 2^-i)
+    # log2 prod_{i=a..b} (1 - 2^-i); the terms computed once (summed in the same order as before:
+    # the same bits, 0.1 s less of every run's start: docs/statistics.md, Speed)
+    terms = [0.0] + [math.log1p(-2.0 ** -i) for i in range(1, n + 1)]  # (index 0 never summed)
+
     def log2_prod(a, b):
-        return sum(math.log1p(-2.0 ** -i) for i in range(a, b + 1)) / math.log(2)
+        return sum(terms[a:b + 1]) / math.log(2)
 
     out = []
     for k in range(0, min(n, top) + 1):

@@ -1,0 +1,81 @@
+"""pvalues' chi-square, Poisson, binomial and Kolmogorov-Smirnov p-values without scipy.stats
+(docs/statistics.md, Speed): the same bits as scipy.stats gives, on many arguments, and the
+battery's import leaves scipy.stats out."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from rngcheck.stats import practrand_kinds, pvalues
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same(a[key], b[key]) for key in a)
+    return (a != a and b != b) or a == b
+
+
+def _chi2_before(statistic, df):
+    """pvalues.chi2 as it was, on scipy.stats."""
+    p = float(stats.chi2.sf(statistic, df))
+    log10_p = pvalues._log_gammaincc(df / 2.0, statistic / 2.0) / pvalues.LN10 if p < pvalues.TINY else None
+    return pvalues._record(p, float(stats.chi2.cdf(statistic, df)), log10_p, "two-sided-chi2")
+
+
+def _poisson_before(observed, mean):
+    p = float(stats.poisson.sf(observed - 1, mean))
+    log10_p = float(stats.poisson.logpmf(observed, mean)) / pvalues.LN10 if p < pvalues.TINY else None
+    return pvalues._record(p, float(stats.poisson.cdf(observed, mean)), log10_p, "two-sided-count")
+
+
+def _binomial_before(successes, trials, prob):
+    return pvalues._record(float(stats.binom.sf(successes - 1, trials, prob)),
+                           float(stats.binom.cdf(successes, trials, prob)), None, "two-sided-count")
+
+
+def test_chi2_is_scipy_stats_bit_for_bit():
+    rng = np.random.default_rng(44)
+    dfs = [1, 2, 3, 5, 9, 11, 24, 26, 255, 1023, 65535, 0.5, 7.5]
+    for df in dfs:
+        xs = np.concatenate([rng.gamma(df / 2, 2, 200), [0.0, -1.0, 1e-300, df, 50 * df + 1000, np.inf, np.nan]])
+        for x in xs:
+            assert _same(pvalues.chi2(float(x), df), _chi2_before(float(x), df)), (df, x)
+
+
+def test_poisson_is_scipy_stats_bit_for_bit():
+    rng = np.random.default_rng(45)
+    for mean in (0.0, 0.5, 4.0, 64.0, 1e3, 65536.0, 4.0 * 2 ** 14):
+        for k in np.concatenate([rng.poisson(mean, 100), [0, 1, int(mean * 3 + 50), int(mean * 10 + 2000)]]):
+            k = int(k)
+            assert _same(pvalues.poisson(k, mean), _poisson_before(k, mean)), (mean, k)
+
+
+def test_binomial_is_scipy_stats_bit_for_bit():
+    rng = np.random.default_rng(46)
+    for trials, prob in ((1, 0.5), (32, 0.5), (1000, 0.5), (1 << 20, 0.5), (100, 0.01), (5000, 0.25)):
+        for k in np.concatenate([rng.binomial(trials, prob, 100), [0, 1, trials - 1, trials, trials + 1]]):
+            k = int(k)
+            assert _same(pvalues.binomial(k, trials, prob), _binomial_before(k, trials, prob)), (trials, prob, k)
+
+
+@pytest.mark.parametrize("bits", [32 << level for level in range(0, 14)] + [33, 100, 777])
+def test_weight_classes_are_the_ppf_cut(bits):
+    dist = stats.binom(bits, 0.5)
+    lower = int(dist.ppf(1 / 3))
+    if dist.cdf(lower) > 1 / 3:
+        lower -= 1
+    got = practrand_kinds._weight_classes(bits)
+    assert got[0] == lower and got[1] == bits - lower
+    assert got[2][0] == float(dist.cdf(lower))
+    assert practrand_kinds._word_class_p()[0] == float(stats.binom(32, 0.5).cdf(practrand_kinds.WORD_CUTS[0]))
+
+
+def test_battery_import_leaves_scipy_stats_out():
+    code = "import sys, rngcheck.stats.battery, rngcheck.stats.command; print('scipy.stats' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
