@@ -32,12 +32,18 @@ def _failed(message: str, id_: str, detail: str, **parameters) -> CaseFailed:
     return CaseFailed(Outcome(FAILED, message, diagnosis=diagnosis(id_, detail, **parameters)))
 
 
-def _drawer(backend, case: Case) -> tuple[str, Draw, np.ndarray]:
-    """(the convention, a draw of the case's request at a seed and position, the draw of the case's first
-    seed at position 0) for ``backend``."""
+def _conventions(backend) -> tuple[str, ...]:
+    """The backend's conventions; NotApplicable when it draws no numbers."""
     conventions = tuple(getattr(backend, "conventions", ()) or ())
     if not conventions:
         raise NotApplicable("the backend draws no numbers")
+    return conventions
+
+
+def _drawer(backend, case: Case) -> tuple[str, Draw, np.ndarray]:
+    """(the convention, a draw of the case's request at a seed and position, the draw of the case's first
+    seed at position 0) for ``backend``."""
+    conventions = _conventions(backend)
     why = []
     for name in conventions:
         modelled = name in numbers.CONVENTIONS
@@ -267,6 +273,7 @@ PLATFORM_NUMBERS = {"jax": (_jax_keys, _jax_uniforms, jax_keys.LAYOUTS)}   # one
 def check_keying(backend, case: Case, strict: bool) -> Outcome:
     """Rule 10."""
     seed = case.seeds[0]
+    _conventions(backend)
     try:
         platform = backend.describe().get("platform_seeding")
     except Exception:   # a backend whose describe fails names no platform here (the run records why)
