@@ -40,8 +40,9 @@ def key_from_seed(seed: int, x64: bool = False) -> tuple[int, int]:
     return ((seed >> 32) & MASK32 if x64 else 0, seed & MASK32)
 
 
-def words(key: Sequence[int], count: int, layout: str = "partitionable") -> np.ndarray:
-    """Rules 2-3: the first ``count`` 32-bit words that ``key`` draws for a flat shape of ``count``."""
+def words(key: Sequence[int], count: int, layout: str = "partitionable", *, pad_with_zero: bool = True) -> np.ndarray:
+    """Rules 2-3: the first ``count`` 32-bit words that ``key`` draws for a flat shape of ``count``.
+    ``pad_with_zero=False``: an odd count's last counter stays i + h (tinygrad's copy of rule 3)."""
     if layout not in LAYOUTS:
         raise ValueError(f"JAX's threefry layout is one of {', '.join(LAYOUTS)}, not {layout!r}")
     key = (int(key[0]) & MASK32, int(key[1]) & MASK32)
@@ -53,7 +54,8 @@ def words(key: Sequence[int], count: int, layout: str = "partitionable") -> np.n
     half = (count + 1) // 2
     first = np.arange(half, dtype=np.uint64)
     second = first + np.uint64(half)
-    second[second >= count] = 0      # an odd count is padded with a 0 counter
+    if pad_with_zero:
+        second[second >= count] = 0      # an odd count is padded with a 0 counter
     counters = np.stack([first, second], axis=1).astype(np.uint32)
     blocks = threefry(counters, key, 20)
     return np.concatenate([blocks[:, 0], blocks[:, 1]])[:count]

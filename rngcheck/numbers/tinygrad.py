@@ -31,6 +31,7 @@ import numpy as np
 
 from ..threefry import threefry
 from . import jax as jax_numbers
+from . import jax_keys
 
 MASK32 = 0xFFFFFFFF
 
@@ -44,11 +45,7 @@ def device_key(seed: int, device_index: int = 0) -> tuple[int, int]:
 def words(key: tuple[int, int], counter: int, count: int) -> np.ndarray:
     """Rule 3: the ``count`` words of a draw made when the device's counter was ``counter``."""
     block = threefry(np.array([[counter & MASK32, (counter >> 32) & MASK32]], dtype=np.uint32), key, 20)[0]
-    half = (count + 1) // 2
-    first = np.arange(half, dtype=np.uint64)
-    counters = np.stack([first, first + np.uint64(half)], axis=1).astype(np.uint32)
-    blocks = threefry(counters, (int(block[0]), int(block[1])), 20)
-    return np.concatenate([blocks[:, 0], blocks[:, 1]])[:count]
+    return jax_keys.words((int(block[0]), int(block[1])), count, "original", pad_with_zero=False)
 
 
 def rand32(seed: int, counter: int, count: int, device_index: int = 0) -> np.ndarray:
