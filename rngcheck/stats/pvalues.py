@@ -17,6 +17,8 @@ Every first- or second-level result carries:
 from __future__ import annotations
 
 import math
+import sys
+import threading
 
 import numpy as np
 from scipy import special
@@ -189,6 +191,36 @@ def from_float(p: float) -> PValue:
     return _record(p, None)
 
 
+_SECOND_LEVEL_IMPORT: threading.Thread | None = None
+
+
+def prepare_ks() -> None:
+    """Start importing scipy.stats (about 0.4 s of CPU, nearly all SciPy decorating its
+    docstrings) in a thread beside the reading, so that ks_uniform does not wait for it at the
+    end. The caller must call ``ks_settled`` before forking (a child must not inherit a lock
+    held by an import half done): battery.feed_parallel starts it after its workers exist."""
+    global _SECOND_LEVEL_IMPORT
+    if _SECOND_LEVEL_IMPORT is None and "scipy.stats" not in sys.modules:
+        _SECOND_LEVEL_IMPORT = threading.Thread(target=_import_stats, name="rngcheck-import-scipy.stats",
+                                                daemon=True)
+        _SECOND_LEVEL_IMPORT.start()
+
+
+def _import_stats() -> None:
+    try:
+        import scipy.stats  # noqa: F401
+    except Exception:  # ks_uniform imports it again, and says what failed
+        pass
+
+
+def ks_settled() -> None:
+    """Wait for an import started by prepare_ks (if any) to end."""
+    global _SECOND_LEVEL_IMPORT
+    if _SECOND_LEVEL_IMPORT is not None:
+        _SECOND_LEVEL_IMPORT.join()
+        _SECOND_LEVEL_IMPORT = None
+
+
 def ks_uniform(pvalues) -> tuple[float, PValue]:
     """Second level: Kolmogorov-Smirnov of first-level p-values against U(0,1).
 
@@ -198,6 +230,7 @@ def ks_uniform(pvalues) -> tuple[float, PValue]:
     """
     # scipy.stats here only (the battery's start leaves it out: tests/test_stats_pvalues_nostats.py); its
     # exact two-sided distribution (Simard and L'Ecuyer 2011) is SciPy's to compute, not copied here.
+    ks_settled()
     from scipy import stats
 
     result = stats.kstest(np.sort(np.asarray(pvalues, dtype=float)), "uniform", method="auto")
