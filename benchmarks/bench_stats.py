@@ -180,7 +180,8 @@ def compare(tier: str = "standard", repeats: int = 3, against: str | None = None
                 runs[f"{other} c {workers} process{'es' if workers > 1 else ''}"] = (
                     base + ["--workers", str(workers)],
                     {**os.environ, "RNGCHECK_KERNELS": "c", "PYTHONPATH": os.path.abspath(against)}, True)
-    trees = [os.path.dirname(os.path.dirname(battery.__file__))] + ([os.path.join(against, "rngcheck")] if against else [])
+    trees = [os.path.dirname(os.path.dirname(battery.__file__))]
+    trees += [os.path.join(against, "rngcheck")] if against else []
     _compiled(trees)
     practrand, why = _practrand(nbytes)
     for name, command in (practrand or {}).items():
