@@ -1,8 +1,10 @@
-"""The README's GPU table (issue 41), generated from the kept GPU measurements only.
+"""The GPU table of docs/gpu.md and its summary in the README (issue 41), generated from the kept GPU
+measurements only.
 
     python scripts/gpu_table.py                    # print the table (Markdown)
-    python scripts/gpu_table.py --write            # replace the block between README.md's gpu-table markers
-    python scripts/gpu_table.py --check            # exit 1 when README.md's block is not what would be written
+    python scripts/gpu_table.py --write            # replace the blocks between the gpu-table markers of
+                                                   # docs/gpu.md (the table) and README.md (a line per run)
+    python scripts/gpu_table.py --check            # exit 1 when either block is not what would be written
     python scripts/gpu_table.py --include-dry-run  # preview: dry runs too, as "CPU stand-in (dry run)"
 
 Each folder ``docs/measurements/<YYYY-MM-DD>-<gpu>/`` holds the small files of one run of
@@ -12,8 +14,10 @@ the device (GPU name, SM count, driver), the date (the folder's name), the path 
 PyTorch grid step), the outcome (conformant; the diagnoses of the failing cases with their counts; or
 "failed to run" with the step's status) and the line that reproduces it. A summary whose ``dry_run`` is true
 or whose ``measured_on_gpu`` is false is not a GPU measurement and never gets a row (``--include-dry-run``
-shows it, for tests and previews; --write and --check refuse that option). With no kept measurement the block
-is one sentence saying so. Every text taken from a document is escaped for Markdown (a backend wrote it).
+shows it, for tests and previews; --write and --check refuse that option). The README's block holds one line
+per kept run (device, date, how many paths were conformant, the grid model's outcome) and points to the table,
+so the front page stays short however many runs are kept. With no kept measurement both blocks are one sentence
+saying so. Every text taken from a document is escaped for Markdown (a backend wrote it).
 
 A malformed or missing file is one line on stderr naming the file, exit 2.
 """
@@ -40,6 +44,8 @@ from rngcheck.results.text import printable  # noqa: E402
 
 MEASUREMENTS = ROOT / "docs" / "measurements"
 README = ROOT / "README.md"
+TABLE_PAGE = ROOT / "docs" / "gpu.md"
+TABLE_LINK = "docs/gpu.md#measured-on-gpus"
 START, END = "<!-- gpu-table:start -->", "<!-- gpu-table:end -->"
 SCHEMA = "rngcheck-gpu-check/1"
 FOLDER = re.compile(r"^(\d{4}-\d{2}-\d{2})-[a-z0-9][a-z0-9.-]*$")
@@ -49,6 +55,8 @@ CHECK_COMMAND = "bash scripts/gpu-check.sh"
 DRY_DEVICE = "CPU stand-in (dry run)"
 NOTHING_KEPT = ("No GPU measurement is kept yet, so nothing is claimed for any GPU: run `bash scripts/gpu-check.sh` "
                 "on a GPU machine and keep its documents as [docs/gpu.md](docs/gpu.md#keeping-a-run) says.")
+NOTHING_KEPT_HERE = NOTHING_KEPT.replace("[docs/gpu.md](docs/gpu.md#keeping-a-run) says",
+                                         "[Keeping a run](#keeping-a-run) says")  # docs/gpu.md's own wording
 HEADER = ("| Device | Date | Path | Outcome | Reproduce |", "|---|---|---|---|---|")
 _MARKDOWN = {c: "\\" + c for c in "\\`|*[]"} | {"<": "&lt;", ">": "&gt;", "&": "&amp;"}
 
@@ -64,6 +72,7 @@ class Row:
     path: str
     outcome: str
     reproduce: str
+    kind: str = ""  # conformant | differences | not run | grid matched | grid differed
 
     def markdown(self) -> str:
         cells = (self.device, self.date, self.path, self.outcome, self.reproduce)
@@ -146,7 +155,7 @@ def run_row(step: dict[str, Any], folder: Path, base: Row) -> Row:
     if status not in RAN_STATUSES:
         rc = step.get("rc")
         return Row(base.device, base.date, spec, f"failed to run: {status}" + (f" (rc {rc})" if rc is not None
-                                                                                 else ""), CHECK_COMMAND)
+                                                                                 else ""), CHECK_COMMAND, "not run")
     path = folder / f"run-{name}.json"
     if not path.is_file():
         raise TableError(f"{path}: missing (summary.json's step says {status})")
@@ -161,18 +170,19 @@ def run_row(step: dict[str, Any], folder: Path, base: Row) -> Row:
     spec = backend["spec"]
     broken, passed = diagnoses(document["results"], spec)
     verdict = str(backend.get("verdict"))
+    kind = "differences"
     if broken:
         outcome = "; ".join(f"{n} ×{count}" if count > 1 else n for n, count in sorted(broken.items()))
         outcome = f"{sum(broken.values())} failing: {outcome} ({passed} passed)"
     elif verdict == "pass" and passed:
-        outcome = f"conformant ({passed} passed)"
+        outcome, kind = f"conformant ({passed} passed)", "conformant"
     else:
         outcome = f"not conformant: verdict {verdict} ({passed} passed)"
     command = ["rngcheck", "run", "--backend", spec, "--profile", str(document.get("profile", "quick"))]
     if isinstance(document.get("keyword"), str) and document["keyword"]:
         command += ["-k", document["keyword"]]
     command += ["--seed", str(document.get("seed", 0))]
-    return Row(base.device, base.date, spec, outcome, shlex.join(command))
+    return Row(base.device, base.date, spec, outcome, shlex.join(command), kind)
 
 
 def grid_row(step: dict[str, Any], folder: Path, base: Row) -> Row:
@@ -180,7 +190,7 @@ def grid_row(step: dict[str, Any], folder: Path, base: Row) -> Row:
     path_label = "PyTorch CUDA grid: torch.rand against rngcheck.numbers.pytorch_cuda"
     status = str(step.get("status"))
     if status not in RAN_STATUSES:
-        return Row(base.device, base.date, path_label, f"failed to run: {status}", CHECK_COMMAND)
+        return Row(base.device, base.date, path_label, f"failed to run: {status}", CHECK_COMMAND, "not run")
     path = folder / "torch-grid.json"
     grid = read_object(path)
     rows = field(grid, "rows", list, path)
@@ -207,7 +217,8 @@ def grid_row(step: dict[str, Any], folder: Path, base: Row) -> Row:
             f"grid rule {rule} at n = {', '.join(str(n) for n in differing[rule])}" for rule in rules)
     if grid.get("complete") is not True:
         outcome += f" (incomplete: {len(rows)} rows)"
-    return Row(base.device, base.date, path_label, outcome, CHECK_COMMAND)
+    return Row(base.device, base.date, path_label, outcome, CHECK_COMMAND,
+               "grid matched" if matched else "grid differed")
 
 
 def measurement(folder: Path) -> Measurement:
@@ -244,17 +255,40 @@ def measurements(root: Path) -> list[Measurement]:
     return [measurement(folder) for folder in folders]
 
 
+def kept(root: Path, include_dry_run: bool = False) -> list[Measurement]:
+    """The kept runs in date order (dry runs only when asked)."""
+    found = [m for m in measurements(root) if include_dry_run or not m.dry_run]
+    return sorted(found, key=lambda m: (m.date, m.folder.name))
+
+
 def table(root: Path, include_dry_run: bool = False) -> str:
-    """The generated block: the table of the kept GPU measurements, or the sentence that there is none."""
-    kept = [m for m in measurements(root) if include_dry_run or not m.dry_run]
-    rows = [row for m in sorted(kept, key=lambda m: (m.date, m.folder.name)) for row in m.rows]
+    """docs/gpu.md's block: the table of the kept GPU measurements, or the sentence that there is none."""
+    rows = [row for m in kept(root, include_dry_run) for row in m.rows]
     if not rows:
-        return NOTHING_KEPT
+        return NOTHING_KEPT_HERE
     return "\n".join([*HEADER, *(row.markdown() for row in rows)])
 
 
+def summary(root: Path, include_dry_run: bool = False) -> str:
+    """The README's block: one line per kept run, or the sentence that there is none."""
+    lines = []
+    for m in kept(root, include_dry_run):
+        paths = [r for r in m.rows if not r.kind.startswith("grid")]
+        counts = Counter(r.kind for r in paths)
+        grid = [r.kind for r in m.rows if r.kind.startswith("grid")]
+        parts = [f"{counts['conformant']} of {len(paths)} GPU paths conformant"]
+        if counts["differences"]:
+            parts.append(f"{counts['differences']} with named differences")
+        if counts["not run"]:
+            parts.append(f"{counts['not run']} did not run")
+        parts.append("PyTorch grid model " + ("matched torch.rand" if grid == ["grid matched"] else
+                                              "differed from torch.rand" if grid == ["grid differed"] else "not run"))
+        lines.append(f"- {md(m.device)}, {m.date}: " + "; ".join(parts) + f" ([table]({TABLE_LINK}))")
+    return "\n".join(lines) if lines else NOTHING_KEPT
+
+
 def block(readme: Path) -> tuple[str, str, str]:
-    """README's text before the block (through the start marker), the block, and the rest (from the end marker)."""
+    """A page's text before the block (through the start marker), the block, and the rest (from the end marker)."""
     text = readme.read_text(encoding="utf-8")
     if text.count(START) != 1 or text.count(END) != 1 or text.index(START) > text.index(END):
         raise TableError(f"{readme}: needs one {START} and after it one {END}")
@@ -266,28 +300,31 @@ def block(readme: Path) -> tuple[str, str, str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     mode = parser.add_mutually_exclusive_group()
-    mode.add_argument("--write", action="store_true", help="replace the table in README.md")
-    mode.add_argument("--check", action="store_true", help="exit 1 when README.md's table is not the generated one")
+    mode.add_argument("--write", action="store_true", help="replace the blocks in docs/gpu.md and README.md")
+    mode.add_argument("--check", action="store_true", help="exit 1 when a block is not the generated one")
     parser.add_argument("--include-dry-run", action="store_true", help="dry runs too (tests, previews; not --write)")
     parser.add_argument("--measurements", type=Path, default=MEASUREMENTS, help=argparse.SUPPRESS)
     parser.add_argument("--readme", type=Path, default=README, help=argparse.SUPPRESS)
+    parser.add_argument("--table-page", type=Path, default=TABLE_PAGE, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.include_dry_run and (args.write or args.check):
-        parser.error("--include-dry-run is for previews: a dry run never goes into README.md")
+        parser.error("--include-dry-run is for previews: a dry run never goes into the README or docs/gpu.md")
     try:
         generated = table(args.measurements, args.include_dry_run)
         if not (args.write or args.check):
             print(generated)
             return 0
-        head, body, tail = block(args.readme)
-        wanted = f"\n{generated}\n"
+        targets = ((args.table_page, generated), (args.readme, summary(args.measurements)))
+        blocks = [(path, block(path), f"\n{wanted}\n") for path, wanted in targets]
         if args.check:
-            if body != wanted:
-                print(f"gpu_table: {args.readme}'s GPU table differs from docs/measurements/: run "
+            stale = [str(path) for path, (_, body, _), wanted in blocks if body != wanted]
+            if stale:
+                print(f"gpu_table: the GPU block of {' and '.join(stale)} differs from docs/measurements/: run "
                       f"python scripts/gpu_table.py --write", file=sys.stderr)
                 return 1
             return 0
-        args.readme.write_text(head + wanted + tail, encoding="utf-8")
+        for path, (head, _, tail), wanted in blocks:
+            path.write_text(head + wanted + tail, encoding="utf-8")
     except TableError as error:
         print(f"gpu_table: {error}", file=sys.stderr)
         return 2

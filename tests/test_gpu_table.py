@@ -88,30 +88,63 @@ def generated(capsys, *argv: str) -> tuple[int, str, str]:
     return code, out, err
 
 
-def test_the_readmes_block_is_the_generated_one():
+def test_the_readmes_and_the_pages_blocks_are_the_generated_ones():
     done = subprocess.run([sys.executable, str(ROOT / "scripts" / "gpu_table.py"), "--check"], cwd=ROOT,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
-    _, body, _ = gpu_table.block(gpu_table.README)
+    _, body, _ = gpu_table.block(gpu_table.TABLE_PAGE)
     assert body == f"\n{gpu_table.table(gpu_table.MEASUREMENTS)}\n"
+    _, body, _ = gpu_table.block(gpu_table.README)
+    assert body == f"\n{gpu_table.summary(gpu_table.MEASUREMENTS)}\n"
 
 
-def test_check_fails_on_a_stale_block_and_write_mends_it(tmp_path, capsys):
-    readme = tmp_path / "README.md"
-    readme.write_text(f"# x\n\n{gpu_table.START}\n| stale | row |\n{gpu_table.END}\nafter\n")
+def _pages(tmp_path, body="| stale | row |"):
+    readme, page = tmp_path / "README.md", tmp_path / "gpu.md"
+    for path in (readme, page):
+        path.write_text(f"# x\n\n{gpu_table.START}\n{body}\n{gpu_table.END}\nafter\n")
+    return readme, page
+
+
+def test_check_fails_on_a_stale_block_and_write_mends_both(tmp_path, capsys):
+    readme, page = _pages(tmp_path)
     empty = tmp_path / "measurements"
-    code, _, err = generated(capsys, "--check", "--readme", str(readme), "--measurements", str(empty))
+    where = ("--readme", str(readme), "--table-page", str(page), "--measurements", str(empty))
+    code, _, err = generated(capsys, "--check", *where)
     assert code == 1 and "differs" in err and len(err.strip().splitlines()) == 1
-    assert generated(capsys, "--write", "--readme", str(readme), "--measurements", str(empty))[0] == 0
+    assert generated(capsys, "--write", *where)[0] == 0
     assert readme.read_text() == f"# x\n\n{gpu_table.START}\n{gpu_table.NOTHING_KEPT}\n{gpu_table.END}\nafter\n"
-    assert generated(capsys, "--check", "--readme", str(readme), "--measurements", str(empty))[0] == 0
+    assert page.read_text() == f"# x\n\n{gpu_table.START}\n{gpu_table.NOTHING_KEPT_HERE}\n{gpu_table.END}\nafter\n"
+    assert generated(capsys, "--check", *where)[0] == 0
+    page.write_text(page.read_text().replace(gpu_table.NOTHING_KEPT_HERE, "| a | stale | row |"))
+    code, _, err = generated(capsys, "--check", *where)
+    assert code == 1 and str(page) in err and str(readme) not in err
+
+
+def test_the_readme_has_a_line_per_kept_run_and_the_page_the_table(tmp_path, capsys):
+    root = tmp_path / "measurements"
+    good = run_document("triton:device=gpu", [result("kat/a", "passed", backend="triton:device=gpu")])
+    bad = run_document("jax:platform=gpu", [result("kat/b", "failed", "state-carry-64-bit", "jax:platform=gpu")])
+    gpu = {"name": "NVIDIA H200", "sms": 132}
+    kept_run(root, "2026-12-01-h200", {"jax": bad, "triton": good}, dry_run=False, equal_block=True, gpu=gpu)
+    kept_run(root, "2026-12-02-h200", {"triton": good}, dry_run=False, gpu=gpu)
+    readme, page = _pages(tmp_path)
+    where = ("--readme", str(readme), "--table-page", str(page), "--measurements", str(root))
+    assert generated(capsys, "--write", *where)[0] == 0
+    _, lines, _ = gpu_table.block(readme)
+    lines = lines.strip().splitlines()
+    assert len(lines) == 2 and lines[0].startswith("- NVIDIA H200, 132 SMs") and ", 2026-12-01: " in lines[0]
+    assert "1 of 2 GPU paths conformant; 1 with named differences; PyTorch grid model matched torch.rand" in lines[0]
+    assert "1 of 1 GPU paths conformant; PyTorch grid model differed from torch.rand" in lines[1]
+    assert all(line.endswith("([table](docs/gpu.md#measured-on-gpus))") for line in lines)
+    _, table, _ = gpu_table.block(page)
+    assert table.strip().splitlines()[:2] == list(gpu_table.HEADER) and len(table.strip().splitlines()) == 2 + 5
 
 
 def test_a_dry_run_is_refused_by_default_and_shown_with_include_dry_run(tmp_path, capsys):
     root = tmp_path / "measurements"
     kept_run(root, "2026-11-29-dry", {"jax": run_document(SPEC, [result("kat/a", "passed")])})
     code, out, _ = generated(capsys, "--measurements", str(root))
-    assert code == 0 and out.strip() == gpu_table.NOTHING_KEPT and "dry run" not in out
+    assert code == 0 and out.strip() == gpu_table.NOTHING_KEPT_HERE and "dry run" not in out
     code, out, _ = generated(capsys, "--measurements", str(root), "--include-dry-run")
     lines = out.strip().splitlines()
     assert code == 0 and lines[:2] == list(gpu_table.HEADER) and len(lines) == 4   # the grid row and jax's
@@ -119,7 +152,8 @@ def test_a_dry_run_is_refused_by_default_and_shown_with_include_dry_run(tmp_path
     readme = tmp_path / "README.md"
     readme.write_text(f"{gpu_table.START}\n{gpu_table.END}\n")
     try:
-        gpu_table.main(["--write", "--include-dry-run", "--readme", str(readme), "--measurements", str(root)])
+        gpu_table.main(["--write", "--include-dry-run", "--readme", str(readme), "--table-page", str(readme),
+                        "--measurements", str(root)])
     except SystemExit as stop:
         assert stop.code == 2
     else:
@@ -130,7 +164,7 @@ def test_a_dry_run_is_refused_by_default_and_shown_with_include_dry_run(tmp_path
 def test_measured_on_gpu_false_is_refused_even_without_dry_run(tmp_path, capsys):
     root = tmp_path / "measurements"
     kept_run(root, "2026-11-29-nogpu", {"jax": run_document(SPEC, [result("kat/a", "passed")])}, dry_run=False)
-    assert generated(capsys, "--measurements", str(root))[1].strip() == gpu_table.NOTHING_KEPT
+    assert generated(capsys, "--measurements", str(root))[1].strip() == gpu_table.NOTHING_KEPT_HERE
 
 
 def test_a_gpu_run_shows_device_date_differences_and_conformance(tmp_path, capsys):
