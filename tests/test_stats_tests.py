@@ -201,14 +201,14 @@ def test_the_battery_tests_are_one_registry():
     from rngcheck.errors import RngcheckError
 
     names = battery.TESTS.names()
-    assert len(names) == len(set(names)) == 41
+    assert len(names) == len(set(names)) == 42
     assert names[:3] == ("nist.monobit", "nist.block_frequency", "nist.runs") and names[-1] == "rank.binary.2048.all"
     for name, test in battery.TESTS.items():
         acc = test.factory_for(1 << 20)(start=0)
         assert acc.name == (name if name != "linear.complexity" else "linear.complexity.n32768")
         assert acc.from_tier == test.from_tier
     assert battery.TESTS["linear.complexity"].factory_for(1 << 30)(start=0).name == "linear.complexity.n131072"
-    assert [len(battery.main_tests(tier)) for tier in ("smoke", "standard", "deep")] == [38, 39, 41]
+    assert [len(battery.main_tests(tier)) for tier in ("smoke", "standard", "deep")] == [39, 40, 42]
     deep = [f(start=0).name for f in battery.main_tests("deep", 1 << 20)]
     assert deep == [n if n != "linear.complexity" else "linear.complexity.n32768" for n in names]
     assert [f(start=0).name for f in battery.interstream_tests()] == list(battery.INTERSTREAM_TESTS) == [

@@ -49,7 +49,8 @@ default. Every test reads the whole main stream except the slowest ones (each sa
 Accumulator.budget: matrix rank, serial/ApEn, cumulative sums, coupon collector read 1/8 of it,
 at least 2 MiB; the spectral test 1/32, at least 1 MiB; SP 800-22's template, universal and
 random excursion tests 1/128, at least 2 MiB; its linear complexity test 1/256, at least 2 MiB,
-and only in the deep tier: its from_tier; the PractRand kinds 1/16 (block weights, power lags),
+and only in the deep tier: its from_tier; the collision count of whole words 1/16, at least 4 MiB (one
+sample of 2^20 words); the PractRand kinds 1/16 (block weights, power lags),
 1/32 (weight tuples, float frequency) or 1/64 (gap-16), at least one sample each; the binary
 ranks of large matrices (rank.SCHEDULE: 256 x 256 of whole words, low bytes, bit 0, bit 0 of
 64-bit outputs, bit 31 from the smoke tier, 1024 x 1024 from standard, 2048 x 2048 in deep,
@@ -171,7 +172,8 @@ def _register_tests() -> None:
     for nibble in (7, 0):
         add(knuth.Gap, f"{knuth.Gap.name}.nibble{nibble}", nibble=nibble)
     for test_class in (knuth.Poker, knuth.CouponCollector, knuth.MaximumOfT, knuth.RunsUp, knuth.RunsDown,
-                       testu01.BirthdaySpacings, testu01.HammingWeight, testu01.Collision, testu01.RandomWalk,
+                       testu01.BirthdaySpacings, testu01.HammingWeight, testu01.Collision, testu01.WordCollision,
+                       testu01.RandomWalk,
                        lanes.LaneBits,
                        nist.OverlappingTemplate, nist.NonOverlappingTemplate, nist.Universal,
                        nist.RandomExcursions, nist.LinearComplexity,

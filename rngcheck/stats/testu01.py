@@ -13,6 +13,7 @@ from scipy import special
 from . import kernels, pvalues
 from .accumulators import Accumulator, chi2_counts
 from .bits import weight_pairs
+from .tiers import MiB
 
 
 class BirthdaySpacings(Accumulator):
@@ -150,6 +151,37 @@ class Collision(Accumulator):
         z = (observed - mean * sets) / math.sqrt(var * sets)
         return [self.finding("aggregate", z, pvalues.normal_two_sided(z), collisions=observed,
                              expected=mean * sets, sets=sets)]
+
+
+class WordCollision(Collision):
+    """The collision test on whole words (Knuth 3.3.2 I with m = 2^32 urns, n = 2^20 balls: every
+    word of a 4 MiB sample is a ball in the urn of its value); C = balls - distinct words, mean
+    n - m (1 - (1 - 1/m)^n), about 128 per sample. A generator that walks a permutation of the
+    32-bit words (one thread of a 32-bit-state generator under a bijective output function, such
+    as Warp's PCG: weak_generators.SHIPPED) repeats no word within its period, where random words
+    repeat about 128 times per 2^20; the top-24-bit test above cannot see it. The sum of C over the
+    samples is tested with the Poisson distribution in both tails (its variance is the Poisson's
+    to a relative 2^-12: n / m), as the birthday spacings are."""
+
+    name = "knuth.collision.words"
+    sample_words = 1 << 20
+    balls = 1 << 20
+    urn_bits = 32
+    budget = (16, 4 * MiB)  # 1/16 of the tier, at least one sample (Accumulator.budget)
+    cost_ns_per_word = 6
+
+    def measure(self, samples):
+        # numpy's sort on both paths (the compiled collision counter's bitmap of 2^32 urns would be
+        # 512 MiB); repeated values are equal neighbours once sorted
+        values = np.sort(np.asarray(samples, dtype=np.uint32), axis=1)
+        collisions = (values[:, 1:] == values[:, :-1]).sum(axis=1).astype(np.int64)
+        return {"C": collisions}, {"C": collisions.sum()}
+
+    def evaluate(self, records, totals, samples):
+        mean, _ = self.moments()
+        observed = int(totals["C"])
+        return [self.finding("aggregate", observed, pvalues.poisson(observed, mean * samples),
+                             collisions=observed, expected=mean * samples, sets=samples, urns="2^32")]
 
 
 class RandomWalk(Accumulator):
