@@ -571,7 +571,7 @@ def run_sequences(bits: Bits, n: int, count: int, params: Parameters, workers: i
 
     from ..backends.lifetime import die_with_parent
     workers = min(workers, count)
-    pvalues.ks_settled()  # no import half done in a thread (battery.feed's) when the workers are forked
+    pvalues.ks_settled()  # no import half done in a thread (battery.feed_parallel's) when the workers fork
     pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"), initializer=die_with_parent,
                                initargs=(os.getpid(),))  # the workers die with rngcheck
     pending: deque = deque()
