@@ -27,6 +27,7 @@ import ctypes
 import os
 import signal
 import sys
+import time
 import uuid
 
 OWNER_VARIABLE = "RNGCHECK_OWNER"
@@ -87,9 +88,12 @@ def marked(owner: str) -> list[int]:
     return found
 
 
-def kill_marked(owner: str, rounds: int = 3) -> None:
-    """SIGKILL every process carrying the mark (a few rounds: one may fork while we look)."""
-    for _ in range(rounds):
+def kill_marked(owner: str, wait: float = 5.0) -> None:
+    """SIGKILL every process carrying the mark, and wait (at most ``wait`` seconds) until none is
+    left: a killed process stays in /proc, its environment readable, until the kernel has run its
+    exit, and one may fork while we look, so the kill is repeated until /proc shows no mark."""
+    deadline = time.monotonic() + wait
+    while True:
         pids = marked(owner)
         if not pids:
             return
@@ -98,6 +102,9 @@ def kill_marked(owner: str, rounds: int = 3) -> None:
                 os.kill(pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
+        if time.monotonic() >= deadline:
+            return
+        time.sleep(0.01)
 
 
 # The watchdog of step 3: no rngcheck import, isolated (-I), its own session (Ctrl-C and a group kill
