@@ -46,6 +46,14 @@ def test_cell_probabilities_are_exact_and_sum_to_one():
     assert math.isclose(t[1 + 3 * 2 + 9 * 0], 0.3 * 0.5 * 0.2)  # code sum c_i 3^i
 
 
+def test_the_written_out_weight_cuts_are_the_binomial_s():
+    """The workers count block weights with WEIGHT_CUTS (no scipy.special there): each level's cuts
+    are the ones _weight_classes finds on the binomial, and every level has them."""
+    assert sorted(pk.WEIGHT_CUTS) == sorted(pk.BlockWeights.levels)
+    for level, cuts in pk.WEIGHT_CUTS.items():
+        assert cuts == pk._weight_classes(32 << level)[:2], level
+
+
 def test_gap_classes_expect_exactly_the_number_of_repeats():
     n = 1 << 19
     bounds, expected = pk._gap_classes(n)

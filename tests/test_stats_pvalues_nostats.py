@@ -75,6 +75,45 @@ def test_weight_classes_are_the_ppf_cut(bits):
     assert practrand_kinds._word_class_p()[0] == float(stats.binom(32, 0.5).cdf(practrand_kinds.WORD_CUTS[0]))
 
 
+def _ks_before(values):
+    """pvalues.ks_uniform as it was: scipy.stats.kstest."""
+    result = stats.kstest(np.sort(np.asarray(values, dtype=float)), "uniform", method="auto")
+    return float(result.statistic), pvalues._record(float(result.pvalue), None)
+
+
+def test_ks_uniform_is_scipy_kstest_bit_for_bit():
+    """The statistic computed here and kstwo.sf: kstest's bits, on uniform and far from uniform
+    samples of every size the battery makes (kstwo changes its method at n = 140 and with n x^2),
+    ties, 0 and 1 included; NaN and a value outside [0, 1] are kstest's own answers."""
+    rng = np.random.default_rng(47)
+    samples = []
+    for n in (1, 2, 3, 5, 10, 32, 100, 139, 140, 141, 200, 512, 1000, 2048, 4096, 20000):
+        samples += [rng.random(n), rng.beta(1.1, 1.0, n), rng.beta(2.0, 2.0, n), rng.random(n) ** 3,
+                    np.round(rng.random(n), 2), np.full(n, 0.5), np.linspace(0, 1, n), rng.random(n) * 0.01]
+    samples += [[0.0], [1.0], [0.0, 1.0], [0.0] * 7, [1.0] * 9, [0.2, np.nan, 0.4], [0.5, 1.5], [-0.1, 0.3]]
+    for values in samples:
+        got, expected = pvalues.ks_uniform(values), _ks_before(values)
+        assert _same(got[0], expected[0]) and _same(got[1], expected[1]), (len(values), got, expected)
+
+
+def test_the_counting_leaves_scipy_special_out():
+    """In a fresh process: the battery's import and a whole standard-tier reading (every test's
+    counting, as a forked worker does it) import no scipy.special; the p-values then do."""
+    code = ("import sys\n"
+            "from rngcheck.stats import battery\n"
+            "from rngcheck.stats.streams import philox_source\n"
+            "group = battery.stream_groups(philox_source(3), 'standard', 16 << 20, False)[0]\n"
+            "accs, got = battery.feed(group.source, group.factories, group.words)\n"
+            "print(got, 'scipy.special' in sys.modules, len(accs))\n"
+            "results = [entry for acc in accs for entry in acc.result()]\n"
+            "print('scipy.special' in sys.modules, len(results) > len(accs))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    read, results = out.stdout.splitlines()
+    words, loaded, tests = read.split()
+    assert int(words) == 4 << 20 and loaded == "False" and int(tests) > 30, out.stdout
+    assert results == "True True", out.stdout
+
+
 def test_battery_import_leaves_scipy_stats_out():
     code = "import sys, rngcheck.stats.battery, rngcheck.stats.command; print('scipy.stats' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -13,11 +13,11 @@ from fractions import Fraction
 from functools import cache
 
 import numpy as np
-from scipy import special
 
 from . import kernels, pvalues
 from .accumulators import Accumulator, chi2_counts, chi2_uniform_exact, shared
 from .bits import byte_counts_of, u16_histograms
+from .special import special
 from .tiers import MiB
 
 

@@ -23,10 +23,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import special
 
 from . import kernels, pvalues
 from .accumulators import Accumulator
+from .special import special
 
 LANES = 4
 BITS = 32

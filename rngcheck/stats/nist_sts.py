@@ -53,13 +53,13 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
-from scipy import special
 
 from ..errors import RngcheckError
 from ..results.nist_document import SCHEMA, SCHEMA_VERSION  # noqa: F401  (the document's format lives in results)
 from ..results.verdicts import NOT_APPLICABLE, STATS_FAIL, STATS_PASS
 from . import nist, pvalues
 from .nist_options import DEFAULT_BACKEND_SEQUENCES, DEFAULT_LENGTH, Parameters  # noqa: F401
+from .special import special
 from .tiers import cores
 
 ALPHA = 0.01

@@ -138,6 +138,13 @@ def _weight_classes(bits: int):
     return lower, upper, np.array([p0, 1.0 - 2.0 * p0, p0])
 
 
+# _weight_classes' cuts (lower, upper) for the 32 * 2^level bits of BlockWeights' levels, written
+# out so that the workers that count need no binomial distribution (scipy.special, about 0.17 s to
+# import in each: rngcheck/stats/special.py); tests/test_stats_practrand_kinds.py holds them to it
+WEIGHT_CUTS = {0: (14, 18), 2: (61, 67), 4: (250, 262), 6: (1013, 1035), 8: (4076, 4116), 10: (16344, 16424),
+               12: (65457, 65615)}
+
+
 class BlockWeights(Accumulator):
     """BCFN kind (PractRand doc/Tests_engines.txt: "checks for long range linear correlations
     (bit counting)... each individual level is a frequency test on overlapping sets of
@@ -156,7 +163,7 @@ class BlockWeights(Accumulator):
         k, s = samples.shape
         lib = kernels.active()
         if lib is not None and all(s % (1 << level) == 0 for level in self.levels):
-            cuts = [_weight_classes(32 << level)[:2] for level in self.levels]
+            cuts = [WEIGHT_CUTS[level] for level in self.levels]
             counts = kernels.block_weight_counts(lib, samples, self.levels, [c[0] for c in cuts], [c[1] for c in cuts])
             records = {f"level{level}": counts[:, j].copy() for j, level in enumerate(self.levels)}
             return records, {key: value.sum(axis=0) for key, value in records.items()}
@@ -165,7 +172,7 @@ class BlockWeights(Accumulator):
         for level in self.levels:
             block = 1 << level
             sums = weights.reshape(k, s // block, block).sum(axis=2, dtype=np.int32) if block > 1 else weights
-            lower, upper, _ = _weight_classes(32 * block)
+            lower, upper = WEIGHT_CUTS[level]
             classes = (sums > lower).astype(np.int8) + (sums >= upper).astype(np.int8)
             records[f"level{level}"] = _count_rows(_tuple_codes(classes, self.tuple_length, 3), 27)
         return records, {key: value.sum(axis=0) for key, value in records.items()}

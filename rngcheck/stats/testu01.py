@@ -8,11 +8,11 @@ import math
 from fractions import Fraction
 
 import numpy as np
-from scipy import special
 
 from . import kernels, pvalues
 from .accumulators import Accumulator, chi2_counts
 from .bits import weight_pairs
+from .special import special
 from .tiers import MiB
 
 

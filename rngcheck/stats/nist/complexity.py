@@ -12,10 +12,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import special
 
 from .. import kernels, pvalues
 from ..accumulators import Accumulator, chi2_counts
+from ..special import special
 from ..tiers import MiB
 from .common import SAMPLE_WORDS, DoesNotApply, sample_bits, window_values
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import special
 
 from .. import kernels, pvalues
 from ..accumulators import Accumulator
+from ..special import special
 from ..tiers import MiB
 from .common import SAMPLE_WORDS, window_values
 

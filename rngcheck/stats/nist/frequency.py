@@ -7,12 +7,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import special
 
 from .. import kernels, pvalues
 from ..accumulators import Accumulator
 from ..bits import ones as count_ones
 from ..bits import walk_extremes
+from ..special import special
 from ..tiers import MiB
 from .common import SAMPLE_WORDS
 

@@ -9,11 +9,11 @@ from fractions import Fraction
 from functools import cache
 
 import numpy as np
-from scipy import special
 
 from .. import kernels, pvalues
 from ..accumulators import Accumulator, chi2_counts
 from ..bits import ones as count_ones
+from ..special import special
 from .common import SAMPLE_WORDS, DoesNotApply
 
 
