@@ -37,3 +37,24 @@ def test_a_command_line_adds_only_its_commands_options():
     repro = cli.build_parser(only="repro").parse_args(["repro", "--backend", "numpy", "--state", "0x0"])
     assert repro.backend == "numpy"
     assert cli._command_of(["stats", "--input", "-"]) == "stats" and cli._command_of(["--version"]) is None
+
+
+def test_the_end_of_a_command_keeps_its_code_and_output(tmp_path):
+    """cli.entry ends the process without Python's teardown: the verdict's exit code and every byte
+    of a document written to a pipe (about 60 KB) come out, and atexit's handlers still run; with a
+    thread that is not a daemon still running, Python ends the process itself, with the same code."""
+    zeros = tmp_path / "zeros.bin"
+    zeros.write_bytes(bytes(8 << 20))
+    done = subprocess.run([sys.executable, "-m", "rngcheck", "stats", "--input", str(zeros), "--tier", "smoke",
+                           "--no-interstream", "--json", "-"], capture_output=True, text=True)
+    import json
+
+    assert done.returncode == 1, done.stderr
+    document = json.loads(done.stdout)
+    assert len(done.stdout) > 20000 and document["verdict"] == "FAIL"
+    for thread in ("", "import threading, time; threading.Thread(target=time.sleep, args=(0.3,)).start(); "):
+        code = (f"import atexit, sys; {thread}from rngcheck import cli; atexit.register(print, 'atexit ran'); "
+                "sys.argv = ['rngcheck', 'stats', '--input', '/nonexistent/file']; cli.entry()")
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        assert done.returncode == 2 and done.stdout == "atexit ran\n", (thread, done)
+        assert "cannot open" in done.stderr
