@@ -101,8 +101,9 @@ from ..backends.lifetime import die_with_parent
 from ..errors import BackendProcessFailed, BackendStopped, RemoteError, RngcheckError, one_line
 from ..registry import Registry
 from ..results.verdicts import STATS_FAIL, STATS_JUDGED, STATS_PASS, STATS_SUSPECT, stats_verdict
-from . import kernels, knuth, lanes, linear, nist, practrand_kinds, pvalues, rank, testu01
+from . import kernels, knuth, lanes, linear, nist, practrand_kinds, rank, testu01
 from .accumulators import Accumulator, shared_chunk
+from .special import import_beside, import_settled
 from .streams import NEIGHBOURS, XorSource
 from .tiers import TIERS, MiB, cores, parse_bytes  # noqa: F401  (one home: stats/tiers.py)
 
@@ -288,7 +289,7 @@ def feed_parallel(source, factories, words: int, workers: int, offset: int = 0, 
     align = min(1 << 19, max(1, words // (4 * workers * PIECES_PER_WORKER)))
     ranges = balanced_ranges(factories, words, workers * PIECES_PER_WORKER, align)
     _JOB.update(source=source, factories=factories, ranges=ranges, offset=offset)
-    pvalues.ks_settled()  # no import half done in a thread when the workers are forked
+    import_settled()  # no import half done in a thread when the workers are forked
     try:
         context = multiprocessing.get_context("fork")
     except ValueError:
@@ -304,9 +305,9 @@ def feed_parallel(source, factories, words: int, workers: int, offset: int = 0, 
     try:
         futures = [pool.submit(_worker, index) for index in range(len(ranges))]
         # the workers are forked (all at the first submit): this process, idle until they end, imports
-        # the second level's scipy.stats meanwhile. Not in one process: the import would take the
-        # GIL from the reading for as long as it saves (measured: the same wall time, more CPU)
-        pvalues.prepare_ks()
+        # the p-values' scipy.special meanwhile. Not in one process: the import would take the GIL
+        # from the reading for as long as it saves (measured: the same wall time, more CPU)
+        import_beside()
         for index, future in enumerate(futures):
             try:
                 parts.append(future.result())

@@ -57,9 +57,9 @@ import numpy as np
 from ..errors import RngcheckError
 from ..results.nist_document import SCHEMA, SCHEMA_VERSION  # noqa: F401  (the document's format lives in results)
 from ..results.verdicts import NOT_APPLICABLE, STATS_FAIL, STATS_PASS
-from . import nist, pvalues
+from . import nist
 from .nist_options import DEFAULT_BACKEND_SEQUENCES, DEFAULT_LENGTH, Parameters  # noqa: F401
-from .special import special
+from .special import import_settled, special
 from .tiers import cores
 
 ALPHA = 0.01
@@ -571,7 +571,7 @@ def run_sequences(bits: Bits, n: int, count: int, params: Parameters, workers: i
 
     from ..backends.lifetime import die_with_parent
     workers = min(workers, count)
-    pvalues.ks_settled()  # no import half done in a thread (battery.feed_parallel's) when the workers fork
+    import_settled()  # no import half done in a thread (battery.feed_parallel's) when the workers fork
     pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"), initializer=die_with_parent,
                                initargs=(os.getpid(),))  # the workers die with rngcheck
     pending: deque = deque()

@@ -4,7 +4,7 @@ The tests' counting never calls a special function: only their p-values do, afte
 Importing ``scipy.special`` costs about 0.17 s of CPU (its array-API layer star-imports numpy,
 which brings numpy.f2py and numpy.testing), so the battery's modules name it through ``special``
 below instead of importing it: the workers forked to read a stream never import it, and with two
-processes the parent imports it while they read (``pvalues.prepare_ks``), not before they start.
+processes the parent imports it while they read (``import_beside``), not before they start.
 
 ``special.gammaincc(...)`` is ``scipy.special.gammaincc(...)``: the same function object, found
 once and kept on ``special`` (docs/statistics.md, Speed).
@@ -13,6 +13,8 @@ once and kept on ``special`` (docs/statistics.md, Speed).
 from __future__ import annotations
 
 import importlib
+import sys
+import threading
 from typing import Any
 
 
@@ -31,3 +33,33 @@ class _Deferred:
 
 
 special: Any = _Deferred("scipy.special")
+
+
+_IMPORTING: threading.Thread | None = None
+
+
+def import_beside() -> None:
+    """Start importing scipy.special in a thread, beside work that does not need it (a pool's
+    workers reading), so that the p-values do not wait for it at the end. The caller must call
+    ``import_settled`` before forking (a child must not inherit a lock held by an import half done):
+    battery.feed_parallel starts it after its workers exist. Not in one process: there the
+    import would take the GIL from the reading for as long as it saves."""
+    global _IMPORTING
+    if _IMPORTING is None and "scipy.special" not in sys.modules:
+        _IMPORTING = threading.Thread(target=_import, name="rngcheck-import-scipy.special", daemon=True)
+        _IMPORTING.start()
+
+
+def _import() -> None:
+    try:
+        importlib.import_module("scipy.special")
+    except Exception:  # the first attribute asked for imports it again, and says what failed
+        pass
+
+
+def import_settled() -> None:
+    """Wait for an import started by import_beside (if any) to end."""
+    global _IMPORTING
+    if _IMPORTING is not None:
+        _IMPORTING.join()
+        _IMPORTING = None
