@@ -772,7 +772,8 @@ def entry() -> None:
     import threading
 
     code = main()
-    if any(thread is not threading.main_thread() and not thread.daemon for thread in threading.enumerate()):
+    if not isinstance(code, int) or any(thread is not threading.main_thread() and not thread.daemon
+                                        for thread in threading.enumerate()):
         sys.exit(code)
     atexit._run_exitfuncs()
     try:

@@ -52,9 +52,14 @@ def test_the_end_of_a_command_keeps_its_code_and_output(tmp_path):
     assert done.returncode == 1, done.stderr
     document = json.loads(done.stdout)
     assert len(done.stdout) > 20000 and document["verdict"] == "FAIL"
-    for thread in ("", "import threading, time; threading.Thread(target=time.sleep, args=(0.3,)).start(); "):
-        code = (f"import atexit, sys; {thread}from rngcheck import cli; atexit.register(print, 'atexit ran'); "
-                "sys.argv = ['rngcheck', 'stats', '--input', '/nonexistent/file']; cli.entry()")
+    # a global whose __del__ runs in Python's teardown: printed only when Python ends the process
+    teardown = ("import os\nclass Torn:\n    def __del__(self, write=os.write): write(1, b'teardown\\n')\n"
+                "kept = Torn()\n")
+    # the thread outlives the command (3 s): Python waits for it, then tears down
+    for thread, torn in (("", ""), ("threading.Thread(target=time.sleep, args=(3,)).start()\n", "teardown\n")):
+        code = (f"import atexit, sys, threading, time\n{teardown}{thread}from rngcheck import cli\n"
+                "atexit.register(print, 'atexit ran')\n"
+                "sys.argv = ['rngcheck', 'stats', '--input', '/nonexistent/file']\ncli.entry()\n")
         done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-        assert done.returncode == 2 and done.stdout == "atexit ran\n", (thread, done)
+        assert done.returncode == 2 and done.stdout == "atexit ran\n" + torn, (thread, done)
         assert "cannot open" in done.stderr

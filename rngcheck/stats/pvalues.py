@@ -203,9 +203,10 @@ def ks_uniform(pvalues) -> tuple[float, PValue]:
 
     The statistic D = max(D+, D-), D+ = max(i/n - F(x_i)), D- = max(F(x_i) - (i-1)/n) over the
     sorted x_1..x_n, F the uniform's cdf (x clipped to [0, 1]): the bits scipy.stats.kstest(x,
-    "uniform") gives. The p-value P(D_n >= D) is the exact two-sided distribution as Simard and
+    "uniform") gives. The p-value P(D_n >= D) is the two-sided distribution as Simard and
     L'Ecuyer compute it (rngcheck/stats/kolmogorov.py, without scipy.stats: 0.57 s of CPU to
-    import): kstest's within 1e-9 relative (tests/test_stats_kolmogorov.py). NaN where a value is.
+    import; exact for n <= 140, asymptotic in places above, as kstwo): kstest's within 1e-9
+    relative (tests/test_stats_kolmogorov.py). NaN where a value is.
     """
     x = np.sort(np.asarray(pvalues, dtype=float))
     n = x.size
