@@ -118,8 +118,25 @@ class StderrTail:
     def tail(self, wait: float = 0.0) -> str:
         if wait:
             self.thread.join(wait)  # a child that just died: what it wrote last is still in the pipe
+        else:
+            self._catch_up()
         with self.lock:
             return bytes(self.kept[-STDERR_TAIL:]).decode(errors="replace")
+
+
+    def _catch_up(self, limit: float = 0.5) -> None:
+        """A live child: give the draining thread time (at most ``limit`` seconds) to read what
+        is already in the pipe, so the tail holds everything written before the failure (on a
+        loaded machine the thread may not have run since the child wrote)."""
+        deadline = time.monotonic() + limit
+        while self.thread.is_alive() and time.monotonic() < deadline:
+            try:
+                pending, _, _ = select.select([self.fd], [], [], 0)
+            except (OSError, ValueError):   # the thread closed the pipe at its end
+                return
+            if not pending:
+                return
+            time.sleep(0.002)
 
 
 def signal_name(returncode: int) -> str:

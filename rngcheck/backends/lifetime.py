@@ -23,6 +23,7 @@ everywhere; on Linux, a cgroup (``systemd-run --user --scope rngcheck ...``) con
 
 from __future__ import annotations
 
+import atexit
 import ctypes
 import os
 import signal
@@ -158,9 +159,24 @@ def watch(owner: str) -> None:
         except OSError:
             return
         _WATCHDOG.update(pid=pid, process=process)
+        atexit.register(_end_watchdog)
     try:
         stdin = _WATCHDOG["process"].stdin
         stdin.write(owner.encode() + b"\n")
         stdin.flush()
     except (OSError, ValueError):
+        pass
+
+
+def _end_watchdog(wait: float = 5.0) -> None:
+    """At rngcheck's end (atexit): close the watchdog's pipe and wait (at most ``wait`` seconds)
+    while it kills what is left marked and exits, so that no process of the run outlives it, the
+    watchdog included (cli.entry ends the process as soon as the atexit handlers have run)."""
+    process = _WATCHDOG.get("process")
+    if process is None or _WATCHDOG.get("pid") != os.getpid():
+        return
+    try:
+        process.stdin.close()
+        process.wait(timeout=wait)
+    except Exception:  # noqa: BLE001 - an end that fails leaves the watchdog to end by itself
         pass
