@@ -123,7 +123,6 @@ class StderrTail:
         with self.lock:
             return bytes(self.kept[-STDERR_TAIL:]).decode(errors="replace")
 
-
     def _catch_up(self, limit: float = 0.5) -> None:
         """A live child: give the draining thread time (at most ``limit`` seconds) to read what
         is already in the pipe, so the tail holds everything written before the failure (on a

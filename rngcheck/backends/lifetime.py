@@ -172,11 +172,13 @@ def _end_watchdog(wait: float = 5.0) -> None:
     """At rngcheck's end (atexit): close the watchdog's pipe and wait (at most ``wait`` seconds)
     while it kills what is left marked and exits, so that no process of the run outlives it, the
     watchdog included (cli.entry ends the process as soon as the atexit handlers have run)."""
+    import subprocess
+
     process = _WATCHDOG.get("process")
     if process is None or _WATCHDOG.get("pid") != os.getpid():
         return
     try:
         process.stdin.close()
         process.wait(timeout=wait)
-    except Exception:  # noqa: BLE001 - an end that fails leaves the watchdog to end by itself
+    except (OSError, ValueError, subprocess.TimeoutExpired):  # the watchdog then ends by itself
         pass
