@@ -63,3 +63,48 @@ def test_the_end_of_a_command_keeps_its_code_and_output(tmp_path):
         done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
         assert done.returncode == 2 and done.stdout == "atexit ran\n" + torn, (thread, done)
         assert "cannot open" in done.stderr
+
+
+_BLAS_PROBE = """
+import json, os, subprocess, sys
+from rngcheck import cli
+
+def main():
+    import numpy  # noqa: F401  (what a command does first)
+    child = subprocess.run([sys.executable, "-c", "import os; print(os.environ.get('OPENBLAS_NUM_THREADS'))"],
+                           capture_output=True, text=True, check=True).stdout.strip()
+    print(json.dumps([len(os.listdir("/proc/self/task")), os.environ.get("OPENBLAS_NUM_THREADS"), child]))
+    return 0
+
+if sys.argv[1:] == ["entry"]:
+    cli.main = main
+    cli.entry()
+else:
+    main()
+"""
+
+
+def _blas_probe(*args: str, env_extra: dict | None = None) -> list:
+    import json
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    env.update(env_extra or {})
+    done = subprocess.run([sys.executable, "-c", _BLAS_PROBE, *args], capture_output=True, text=True, check=True,
+                          env=env)
+    return json.loads(done.stdout)
+
+
+def test_the_command_loads_numpy_with_one_blas_thread_and_gives_the_setting_to_no_one_else():
+    """cli.entry: numpy's OpenBLAS loads with one thread (no thread beside the main one after the
+    import), the variable that asks for it is gone once numpy is imported, and a process the
+    command starts never sees it; a user's own setting is theirs, untouched."""
+    import os
+
+    threads, variable, child = _blas_probe("entry")
+    assert (threads, variable, child) == (1, None, "None")
+    plain = _blas_probe()
+    if len(os.sched_getaffinity(0)) >= 2:  # CI's 2 cores: OpenBLAS starts a thread per core of its own
+        assert plain[0] > 1, plain
+    assert plain[1:] == [None, "None"]
+    assert _blas_probe("entry", env_extra={"OPENBLAS_NUM_THREADS": "2"}) == [plain[0], "2", "2"]

@@ -38,22 +38,35 @@ def _pinned_rows(doc):
              (e["retest"] or {}).get("p_value")] for e in doc["results"]]
 
 
+def _close(now, before, relative: float = 1e-9) -> bool:
+    """The same number to ``relative`` (both None, or both NaN, counts as the same)."""
+    if now is None or before is None:
+        return now is None and before is None
+    if now != now or before != before:
+        return now != now and before != before
+    return now == before or abs(now - before) <= relative * abs(before)
+
+
 @pytest.mark.parametrize("name, tier, nbytes", PINNED_CASES)
 def test_pinned_p_values(name, tier, nbytes):
     """Every p-value, q-value, statistic and retest of the battery on these streams is the one the
-    numpy battery gave before the kernels (on whichever path runs here: both give the same)."""
+    numpy battery gave before the kernels (on whichever path runs here: both give the same).
+
+    Test, level and stream are held exactly; the numbers within 1e-9 relative. Decision, recorded
+    here: the last bits of a few numbers depend on the CPU, not on rngcheck. numpy's float64 log has
+    its own AVX-512 code, other CPUs use the C library's, and OpenBLAS picks its dot-product kernel
+    by CPU model (the runs tests' quadratic form). Measured on an AMD EPYC (AVX2) against the
+    pins recorded on an earlier machine: at most 6e-13 relative, in the runs up and down (and their
+    second levels) and the approximate entropy; every other number bit for bit. A change to what the tests count moves a
+    statistic by far more than 1e-9. Second-level KS p-values: kolmogorov.py's, not kstest's,
+    within 1e-9 too."""
     pinned = json.loads(PINNED.read_text())[f"{name} {tier} {nbytes}"]
     doc = battery.run(_source(name), tier=tier, nbytes=nbytes, workers=1)
     got = _pinned_rows(doc)
     assert len(got) == len(pinned)
     for row, then in zip(got, pinned):
-        if row[1] == "second-level":   # the KS p-value and its retest's: kolmogorov.py's, not kstest's
-            assert row[:4] + row[5:6] == then[:4] + then[5:6], (row, then)
-            for now, before in ((row[4], then[4]), (row[6], then[6])):
-                assert (now is None) == (before is None), (row, then)
-                assert now is None or abs(now - before) <= 1e-9 * before, (row, then)
-        else:
-            assert row == then
+        assert row[:3] == then[:3], (row, then)
+        assert all(_close(now, before) for now, before in zip(row[3:], then[3:])), (row, then)
     assert sum(row[1] == "second-level" for row in got) >= 20
 
 
