@@ -26,11 +26,14 @@ import os
 import shlex
 import sys
 from dataclasses import dataclass, field
-from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import BackendSpecError, BackendUnavailable, RngcheckError, one_line
 from ..registry import Registry
+
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
 
 ENTRY_POINT_GROUP = "rngcheck.backends"
 
@@ -82,7 +85,11 @@ class KnownBackend:
 
 def _load_entry_points() -> None:
     """The backends other packages (and rngcheck itself) register: entry points of ENTRY_POINT_GROUP, by
-    name (a name two packages register is the first's); each is loaded only when it is used."""
+    name (a name two packages register is the first's); each is loaded only when it is used.
+    importlib.metadata is imported here, not with this module: a command that names no backend
+    (``rngcheck stats --input``) does not pay for it (issue 44: start-up)."""
+    from importlib.metadata import entry_points
+
     for entry in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda found: found.name):
         if entry.name not in REGISTERED:
             REGISTERED.add(entry.name, entry)

@@ -30,12 +30,9 @@ def aperiodic_templates(m: int) -> list[tuple[int, ...]]:
     """The aperiodic m-bit templates of section 2.7 in increasing binary order, as sts-2.1.2's
     template files list them: B is aperiodic when no copy of B shifted by 1 .. m-1 bits
     agrees with B where they overlap (so two occurrences of B can never overlap)."""
-    found = []
-    for value in range(1 << m):
-        b = tuple((value >> (m - 1 - i)) & 1 for i in range(m))
-        if all(b[s:] != b[:m - s] for s in range(1, m)):
-            found.append(b)
-    return found
+    # B's last m - s bits are the low m - s bits of its value, its first m - s bits the value >> s
+    return [tuple((value >> (m - 1 - i)) & 1 for i in range(m)) for value in range(1 << m)
+            if all(value >> s != value & ((1 << (m - s)) - 1) for s in range(1, m))]
 
 
 NON_OVERLAPPING_BLOCKS = 8
