@@ -113,4 +113,18 @@ def test_the_int32_full_range_is_all_minus_2_pow_31_and_int64_is_int32s_numbers(
                                      "integers/tensorflow/int32-small-block0", "uniform/tensorflow/bfloat16-block0"])
 def test_what_openvino_gets_right_passes(openvino, case_id):
     outcome = outcome_of(openvino, case_id)
+    if case_id.startswith("uniform/tensorflow/bfloat16") and "BF16" not in _cpu_capabilities():
+        # Its bfloat16 uniform depends on the CPU: TensorFlow's numbers where OpenVINO's CPU plugin
+        # reports BF16 (the machines these tests ran on until 2026-11-29), other numbers where it does
+        # not (an AMD EPYC with AVX2: 1019 of 1027 differ, neither float32's numbers rounded to
+        # nearest nor truncated). rngcheck catches the difference; it has no name for it yet.
+        assert outcome.status == check.FAILED, outcome.message
+        return
     assert outcome.status == check.PASSED, outcome.message
+
+
+def _cpu_capabilities() -> list:
+    """What OpenVINO's CPU plugin says this CPU computes natively (FP32, BF16, INT8, ...)."""
+    import openvino
+
+    return list(openvino.Core().get_property("CPU", "OPTIMIZATION_CAPABILITIES"))

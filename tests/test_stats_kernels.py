@@ -223,10 +223,21 @@ def test_environment_chooses_the_path(tmp_path):
 
 
 @needs_c
-def test_the_library_is_built_once_per_source_and_machine():
+def test_the_library_is_built_once_per_source_and_machine(tmp_path, monkeypatch):
     path = kernels.build()
     assert path.is_file() and path.parent.name == "stats" and path.name.startswith("kernels-")
     assert kernels.build() == path  # cached: the same name, not rebuilt
+    # another compiler program (here a wrapper of the same one), or the same one changed: another build
+    import shutil
+
+    wrapper = tmp_path / "cc-wrapper"
+    wrapper.write_text(f"#!/bin/sh\nexec {shutil.which(os.environ.get('CC') or 'gcc')} \"$@\"\n")
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("CC", str(wrapper))
+    other = kernels.build()
+    assert other != path and other.is_file()
+    os.utime(wrapper, ns=(1, 1))
+    assert kernels.build() not in (path, other)
 
 
 @needs_c

@@ -84,8 +84,11 @@ def test_every_kind_and_dtype_within_the_bound(tf_cpu, kind, dtype):
         for count in COUNTS:
             request = numbers.Request("tensorflow", kind, dtype, count, lowest, highest)
             worst = max(worst, check(tf_cpu, request, state).worst)
-    if kind in (numbers.NORMAL, numbers.TRUNCATED_NORMAL) and dtype in ("float32", "float64"):
+    if kind in (numbers.NORMAL, numbers.TRUNCATED_NORMAL) and dtype == "float32":
         assert worst > 0  # libm's transcendental functions are not the reference's correctly rounded ones
+    # float64: TensorFlow's normals differ from the reference's correctly rounded ones on some CPUs
+    # and are equal to them on others (0 ULP on an AMD EPYC with AVX2, 2026-11-29): the bound holds
+    # either way (check above), and whether it is reached is the CPU's.
 
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
