@@ -791,10 +791,11 @@ class _OneBlasThread:
 
     numpy's OpenBLAS starts a thread per core when it loads and shuts them down before every fork
     (the battery's pool): in a command that never multiplies large float matrices they only spin.
-    Measured: a standard run of 256 MiB spends 0.36-0.63 s less CPU with one (docs/statistics.md,
+    Measured: numpy's import costs 0.34 s of CPU, 0.22 s with one thread (docs/statistics.md,
     Speed). The variable is read once, when the library loads, so it is set only while numpy is
-    imported: processes rngcheck starts (backends, peers, the compiler) never see it, and a user's
-    own setting (the variable already set, or numpy already imported) is left as it is."""
+    imported: processes rngcheck starts (backends, peers, the compiler) never see it (a backend
+    that runs in rngcheck's own process shares its one-threaded OpenBLAS), and a user's own
+    setting (the variable already set, or numpy already imported) is left as it is."""
 
     name = "OPENBLAS_NUM_THREADS"
 
@@ -817,7 +818,10 @@ class _SettingLoader:
         self._loader, self._name, self._value = loader, name, value
 
     def __getattr__(self, attribute):   # everything else is the loader's (resources, get_code, ...)
-        return getattr(self._loader, attribute)
+        loader = self.__dict__.get("_loader")
+        if loader is None or attribute.startswith("__"):  # a copy being made, or a protocol name
+            raise AttributeError(attribute)
+        return getattr(loader, attribute)
 
     def create_module(self, spec):
         return self._loader.create_module(spec)

@@ -340,59 +340,27 @@ def feed_parallel(source, factories, words: int, workers: int, offset: int = 0, 
     except ValueError:
         _JOB.clear()
         return feed(source, factories, words, tick=tick)
-    parts: dict[int, tuple] = {}            # start -> (accumulators, words read), not merged yet
-    order: list[tuple[int, int]] = []       # the pieces handed out, in stream order
-    merged: list = [None, 0, False]         # accumulators of the stream's first pieces, words, ended
-    pending: dict[Future, tuple[int, int]] = {}
     # concurrent.futures, not multiprocessing.Pool: a dead worker fails the run instead of hanging it.
     # The workers die with this process (PR_SET_PDEATHSIG), and are killed at once when it stops
     # early (an interrupt, SIGTERM, a dead sibling) instead of finishing their ranges.
     pool = ProcessPoolExecutor(workers, mp_context=context, initializer=die_with_parent, initargs=(os.getpid(),))
+    reading = _Pieces(pool, cuts, offset)
     finished = False
-
-    def hand_out() -> None:
-        piece = cuts.next()
-        if piece is not None:
-            order.append(piece)
-            pending[pool.submit(_worker, *piece)] = piece
-
-    def absorb() -> None:
-        """Merge the pieces that follow the merged ones, while the workers read on (the merge is
-        then not left to the end). A piece that read less than it asked (the stream ended) is the
-        last: the ones after it are not contiguous."""
-        while order and order[0][0] in parts and not merged[2]:
-            start, asked = order.pop(0)
-            accs, read = parts.pop(start)
-            if merged[0] is None:
-                merged[0] = accs
-            else:
-                for acc, other in zip(merged[0], accs):
-                    acc.merge(other)
-            merged[1] += read
-            merged[2] = read < asked
-
     try:
         for _ in range(workers + 1):  # one piece queued beyond the processes: none waits for this one
-            hand_out()
+            reading.hand_out()
         # the workers are forked (all at the first submit): this process, idle until they end, loads
         # the p-values' special functions meanwhile. Not in one process: the import would take the GIL
         # from the reading for as long as it saves (measured: the same wall time, more CPU)
         import_beside()
-        while pending:
-            done, _ = wait(pending, return_when=FIRST_COMPLETED)
-            for future in sorted(done, key=lambda f: pending[f][0]):
-                start, count = pending.pop(future)
-                try:
-                    parts[start] = future.result()
-                except BrokenProcessPool:
-                    raise RngcheckError(
-                        f"a worker process died (killed, or out of memory) before words {offset + start}.."
-                        f"{offset + start + count - 1} were read; the run stopped (--workers 1 reads in this "
-                        "process; --dask re-runs lost ranges)") from None
+        while reading.pending:
+            done, _ = wait(reading.pending, return_when=FIRST_COMPLETED)
+            for future in sorted(done, key=lambda f: reading.pending[f][0]):
+                count = reading.collect(future)
                 if tick:
                     tick(count)
-                hand_out()
-            absorb()
+                reading.hand_out()
+            reading.absorb()
         finished = True
     finally:
         _JOB.clear()
@@ -403,7 +371,60 @@ def feed_parallel(source, factories, words: int, workers: int, offset: int = 0, 
                 except (OSError, AttributeError):
                     pass
         pool.shutdown(wait=finished, cancel_futures=not finished)
-    return merged[0], merged[1]
+    import_settled()  # the special functions loaded beside the reading: the p-values come next
+    return reading.accs, reading.read
+
+
+class _Pieces:
+    """One feed_parallel's pieces: handed to the pool (GuidedCuts), collected, merged in order."""
+
+    def __init__(self, pool, cuts: GuidedCuts, offset: int):
+        self.pool, self.cuts, self.offset = pool, cuts, offset
+        self.pending: dict[Future, tuple[int, int]] = {}
+        self.parts: dict[int, tuple] = {}          # start -> (accumulators, words read), not merged yet
+        self.order: list[tuple[int, int]] = []     # the pieces handed out and not merged, in stream order
+        self.accs: list | None = None              # the merged accumulators of the stream's first pieces
+        self.read = 0                              # and the words they read
+        self.ended = False                         # a merged piece read less than it asked: the stream ended
+
+    def lost(self, start: int, count: int) -> RngcheckError:
+        return RngcheckError(
+            f"a worker process died (killed, or out of memory) before words {self.offset + start}.."
+            f"{self.offset + start + count - 1} were read; the run stopped (--workers 1 reads in this "
+            "process; --dask re-runs lost ranges)")
+
+    def hand_out(self) -> None:
+        piece = self.cuts.next()
+        if piece is not None:
+            self.order.append(piece)
+            try:
+                self.pending[self.pool.submit(_worker, *piece)] = piece
+            except BrokenProcessPool:  # a worker died while another piece was being read
+                raise self.lost(*piece) from None
+
+    def collect(self, future) -> int:
+        """A finished piece's accumulators, kept until its turn to merge; its word count."""
+        start, count = self.pending.pop(future)
+        try:
+            self.parts[start] = future.result()
+        except BrokenProcessPool:
+            raise self.lost(start, count) from None
+        return count
+
+    def absorb(self) -> None:
+        """Merge the pieces that follow the merged ones, while the workers read on (the merge is
+        then not left to the end). A piece that read less than it asked (the stream ended) is the
+        last: the ones after it are not contiguous."""
+        while self.order and self.order[0][0] in self.parts and not self.ended:
+            start, asked = self.order.pop(0)
+            accs, read = self.parts.pop(start)
+            if self.accs is None:
+                self.accs = accs
+            else:
+                for acc, other in zip(self.accs, accs):
+                    acc.merge(other)
+            self.read += read
+            self.ended = read < asked
 
 
 # ----------------------------------------------------------------------------------------

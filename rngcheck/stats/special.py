@@ -19,13 +19,16 @@ there (``factorial2``), or a SciPy where the compiled module does not load this 
 whole package, as before (tests/test_stats_special.py holds both ways to the same objects).
 
 ``special.gammaincc(...)`` is ``scipy.special.gammaincc(...)``: the same function object, found
-once and kept on ``special`` (docs/statistics.md, Speed).
+once and kept on ``special`` (docs/statistics.md, Speed). Where ``SCIPY_ARRAY_API`` is set,
+scipy.special hands on array-API wrappers of some of these ufuncs instead: there the package is
+imported whole and its own objects used, as before.
 """
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
 import sys
 import threading
 import types
@@ -42,7 +45,8 @@ class _Special:
     def __getattr__(self, name: str) -> Any:   # only for names not yet kept on the instance
         if name.startswith("__"):
             raise AttributeError(name)
-        ufuncs = _load_ufuncs() if PACKAGE not in sys.modules else None
+        # under the lock: a load in flight in import_beside's thread ends (its stand-in gone) first
+        ufuncs = None if os.environ.get("SCIPY_ARRAY_API") else _load_ufuncs()
         if ufuncs is not None and name == "_ufuncs":
             value = ufuncs
         elif ufuncs is not None and isinstance(getattr(ufuncs, name, None), _ufunc_type()):
@@ -62,9 +66,10 @@ def _ufunc_type() -> type:
 def _load_ufuncs():
     """``scipy.special._ufuncs`` without ``scipy.special``'s ``__init__`` (module docstring), or
     None where it cannot be had so (then the caller imports the package). While it loads, the
-    stand-in is what ``import scipy.special`` would find: rngcheck loads it where no other thread
-    of its own imports (the thread of import_beside while the reading's workers run, or the one
-    thread computing p-values)."""
+    stand-in is what ``import scipy.special`` would find: rngcheck's own threads reach scipy.special
+    only through ``special``, which waits for ``_LOADING``; a program that imports rngcheck and
+    imports scipy.special in another thread at that moment could find the stand-in (a battery's
+    reading with two processes: the first 0.04 s or so while its workers read)."""
     with _LOADING:
         loaded = sys.modules.get(UFUNCS)
         if loaded is not None:
@@ -107,7 +112,10 @@ def import_beside() -> None:
 
 
 def _import() -> None:
-    _load_ufuncs()   # a failure here: the first attribute asked for imports scipy.special, which says why
+    try:
+        _load_ufuncs()
+    except Exception:  # nothing printed from this thread: the first attribute asked for loads it again
+        pass           # (or imports scipy.special), in the thread that asks, and says what fails
 
 
 def import_settled() -> None:
