@@ -97,6 +97,40 @@ def test_a_float64_computed_in_float32_is_named():
     assert diagnose(request, STATE, openvino_like(request))["id"] == "uniform-computed-in-float32"
 
 
+STICKY = "uniform-bfloat16-sticky-bits-ignored"
+
+
+def bfloat16_of(values32, rounding):
+    """float32 values to bfloat16 bits, written plainly: OpenVINO's (bits + ((bits & 0x10000) >> 1)) >> 16
+    ("sticky-ignored"), round to nearest even, half up (bits + 0x8000) >> 16, or truncation."""
+    bits = np.asarray(values32, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    added = {"sticky-ignored": (bits & 0x10000) >> 1, "nearest-even": 0x7FFF + ((bits >> 16) & 1),
+             "half-up": np.full_like(bits, 0x8000), "truncated": np.zeros_like(bits)}[rounding]
+    return ((bits + added) >> 16).astype(np.uint16)
+
+
+def test_openvinos_bfloat16_rounding_is_named_exactly():
+    """OpenVINO's CPU plugin without BF16: the float32 uniform, rounded by its bfloat16 types' formula."""
+    request = numbers.Request("tensorflow", "uniform", "bfloat16", 257)
+    actual = bfloat16_of(tf.uint32_to_float(tf.stream(STATE, 0, 257)), "sticky-ignored")
+    diagnosis = diagnose(request, STATE, actual)
+    assert diagnosis["id"] == STICKY, diagnosis
+    assert "0x10000" in IDS[STICKY]
+
+
+@pytest.mark.parametrize("rounding, bits", [("nearest-even", "low"), ("half-up", "low"), ("truncated", "low"),
+                                            ("sticky-ignored", "high")])
+def test_other_bfloat16_roundings_are_not_given_that_name(rounding, bits):
+    """Rounding the same float32 uniform another way, or the same rounding of the high-bit uniform:
+    never named uniform-bfloat16-sticky-bits-ignored (not even as an alternative)."""
+    request = numbers.Request("tensorflow", "uniform", "bfloat16", 257)
+    words = tf.stream(STATE, 0, 257)
+    unit = tf.uint32_to_float(words) if bits == "low" else \
+        ((words >> np.uint32(9)) | np.uint32(127 << 23)).view(np.float32) - np.float32(1)
+    diagnosis = diagnose(request, STATE, bfloat16_of(unit, rounding))
+    assert STICKY != diagnosis["id"] and STICKY not in diagnosis["alternatives"], diagnosis
+
+
 # ---------------------------------------------------------------------------------- cases and table
 def test_the_block_zero_state_is_one_openvino_and_onnx_can_be_given():
     words = counter.counter_words(STATE)
@@ -128,9 +162,9 @@ def test_a_case_s_own_allowance_allows_that_case_only():
     OpenVINO's bfloat16 uniform on a CPU without BF16); the same diagnosis of another case is not."""
     script = table_script()
     expected = {"openvino": {"diagnoses": {}, "cases": {"uniform/tensorflow/bfloat16-block0":
-                                                        {"diagnosis": "unknown-numbers", "where": "no BF16"}}}}
-    allowed = document("openvino", "uniform/tensorflow/bfloat16-block0", "uniform", "unknown-numbers")
-    other_case = document("openvino", "uniform/tensorflow/float32-block0", "uniform", "unknown-numbers")
+                                                        {"diagnosis": STICKY, "where": "no BF16"}}}}
+    allowed = document("openvino", "uniform/tensorflow/bfloat16-block0", "uniform", STICKY)
+    other_case = document("openvino", "uniform/tensorflow/float32-block0", "uniform", STICKY)
     other_diagnosis = document("openvino", "uniform/tensorflow/bfloat16-block0", "uniform", "uniform-high-bits")
     assert script.unexpected(allowed, {}, expected) == []
     assert script.unexpected(other_case, {}, expected)

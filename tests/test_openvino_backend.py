@@ -2,9 +2,10 @@
 
 Each fact of rngcheck/backends/openvino_backend.py's doc is measured here on the real library:
 the key/counter mapping and TensorFlow's float32 rule (exact), the second infer() at block 256 n,
-and the two integer defects and the float32 computation of float16/float64, each found and named by
-rngcheck's own check (conformance.numbers) with a runnable repro line. OpenVINO runs in a worker
-process, as `rngcheck run` hosts it. Locally a missing openvino skips; with CI=true it fails.
+and the two integer defects, the float32 computation of float16/float64 and, where the CPU plugin
+reports no BF16, its bfloat16 rounding, each found and named by rngcheck's own check
+(conformance.numbers) with a runnable repro line. OpenVINO runs in a worker process, as
+`rngcheck run` hosts it. Locally a missing openvino skips; with CI=true it fails.
 """
 
 from __future__ import annotations
@@ -110,17 +111,31 @@ def test_the_int32_full_range_is_all_minus_2_pow_31_and_int64_is_int32s_numbers(
 
 
 @pytest.mark.parametrize("case_id", ["uniform/tensorflow/float32-block0", "uniform/tensorflow/float32-range-block0",
-                                     "integers/tensorflow/int32-small-block0", "uniform/tensorflow/bfloat16-block0"])
+                                     "integers/tensorflow/int32-small-block0"])
 def test_what_openvino_gets_right_passes(openvino, case_id):
     outcome = outcome_of(openvino, case_id)
-    if case_id.startswith("uniform/tensorflow/bfloat16") and "BF16" not in _cpu_capabilities():
-        # Its bfloat16 uniform depends on the CPU: TensorFlow's numbers where OpenVINO's CPU plugin
-        # reports BF16 (the machines these tests ran on until 2026-11-29), other numbers where it does
-        # not (an AMD EPYC with AVX2: 1019 of 1027 differ, neither float32's numbers rounded to
-        # nearest nor truncated). rngcheck catches the difference; it has no name for it yet.
-        assert outcome.status == check.FAILED, outcome.message
-        return
     assert outcome.status == check.PASSED, outcome.message
+
+
+@pytest.mark.parametrize("case_id, low, high", [("uniform/tensorflow/bfloat16-block0", None, None),
+                                                ("uniform/tensorflow/bfloat16-range-block0", -3.5, 7.25)])
+def test_the_bfloat16_uniform_depends_on_the_cpu_and_is_named_where_it_differs(openvino, case_id, low, high):
+    """TensorFlow's numbers (within the range's bound) where OpenVINO's CPU plugin reports BF16 (the
+    machines these tests ran on until 2026-11-29); where it does not (an AMD EPYC with AVX2: 1019 and
+    1013 of 1027 past the bound), the float32 uniform (a range scaled in float32) rounded by
+    (bits + ((bits & 0x10000) >> 1)) >> 16, bit for bit, which rngcheck names."""
+    outcome = outcome_of(openvino, case_id)
+    if "BF16" in _cpu_capabilities():
+        assert outcome.status == check.PASSED, outcome.message
+        return
+    unit = tf.uint32_to_float(tf.stream(STATE, 0, N))
+    if low is not None:
+        unit = (unit.astype(np.float64) * (high - low) + low).astype(np.float32)   # exact product, one rounding
+    bits = unit.view(np.uint32)
+    rounded = ((bits + ((bits & np.uint32(0x10000)) >> np.uint32(1))) >> np.uint32(16)).astype(np.uint16)
+    assert np.array_equal(openvino.random_numbers(request("uniform", "bfloat16", low=low, high=high), STATE), rounded)
+    assert outcome.status == check.FAILED, outcome.message
+    assert outcome.diagnosis["id"] == "uniform-bfloat16-sticky-bits-ignored", outcome.diagnosis
 
 
 def _cpu_capabilities() -> list:

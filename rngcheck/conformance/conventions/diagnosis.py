@@ -119,18 +119,37 @@ def _open_closed(request, state):
                        lambda w: (w.astype(np.float64) * 2.0 ** -32 + 2.0 ** -33).astype(np.float32))
 
 
-def _computed_in_float32(request, state):
-    """float16/bfloat16/float64 as the float32 uniform converted at the end: the low 23 bits of one
-    word an element; [low, high) by one fused rounding in float32 (OpenVINO's CPU plugin, measured)."""
-    if request.dtype not in ("float16", "bfloat16", "float64"):
-        return None
+def _float32_uniform(request, state):
+    """The float32 uniform whatever the dtype: the low 23 bits of one word an element; [low, high) by
+    one fused rounding in float32 (OpenVINO's CPU plugin computes RandomUniform so, measured)."""
     unit = tf.uint32_to_float(_words(request, state, request.count))
     if request.low is not None:
         low, high = (np.float32(x) for x in request.range)
         unit = (unit.astype(np.float64) * np.float64(high - low) + np.float64(low)).astype(np.float32)
+    return unit
+
+
+def _computed_in_float32(request, state):
+    """float16/bfloat16/float64 as the float32 uniform converted at the end (rounded to nearest even,
+    or widened)."""
+    if request.dtype not in ("float16", "bfloat16", "float64"):
+        return None
+    unit = _float32_uniform(request, state)
     if request.dtype == "float64":
         return unit.astype(np.float64)
     return tf.round_float32(request.dtype, unit)
+
+
+def _bfloat16_sticky_bits_ignored(request, state):
+    """bfloat16 as the float32 uniform rounded by (bits + ((bits & 0x10000) >> 1)) >> 16: bit 15 is
+    carried into bit 16 only where bit 16 is set, so the low 15 bits (the sticky bits) never count and
+    every value with bit 15 set rounds as a tie, to even. The formula OpenVINO's bfloat16 types
+    (ov::bfloat16, the CPU plugin's bfloat16_t) call round_to_nearest_even; measured on its CPU
+    plugin where it reports no BF16 (an AMD EPYC with AVX2)."""
+    if request.dtype != "bfloat16":
+        return None
+    bits = _float32_uniform(request, state).view(np.uint32)
+    return ((bits + ((bits & np.uint32(0x10000)) >> np.uint32(1))) >> np.uint32(16)).astype(np.uint16)
 
 
 def _pairs_swapped(request, state):
@@ -269,6 +288,11 @@ VARIANTS = (
     NumbersVariant("uniform-computed-in-float32", "float16/bfloat16/float64 as the float32 uniform (23 bits of "
                    "one word; a range by one fused rounding) converted at the end (OpenVINO's CPU plugin)",
                    (UNIFORM,), _only(UNIFORM)(_computed_in_float32)),
+    NumbersVariant("uniform-bfloat16-sticky-bits-ignored", "bfloat16 as the float32 uniform (23 bits of one "
+                   "word; a range by one fused rounding) rounded by (bits + ((bits & 0x10000) >> 1)) >> 16: to "
+                   "nearest even as if the low 15 bits were zero, bit 15 set rounding up only from an odd "
+                   "bfloat16 (OpenVINO's bfloat16 round_to_nearest_even; its CPU plugin where it reports no BF16)",
+                   (UNIFORM,), _only(UNIFORM)(_bfloat16_sticky_bits_ignored)),
     NumbersVariant("uniform-64-words-swapped", "a float64 from words 2i+1 (high) and 2i in the wrong order",
                    (UNIFORM,), _only(UNIFORM)(_pairs_swapped)),
     NumbersVariant("uniform-64-one-word", "a float64 from one word an element (the low 32 mantissa bits zero)",
