@@ -1,10 +1,10 @@
 """The published conformance table: run the full profile on real implementations, write the table.
 
-    python scripts/conformance_table.py [--backend SPEC ...] [--results DIR] [--update-docs] [--check]
+    python scripts/conformance_table.py [--backend SPEC ...] [--results DIR] [--update-docs] [--check] [--jobs N]
 
 Runs `rngcheck run --profile full` for each backend (default: DEFAULT below, every library,
 OpenCL and both real DirectML builds; an unavailable one is left out unless --require names it
-or --require-all is given), keeps each result document in
+or --require-all is given; --jobs of them at once, default one per core), keeps each result document in
 --results (default results/table), and prints a markdown table: implementation, version,
 device, and per category the passed count or the diagnoses of the failures.
 --update-docs (or its old name --update-readme) replaces each table between its markers in the docs
@@ -29,9 +29,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -88,8 +90,12 @@ def run_backends(args, specs, results: Path, categories=(), excludes=()) -> list
     """The result documents of the backends that ran; None (after saying so) when one that --require or
     --require-all names could not run."""
     documents = []
-    for spec in specs:
-        document = run_backend(spec, results, categories, excludes)
+    # Each backend runs in a process of its own, --jobs of them at once (most of a run is one thread:
+    # imports, compiling a case's kernel, the checks); the documents are taken in the table's order.
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        runs = [pool.submit(run_backend, spec, results, categories, excludes) for spec in specs]
+        finished = [run.result() for run in runs]
+    for spec, document in zip(specs, finished):
         if document is None:
             if args.require_all or spec in args.require:
                 print(f"{spec} is required here but could not run", file=sys.stderr)
@@ -221,6 +227,8 @@ def main(argv=None) -> int:
     parser.add_argument("--html", type=Path, help="also write the HTML report of every backend's document")
     parser.add_argument("--require", action="append", default=[], help="a backend that must be available")
     parser.add_argument("--require-all", action="store_true", help="every backend of the table must be available")
+    parser.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0)),
+                        help="backends run at once, each in its own process (default: one per core)")
     parser.add_argument("--operator", help="the table of another operator (rngcheck.conformance.axes), "
                                            "e.g. stablehlo: its categories, its backends, "
                                            "docs/expected-differences-NAME.json")

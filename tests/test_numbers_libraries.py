@@ -217,3 +217,35 @@ def test_onnxruntimes_uniform_has_a_null_without_the_fixed_point_lattice_tests()
     assert document["source"]["convention"] == "onnxruntime-cpu"
     with pytest.raises(RngcheckError, match="no normal goodness-of-fit"):
         request_of("normal", "onnxruntime-cpu", "float32")
+
+
+def test_the_table_runs_backends_at_once_and_keeps_their_order(tmp_path, monkeypatch):
+    """--jobs N: at most N backends' runs at once (more than one when N > 1), the documents in the
+    table's order whatever order they finish in; a required backend that cannot run still stops it."""
+    import argparse
+    import threading
+    import time
+
+    script = table_script()
+    lock, running, most = threading.Lock(), [0], [0]
+
+    def fake_run(spec, results, categories=(), excludes=()):
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        time.sleep(0.05 * (10 - int(spec[1:])))      # the first finishes last
+        with lock:
+            running[0] -= 1
+        return None if spec == "b9" else {"spec": spec}
+
+    monkeypatch.setattr(script, "run_backend", fake_run)
+    specs = ["b1", "b2", "b3", "b4"]
+    for jobs in (1, 2, 3):
+        most[0] = 0
+        args = argparse.Namespace(jobs=jobs, require_all=True, require=[])
+        assert script.run_backends(args, specs, tmp_path) == [{"spec": s} for s in specs]
+        assert most[0] == jobs
+    args = argparse.Namespace(jobs=2, require_all=False, require=["b9"])
+    assert script.run_backends(args, ["b1", "b9"], tmp_path) is None
+    args = argparse.Namespace(jobs=2, require_all=False, require=[])
+    assert script.run_backends(args, ["b1", "b9"], tmp_path) == [{"spec": "b1"}]
