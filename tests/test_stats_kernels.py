@@ -305,6 +305,51 @@ def test_birthday_repeats_kernel_matches_numpy():
         assert np.array_equal(before[0]["J"], after[0]["J"]) and before[1]["J"] == after[1]["J"]
 
 
+def _repeats_numpy(sets: np.ndarray) -> np.ndarray:
+    """The birthday spacings' count by its definition: sort, spacings (the first from 0), sort, ties."""
+    ordered = np.sort(sets, axis=1)
+    spacings = np.diff(ordered, axis=1, prepend=np.uint32(0))
+    spacings.sort(axis=1)
+    return (spacings[:, 1:] == spacings[:, :-1]).sum(axis=1)
+
+
+@needs_c
+def test_birthday_kernel_sorts_every_input_of_a_full_bucket():
+    """kernels.c's birthday sort: a counting sort by bucket, then one odd-even transposition round per
+    value of the fullest bucket. A comparator network that sorts every 0-1 input sorts every input
+    (Knuth's 0-1 principle), so every 0-1 input of 1 to 10 values (the most before the radix sort
+    takes over) in one bucket, beginning on an odd and on an even place, proves it for every order;
+    11 values (the radix sort), weak, random and tied sets are checked against numpy's sort, and the
+    repeats of sets with a full bucket in every order of 8 distinct or tied values against the definition."""
+    import itertools
+
+    m, lib = 64, kernels.active()                       # 64 buckets: the top 6 bits
+    fillers = np.delete((np.arange(64, dtype=np.uint32) << np.uint32(26)) + np.uint32(12345), 40)
+    low, high = np.uint32((40 << 26) + 5), np.uint32((40 << 26) + 977)
+
+    def with_bucket(inside, below):
+        """Sets of m: ``inside`` (rows of values of bucket 40), ``below`` fillers before it, the rest after."""
+        rest = np.concatenate([fillers[:below], fillers[fillers.size - (m - inside.shape[1] - below):]])
+        return np.ascontiguousarray(np.concatenate([inside, np.broadcast_to(rest, (len(inside), rest.size))], axis=1))
+
+    for size in range(1, 11):
+        patterns = np.array(list(itertools.product((low, high), repeat=size)), dtype=np.uint32)
+        for below in (39, 38):                          # the bucket begins at an odd, then an even place
+            sets = with_bucket(patterns, below)
+            assert np.array_equal(kernels.birthday_sorted(lib, sets, m), np.sort(sets, axis=1)), (size, below)
+    rng = np.random.default_rng(9)
+    crowded = rng.integers(0, 1 << 20, (50, m), dtype=np.uint32)        # every value in bucket 0
+    lattice = (np.arange(50 * m, dtype=np.uint32) * np.uint32(2654435761)).reshape(50, m)
+    eleven = with_bucket(rng.integers(low, high, (50, 11), dtype=np.uint32), 39)
+    uniform = rng.integers(0, 2 ** 32, (500, m), dtype=np.uint32)
+    for sets in (crowded, lattice, eleven, np.zeros((3, m), np.uint32), uniform):
+        assert np.array_equal(kernels.birthday_sorted(lib, sets, m), np.sort(sets, axis=1))
+        assert np.array_equal(kernels.birthday_repeats(lib, sets, m), _repeats_numpy(sets))
+    for values in ((np.arange(8) * 977 + 5).astype(np.uint32), np.array([7, 7, 9, 9, 9, 1, 7, 1], np.uint32)):
+        sets = with_bucket(np.array(list(itertools.permutations(values)), dtype=np.uint32) | np.uint32(40 << 26), 39)
+        assert np.array_equal(kernels.birthday_repeats(lib, sets, m), _repeats_numpy(sets))
+
+
 @needs_c
 def test_block_weights_kernel_matches_numpy():
     """pr.block_weights' records on the C path are the numpy code's (random, weak, constant,

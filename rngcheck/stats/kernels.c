@@ -675,21 +675,99 @@ void gap16_counts(const uint16_t *v, i64 rows, i64 n, const i64 *bounds, i64 nb,
     }
 }
 
-/* testu01.BirthdaySpacings, around numpy's sorts: each set's spacings in place (the first
- * value kept, then each value minus the one before; the set sorted, so none is negative). */
-void spacings_in_place(u32 *sets, i64 count, i64 m) {
-    for (i64 r = 0; r < count; r++) {
-        u32 *x = sets + r * m;
-        for (i64 j = m - 1; j > 0; j--) x[j] -= x[j - 1];
+/* --- testu01.BirthdaySpacings: per set of m birthdays, the repeated values among its spacings ---
+ * J = m minus the number of distinct spacings of the sorted set (the first value counts as a
+ * spacing, from 0), exactly the numpy code's two sorts, in one pass over each set held in the
+ * caches. Three steps, each exact whatever the words are; only the time depends on them:
+ *   1. sort: a counting sort by the top `bits` bits (m buckets, a value each on average),
+ *      then rounds of odd-even transposition, as many as the fullest bucket holds values: values
+ *      of different buckets are already in order, so each bucket sorts on its own, and n rounds
+ *      sort n values whichever pairs the first round takes (the odd-even transposition network;
+ *      tests/test_stats_kernels.py sorts every 0-1 input of up to 10 values, on either parity,
+ *      which by the 0-1 principle covers every input). A bucket of more than BIRTHDAY_MOST
+ *      values (a weak stream) sends the set to an LSD radix sort instead;
+ *   2. spacings, each marked in a bitmap of 2^hash_bits bits (Fibonacci hashing): a spacing whose
+ *      mark was already set marks its hash in a second bitmap ("seen twice");
+ *   3. the spacings whose hash was seen twice (every repeated value among them, with about
+ *      m^2 / 2^hash_bits others) gathered, sorted and their adjacent equal values counted.
+ * scratch: 3m + 2049 + 2^bits + 1 u32, then 2^hash_bits / 4 bytes. */
+#define BIRTHDAY_MOST 10
+
+static void radix_sort_u32(u32 *x, u32 *tmp, i64 n, u32 *count) {
+    for (int shift = 0; shift < 32; shift += 11) {   /* 11 + 11 + 10 bits, least significant first */
+        memset(count, 0, sizeof(u32) * 2049);
+        for (i64 j = 0; j < n; j++) count[((x[j] >> shift) & 2047) + 1]++;
+        for (int b = 0; b < 2048; b++) count[b + 1] += count[b];
+        for (i64 j = 0; j < n; j++) tmp[count[(x[j] >> shift) & 2047]++] = x[j];
+        memcpy(x, tmp, sizeof(u32) * n);
     }
 }
 
-/* Per sorted set of m values, the values equal to the one before (m minus the distinct ones). */
-void adjacent_repeats(const u32 *sets, i64 count, i64 m, i64 *out) {
-    for (i64 r = 0; r < count; r++) {
-        const u32 *x = sets + r * m;
+static void insertion_sort_u32(u32 *x, i64 n) {
+    for (i64 j = 1; j < n; j++) {
+        u32 v = x[j];
+        i64 k = j;
+        while (k > 0 && x[k - 1] > v) { x[k] = x[k - 1]; k--; }
+        x[k] = v;
+    }
+}
+
+static void birthday_sort(const u32 *x, i64 m, int bits, u32 *sorted, u32 *tmp, u32 *radix, u32 *bucket) {
+    i64 buckets = (i64)1 << bits;
+    int shift = 32 - bits;
+    memset(bucket, 0, sizeof(u32) * (buckets + 1));
+    for (i64 j = 0; j < m; j++) bucket[(x[j] >> shift) + 1]++;
+    u32 most = 0, begin = 0;
+    for (i64 b = 1; b <= buckets; b++) {   /* bucket[b - 1]: where bucket b - 1 begins */
+        u32 size = bucket[b];
+        most = size > most ? size : most;
+        bucket[b] = begin += size;
+    }
+    if (most > BIRTHDAY_MOST) {
+        memcpy(sorted, x, sizeof(u32) * m);
+        radix_sort_u32(sorted, tmp, m, radix);
+        return;
+    }
+    for (i64 j = 0; j < m; j++) sorted[bucket[x[j] >> shift]++] = x[j];
+    for (u32 round = 0; round < most; round++)
+        for (i64 j = round & 1; j + 1 < m; j += 2) {
+            u32 a = sorted[j], b = sorted[j + 1];
+            sorted[j] = a < b ? a : b;
+            sorted[j + 1] = a < b ? b : a;
+        }
+}
+
+/* Step 1 alone, each set's sorted values into `out` (for the tests: the 0-1 principle). */
+void birthday_sorted(const u32 *w, i64 sets, i64 m, int bits, u32 *scratch, u32 *out) {
+    u32 *tmp = scratch, *radix = tmp + m, *bucket = radix + 2049;
+    for (i64 r = 0; r < sets; r++) birthday_sort(w + r * m, m, bits, out + r * m, tmp, radix, bucket);
+}
+
+void birthday_repeats(const u32 *w, i64 sets, i64 m, int bits, int hash_bits, u32 *scratch, i64 *out) {
+    u32 *sorted = scratch, *gaps = sorted + m, *found = gaps + m, *radix = found + m, *bucket = radix + 2049;
+    uint8_t *seen = (uint8_t *)(bucket + ((i64)1 << bits) + 1), *twice = seen + ((i64)1 << hash_bits) / 8;
+    int down = 32 - hash_bits;
+    for (i64 r = 0; r < sets; r++) {
+        birthday_sort(w + r * m, m, bits, sorted, gaps, radix, bucket);
+        memset(seen, 0, ((size_t)1 << hash_bits) / 4);   /* seen and twice */
+        u32 previous = 0;
+        for (i64 j = 0; j < m; j++) {
+            u32 gap = sorted[j] - previous, h = (gap * 2654435769u) >> down;
+            uint8_t bit = (uint8_t)(1u << (h & 7));
+            previous = sorted[j];
+            gaps[j] = gap;
+            twice[h >> 3] |= seen[h >> 3] & bit;
+            seen[h >> 3] |= bit;
+        }
+        i64 n = 0;
+        for (i64 j = 0; j < m; j++) {   /* without a branch: the next slot is taken only by a hit */
+            u32 h = (gaps[j] * 2654435769u) >> down;
+            found[n] = gaps[j];
+            n += (twice[h >> 3] >> (h & 7)) & 1;
+        }
+        if (n > 256) radix_sort_u32(found, gaps, n, radix); else insertion_sort_u32(found, n);
         i64 repeats = 0;
-        for (i64 j = 1; j < m; j++) repeats += x[j] == x[j - 1];
+        for (i64 j = 1; j < n; j++) repeats += found[j] == found[j - 1];
         out[r] = repeats;
     }
 }

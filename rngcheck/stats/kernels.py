@@ -17,7 +17,7 @@ Measured on this 2-core machine (shared, so within tens of percent), one process
 a test with a kernel costs 1.2 to 14 ns per word where its numpy code cost 2 to 80 (power lags
 5.1 against 52, weight windows 14 against 61, the 32 x 32 ranks 7 against 38, the coupon
 collector 8.6 against about 80); the spectral test's FFT (about 450 ns per word of its 1/32 of
-the tier) and the birthday spacings' sorts are numpy's on both paths.
+the tier) is numpy's on both paths.
 
 The library is built under the cache (``$RNGCHECK_CACHE/stats``) with ``-O3 -march=native``;
 its name carries a digest of the source, the flags, the compiler (its program's path, size and
@@ -66,9 +66,9 @@ SIGNATURES = {  # name -> argument types (every function returns void but berlek
     "gf2_rank32": (_PTR, _I64, _PTR),
     "block_ones": (_PTR, _I64, _I64, _PTR),
     "gap16_counts": (_PTR, _I64, _I64, _PTR, _I64, _PTR, _PTR, _PTR),
-    "spacings_in_place": (_PTR, _I64, _I64),
+    "birthday_repeats": (_PTR, _I64, _I64, ctypes.c_int, ctypes.c_int, _PTR, _PTR),
+    "birthday_sorted": (_PTR, _I64, _I64, ctypes.c_int, _PTR, _PTR),
     "block_weight_counts": (_PTR, _I64, _I64, _PTR, _I64, _PTR, _PTR, _PTR, _PTR),
-    "adjacent_repeats": (_PTR, _I64, _I64, _PTR),
     "universal_distances": (_PTR, _I64, ctypes.c_int, _I64, _I64, _PTR, _PTR),
     "block_window_counts": (_PTR, _I64, _I64, _I64, ctypes.c_int, _PTR),
     "block_ones_windows": (_PTR, _I64, _I64, _I64, ctypes.c_int, _PTR),
@@ -307,12 +307,23 @@ def gap16_counts(lib, samples, bounds: np.ndarray) -> np.ndarray:
 
 def birthday_repeats(lib, samples, m: int) -> np.ndarray:
     """Per set of m consecutive words (row-major), the repeated values among its sorted spacings
-    (testu01.BirthdaySpacings' numpy code): numpy sorts, the spacings and the count in C."""
-    sets = np.sort(np.asarray(samples, dtype=np.uint32).reshape(-1, m), axis=1)  # a new, contiguous array
-    lib.spacings_in_place(_p(sets), sets.shape[0], m)
-    sets.sort(axis=1)
-    out = np.empty(sets.shape[0], dtype=np.int64)
-    lib.adjacent_repeats(_p(sets), sets.shape[0], m, _p(out))
+    (testu01.BirthdaySpacings' numpy code, with its two sorts): kernels.c's birthday_repeats."""
+    words = np.ascontiguousarray(samples, dtype=np.uint32).reshape(-1, m)
+    bits = max(1, (m - 1).bit_length())              # m buckets or more: a value each on average
+    hash_bits = max(8, bits + 5)                     # 32 marks per spacing: about m / 32 others gathered
+    scratch = np.empty(3 * m + 2049 + (1 << bits) + 1 + (1 << hash_bits) // 16 + 1, dtype=np.uint32)
+    out = np.empty(words.shape[0], dtype=np.int64)
+    lib.birthday_repeats(_p(words), words.shape[0], m, bits, hash_bits, _p(scratch), _p(out))
+    return out
+
+
+def birthday_sorted(lib, samples, m: int) -> np.ndarray:
+    """Each set of m words sorted by birthday_repeats' own sort (step 1 alone: for the tests)."""
+    words = np.ascontiguousarray(samples, dtype=np.uint32).reshape(-1, m)
+    bits = max(1, (m - 1).bit_length())
+    scratch = np.empty(m + 2049 + (1 << bits) + 1, dtype=np.uint32)
+    out = np.empty_like(words)
+    lib.birthday_sorted(_p(words), words.shape[0], m, bits, _p(scratch), _p(out))
     return out
 
 

@@ -33,8 +33,8 @@ class BirthdaySpacings(Accumulator):
     second_level = False  # per-sample counts are discrete (Poisson(64))
 
     def measure(self, samples):
-        # numpy's sorts on both paths: they beat a radix sort and a hash set in C here; the
-        # spacings and the count of repeats in C where it is built (kernels.birthday_repeats)
+        # in C where it is built (kernels.birthday_repeats: each set sorted by bucket, the repeats
+        # found by hashing the spacings; the same counts as the two sorts below)
         k, s = samples.shape
         lib = kernels.active()
         if lib is not None:
