@@ -351,6 +351,23 @@ def test_birthday_kernel_sorts_every_input_of_a_full_bucket():
 
 
 @needs_c
+def test_spectral_kernel_keeps_its_arrays_and_gives_numpy_s_counts_for_every_batch_size():
+    """kernels.spectral_below keeps its batch's arrays between calls: batches of 8, 3, 8, 1 and 8 rows
+    (a shorter last batch, then full ones again) give, row by row, the numpy code's counts."""
+    from rngcheck.stats.nist.spectral import Spectral
+
+    rng = np.random.default_rng(65536)
+    rows = rng.integers(0, 2 ** 32, (28, 64), dtype=np.uint32)      # 2048 bits a row
+    rows[5] &= np.uint32(0x0F0F0F0F)                                  # a weak row among them
+    half = np.sqrt(np.log(20) * 2048) / 2
+    lib, start, counts = kernels.active(), 0, []
+    for size in (8, 3, 8, 1, 8):
+        counts.append(kernels.spectral_below(lib, rows[start:start + size], half))
+        start += size
+    assert np.array_equal(np.concatenate(counts), Spectral._below(rows, half))
+
+
+@needs_c
 def test_block_weights_kernel_matches_numpy():
     """pr.block_weights' records on the C path are the numpy code's (random, weak, constant,
     all-ones and heavy words: every class at every level)."""

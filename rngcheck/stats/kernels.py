@@ -33,6 +33,7 @@ import ctypes
 import hashlib
 import os
 import platform
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -389,15 +390,38 @@ def weight_window_counts(lib, samples, byte_class, cuts):
     return out_bytes, out_words
 
 
+# numpy 2's FFT writes into a given array; 1.x returns a new one (copied into the kept array).
+_RFFT_OUT = np.lib.NumpyVersion(np.__version__) >= "2.0.0"
+_SPECTRAL_ARRAYS = threading.local()   # per thread: (rows, bits) -> (the bits as float64, their transform)
+
+
+def _spectral_arrays(k: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The arrays of one batch of k transforms of n bits, kept from one call to the next. A batch's
+    two fresh 4 MiB arrays have their pages faulted in anew (measured on an AMD EPYC, the spectral
+    test's 1024 transforms: 65,000 page faults and 0.22-0.29 s of system time with fresh arrays,
+    0.004 s with kept ones; the whole command 0.30 s of CPU less, the same counts)."""
+    kept = getattr(_SPECTRAL_ARRAYS, "arrays", None)
+    if kept is None:
+        kept = _SPECTRAL_ARRAYS.arrays = {}
+    if (k, n) not in kept:
+        if len(kept) > 2:              # a batch size and the stream's last, shorter batch
+            kept.clear()
+        kept[(k, n)] = (np.empty((k, n), dtype=np.float64), np.empty((k, n // 2 + 1), dtype=np.complex128))
+    return kept[(k, n)]
+
+
 def spectral_below(lib, samples, threshold: float) -> np.ndarray:
     """Per row: the terms 1 .. n/2 - 1 of the DFT of its bits (numpy's rfft) whose modulus is
     below ``threshold``."""
     words = _words(samples)
     k, s = words.shape
     n = 32 * s
-    bits = np.empty((k, n), dtype=np.float64)
+    bits, terms = _spectral_arrays(k, n)
     lib.bits_f64(_p(words), words.size, _p(bits))
-    terms = np.fft.rfft(bits, axis=1)  # (k, n/2 + 1), C-contiguous
+    if _RFFT_OUT:
+        np.fft.rfft(bits, axis=1, out=terms)  # (k, n/2 + 1), C-contiguous
+    else:
+        terms[...] = np.fft.rfft(bits, axis=1)
     out = np.empty(k, dtype=np.int64)
     lib.spectral_below(_p(terms), k, terms.shape[1], n // 2, threshold, _p(out))
     return out
