@@ -4,7 +4,7 @@
 
 Runs `rngcheck run --profile full` for each backend (default: DEFAULT below, every library,
 OpenCL and both real DirectML builds; an unavailable one is left out unless --require names it
-or --require-all is given; --jobs of them at once, default one per core), keeps each result document in
+or --require-all is given; --jobs of them at once, default one per core, at most 4), keeps each result document in
 --results (default results/table), and prints a markdown table: implementation, version,
 device, and per category the passed count or the diagnoses of the failures.
 --update-docs (or its old name --update-readme) replaces each table between its markers in the docs
@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 from collections import Counter
@@ -44,12 +43,14 @@ from rngcheck.results.statuses import BROKEN, NOT_APPLICABLE, PASSED, RAN  # noq
 from rngcheck.results.tables import table as results_table  # noqa: E402
 from rngcheck.results.text import printable  # noqa: E402
 from rngcheck.results.verdicts import run_verdict, said  # noqa: E402
+from rngcheck.stats.tiers import cores  # noqa: E402
 
 DEFAULT = ["numpy", "opencl", "randomgen", "tensorflow", "tensorflow:state=spec", "jax", "jax:state_words=3",
            "mkl", "random123", "random123:mode=engine", "curand", "pyopencl", "pyopencl:mode=generator",
            "torch", "torch:state=spec", "onedpl", "openvino", "onnxruntime", "triton", "directml:lib=0.2.5",
            "directml:lib=0.2.0",
            "exec:python3 -m rngcheck.backends.directml.wine"]     # DirectML.dll 1.15.4 under Wine
+MOST_JOBS = 4   # the backends are multithreaded themselves, and their memory peaks add up
 CATEGORIES = ["kat", "vectors", "mapping", "counter", "key", "layout", "state", "validation", "property", "scale"]
 # The numbers layer (rngcheck.numbers): a second table, of the backends that draw numbers at all.
 NUMBER_CATEGORIES = ["uniform", "normal", "truncated-normal", "integers", "bits", "seed", "guide"]
@@ -75,28 +76,39 @@ def replace_table(page: Path, begin: str, finish: str, body: str) -> None:
     page.write_text(content[:start] + "\n" + body + "\n" + content[end:])
 
 
-def run_backend(spec: str, results: Path, categories=(), excludes=()) -> dict | None:
+def run_backend(spec: str, results: Path, categories=(), excludes=()) -> tuple[dict | None, str | None]:
+    """(the backend's result document, None), or (None, why it could not run): `rngcheck run` exited 2
+    (unavailable, a bad spec), or it ended without writing its document (a crash, a kill)."""
     out = results / (spec.replace(":", "_").replace("=", "-").replace("/", "_").replace(" ", "_") + ".json")
+    out.unlink(missing_ok=True)          # an earlier run's document is never read as this one's
     command = [sys.executable, "-m", "rngcheck", "run", "--backend", spec, "--profile", "full",
                "--json", str(out), "--quiet"] + [f"--case={category}" for category in categories] + list(excludes)
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode == 2:
-        print(f"{spec}: not run: {done.stderr.strip()}", file=sys.stderr)
-        return None
-    return json.loads(out.read_text())
+        return None, f"{spec}: not run: {done.stderr.strip()}"
+    try:
+        return json.loads(out.read_text()), None
+    except (OSError, ValueError):
+        last = (done.stderr.strip().splitlines() or ["(nothing on stderr)"])[-1]
+        return None, f"{spec}: rngcheck run exited {done.returncode} without a readable {out.name}: {last}"
 
 
 def run_backends(args, specs, results: Path, categories=(), excludes=()) -> list[dict] | None:
     """The result documents of the backends that ran; None (after saying so) when one that --require or
-    --require-all names could not run."""
-    documents = []
-    # Each backend runs in a process of its own, --jobs of them at once (most of a run is one thread:
-    # imports, compiling a case's kernel, the checks); the documents are taken in the table's order.
-    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+    --require-all names could not run. Each backend runs in a process of its own, --jobs of them at once
+    (most of a run is one thread: imports, compiling a case's kernel, the checks); the documents and
+    what is said about them come in the table's order. A spec given twice runs once."""
+    specs = list(dict.fromkeys(specs))
+    pool = ThreadPoolExecutor(max_workers=max(1, args.jobs))
+    try:
         runs = [pool.submit(run_backend, spec, results, categories, excludes) for spec in specs]
         finished = [run.result() for run in runs]
-    for spec, document in zip(specs, finished):
+    finally:                              # an error or Ctrl-C here starts none of the backends still queued
+        pool.shutdown(wait=True, cancel_futures=True)
+    documents = []
+    for spec, (document, why) in zip(specs, finished):
         if document is None:
+            print(why, file=sys.stderr)
             if args.require_all or spec in args.require:
                 print(f"{spec} is required here but could not run", file=sys.stderr)
                 return None
@@ -227,12 +239,14 @@ def main(argv=None) -> int:
     parser.add_argument("--html", type=Path, help="also write the HTML report of every backend's document")
     parser.add_argument("--require", action="append", default=[], help="a backend that must be available")
     parser.add_argument("--require-all", action="store_true", help="every backend of the table must be available")
-    parser.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0)),
-                        help="backends run at once, each in its own process (default: one per core)")
+    parser.add_argument("--jobs", type=int, default=None,
+                        help="backends run at once, each in its own process (default: one per core, at most "
+                             f"{MOST_JOBS})")
     parser.add_argument("--operator", help="the table of another operator (rngcheck.conformance.axes), "
                                            "e.g. stablehlo: its categories, its backends, "
                                            "docs/expected-differences-NAME.json")
     args = parser.parse_args(argv)
+    args.jobs = args.jobs or min(cores(), MOST_JOBS)
     if args.operator:
         return operator_main(args)
     args.results.mkdir(parents=True, exist_ok=True)

@@ -219,24 +219,26 @@ def test_onnxruntimes_uniform_has_a_null_without_the_fixed_point_lattice_tests()
         request_of("normal", "onnxruntime-cpu", "float32")
 
 
-def test_the_table_runs_backends_at_once_and_keeps_their_order(tmp_path, monkeypatch):
-    """--jobs N: at most N backends' runs at once (more than one when N > 1), the documents in the
-    table's order whatever order they finish in; a required backend that cannot run still stops it."""
+def test_the_table_runs_backends_at_once_and_keeps_their_order(tmp_path, monkeypatch, capsys):
+    """--jobs N: at most N backends' runs at once (more than one when N > 1), the documents and what
+    is said about them in the table's order whatever order they finish in, a spec given twice run once;
+    a required backend that cannot run still stops the table."""
     import argparse
     import threading
     import time
 
     script = table_script()
-    lock, running, most = threading.Lock(), [0], [0]
+    lock, running, most, ran = threading.Lock(), [0], [0], []
 
     def fake_run(spec, results, categories=(), excludes=()):
         with lock:
             running[0] += 1
             most[0] = max(most[0], running[0])
+            ran.append(spec)
         time.sleep(0.05 * (10 - int(spec[1:])))      # the first finishes last
         with lock:
             running[0] -= 1
-        return None if spec == "b9" else {"spec": spec}
+        return (None, f"{spec}: not run: absent") if spec in ("b8", "b9") else ({"spec": spec}, None)
 
     monkeypatch.setattr(script, "run_backend", fake_run)
     specs = ["b1", "b2", "b3", "b4"]
@@ -245,7 +247,27 @@ def test_the_table_runs_backends_at_once_and_keeps_their_order(tmp_path, monkeyp
         args = argparse.Namespace(jobs=jobs, require_all=True, require=[])
         assert script.run_backends(args, specs, tmp_path) == [{"spec": s} for s in specs]
         assert most[0] == jobs
+    ran.clear()
+    args = argparse.Namespace(jobs=2, require_all=False, require=[])
+    assert script.run_backends(args, ["b1", "b8", "b9", "b1"], tmp_path) == [{"spec": "b1"}]
+    assert sorted(ran) == ["b1", "b8", "b9"]
+    assert capsys.readouterr().err.splitlines() == ["b8: not run: absent", "b9: not run: absent"]
     args = argparse.Namespace(jobs=2, require_all=False, require=["b9"])
     assert script.run_backends(args, ["b1", "b9"], tmp_path) is None
-    args = argparse.Namespace(jobs=2, require_all=False, require=[])
-    assert script.run_backends(args, ["b1", "b9"], tmp_path) == [{"spec": "b1"}]
+    assert "b9 is required here but could not run" in capsys.readouterr().err
+
+
+def test_a_backend_run_that_ends_without_its_document_is_named_not_a_traceback(tmp_path, monkeypatch):
+    """rngcheck run killed or crashed before writing its document: the backend could not run, said in one
+    line with its spec and exit status; an earlier run's document is not read in its place."""
+    import subprocess
+
+    script = table_script()
+    (tmp_path / "numpy.json").write_text('{"from": "an earlier run"}')
+    monkeypatch.setattr(script.subprocess, "run",
+                        lambda command, **kw: subprocess.CompletedProcess(command, -9, "", "partial\nKilled"))
+    document, why = script.run_backend("numpy", tmp_path)
+    assert document is None and why == "numpy: rngcheck run exited -9 without a readable numpy.json: Killed"
+    monkeypatch.setattr(script.subprocess, "run",
+                        lambda command, **kw: subprocess.CompletedProcess(command, 2, "", "rngcheck: no backend x"))
+    assert script.run_backend("x", tmp_path) == (None, "x: not run: rngcheck: no backend x")

@@ -324,18 +324,21 @@ def test_birthday_kernel_sorts_every_input_of_a_full_bucket():
     import itertools
 
     m, lib = 64, kernels.active()                       # 64 buckets: the top 6 bits
-    fillers = np.delete((np.arange(64, dtype=np.uint32) << np.uint32(26)) + np.uint32(12345), 40)
+    under = (np.arange(40, dtype=np.uint32) << np.uint32(26)) + np.uint32(12345)       # buckets 0 .. 39
+    over = np.concatenate([(np.arange(41, 64, dtype=np.uint32) << np.uint32(26)) + np.uint32(c)
+                           for c in (12345, 54321)])    # buckets 41 .. 63, a second value when needed
     low, high = np.uint32((40 << 26) + 5), np.uint32((40 << 26) + 977)
 
     def with_bucket(inside, below):
-        """Sets of m: ``inside`` (rows of values of bucket 40), ``below`` fillers before it, the rest after."""
-        rest = np.concatenate([fillers[:below], fillers[fillers.size - (m - inside.shape[1] - below):]])
+        """Sets of m: ``inside`` (rows of values of bucket 40), ``below`` values before it, the rest after."""
+        rest = np.concatenate([under[:below], over[:m - inside.shape[1] - below]])
         return np.ascontiguousarray(np.concatenate([inside, np.broadcast_to(rest, (len(inside), rest.size))], axis=1))
 
     for size in range(1, 11):
         patterns = np.array(list(itertools.product((low, high), repeat=size)), dtype=np.uint32)
         for below in (39, 38):                          # the bucket begins at an odd, then an even place
             sets = with_bucket(patterns, below)
+            assert (np.sort(sets, axis=1) < np.uint32(40 << 26)).sum(axis=1).tolist() == [below] * len(sets)
             assert np.array_equal(kernels.birthday_sorted(lib, sets, m), np.sort(sets, axis=1)), (size, below)
     rng = np.random.default_rng(9)
     crowded = rng.integers(0, 1 << 20, (50, m), dtype=np.uint32)        # every value in bucket 0
@@ -352,8 +355,9 @@ def test_birthday_kernel_sorts_every_input_of_a_full_bucket():
 
 @needs_c
 def test_spectral_kernel_keeps_its_arrays_and_gives_numpy_s_counts_for_every_batch_size():
-    """kernels.spectral_below keeps its batch's arrays between calls: batches of 8, 3, 8, 1 and 8 rows
-    (a shorter last batch, then full ones again) give, row by row, the numpy code's counts."""
+    """kernels.spectral_below keeps its batch's arrays between calls: batches of 8, 3, 8, 1, 5, 2 and 1
+    rows (shorter batches, full ones again, more sizes than it keeps) give, row by row, the numpy code's
+    counts; so do rows too long to keep."""
     from rngcheck.stats.nist.spectral import Spectral
 
     rng = np.random.default_rng(65536)
@@ -361,10 +365,13 @@ def test_spectral_kernel_keeps_its_arrays_and_gives_numpy_s_counts_for_every_bat
     rows[5] &= np.uint32(0x0F0F0F0F)                                  # a weak row among them
     half = np.sqrt(np.log(20) * 2048) / 2
     lib, start, counts = kernels.active(), 0, []
-    for size in (8, 3, 8, 1, 8):
+    for size in (8, 3, 8, 1, 5, 2, 1):
         counts.append(kernels.spectral_below(lib, rows[start:start + size], half))
         start += size
     assert np.array_equal(np.concatenate(counts), Spectral._below(rows, half))
+    long_rows = rng.integers(0, 2 ** 32, (2, 1 << 15), dtype=np.uint32)   # 2^20 bits a row: not kept
+    long_half = np.sqrt(np.log(20) * (1 << 20)) / 2
+    assert np.array_equal(kernels.spectral_below(lib, long_rows, long_half), Spectral._below(long_rows, long_half))
 
 
 @needs_c

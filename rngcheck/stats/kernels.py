@@ -309,6 +309,8 @@ def gap16_counts(lib, samples, bounds: np.ndarray) -> np.ndarray:
 def birthday_repeats(lib, samples, m: int) -> np.ndarray:
     """Per set of m consecutive words (row-major), the repeated values among its sorted spacings
     (testu01.BirthdaySpacings' numpy code, with its two sorts): kernels.c's birthday_repeats."""
+    if not 1 <= m <= 1 << 24:
+        raise ValueError(f"birthday sets of 1 to 2^24 words, not {m}")
     words = np.ascontiguousarray(samples, dtype=np.uint32).reshape(-1, m)
     bits = max(1, (m - 1).bit_length())              # m buckets or more: a value each on average
     hash_bits = min(30, max(8, bits + 5))            # 32 marks per spacing: about m / 32 others gathered
@@ -320,6 +322,8 @@ def birthday_repeats(lib, samples, m: int) -> np.ndarray:
 
 def birthday_sorted(lib, samples, m: int) -> np.ndarray:
     """Each set of m words sorted by birthday_repeats' own sort (step 1 alone: for the tests)."""
+    if not 1 <= m <= 1 << 24:
+        raise ValueError(f"birthday sets of 1 to 2^24 words, not {m}")
     words = np.ascontiguousarray(samples, dtype=np.uint32).reshape(-1, m)
     bits = max(1, (m - 1).bit_length())
     scratch = np.empty(m + 2049 + (1 << bits) + 1, dtype=np.uint32)
@@ -393,6 +397,7 @@ def weight_window_counts(lib, samples, byte_class, cuts):
 # numpy 2's FFT writes into a given array; 1.x returns a new one (copied into the kept array).
 _RFFT_OUT = np.lib.NumpyVersion(np.__version__) >= "2.0.0"
 _SPECTRAL_ARRAYS = threading.local()   # per thread: (rows, bits) -> (the bits as float64, their transform)
+_SPECTRAL_KEPT_BITS = 8 << 16          # the battery's batch (Spectral.batch_words: 8 transforms of 2^16 bits)
 
 
 def _spectral_arrays(k: int, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -400,11 +405,13 @@ def _spectral_arrays(k: int, n: int) -> tuple[np.ndarray, np.ndarray]:
     two fresh 4 MiB arrays have their pages faulted in anew (measured on an AMD EPYC, the spectral
     test's 1024 transforms: 65,000 page faults and 0.22-0.29 s of system time with fresh arrays,
     0.004 s with kept ones; the whole command 0.30 s of CPU less, the same counts)."""
+    if k * n > _SPECTRAL_KEPT_BITS:    # larger than the battery's batches: not kept
+        return np.empty((k, n), dtype=np.float64), np.empty((k, n // 2 + 1), dtype=np.complex128)
     kept = getattr(_SPECTRAL_ARRAYS, "arrays", None)
     if kept is None:
         kept = _SPECTRAL_ARRAYS.arrays = {}
     if (k, n) not in kept:
-        if len(kept) > 2:              # a batch size and the stream's last, shorter batch
+        if len(kept) >= 2:             # a batch size and the stream's last, shorter batch
             kept.clear()
         kept[(k, n)] = (np.empty((k, n), dtype=np.float64), np.empty((k, n // 2 + 1), dtype=np.complex128))
     return kept[(k, n)]
@@ -421,7 +428,7 @@ def spectral_below(lib, samples, threshold: float) -> np.ndarray:
     if _RFFT_OUT:
         np.fft.rfft(bits, axis=1, out=terms)  # (k, n/2 + 1), C-contiguous
     else:
-        terms[...] = np.fft.rfft(bits, axis=1)
+        terms = np.fft.rfft(bits, axis=1)     # numpy 1.x: a new array (the kept one unused)
     out = np.empty(k, dtype=np.int64)
     lib.spectral_below(_p(terms), k, terms.shape[1], n // 2, threshold, _p(out))
     return out
