@@ -306,13 +306,17 @@ def gap16_counts(lib, samples, bounds: np.ndarray) -> np.ndarray:
     return out
 
 
+def _birthday_sets(samples, m: int) -> tuple[np.ndarray, int]:
+    """(the words as rows of m, the bits of the sort's buckets: m buckets or more, a value each on average)."""
+    if not 1 <= m <= 1 << 24:
+        raise ValueError(f"birthday sets of 1 to 2^24 words, not {m}")
+    return np.ascontiguousarray(samples, dtype=np.uint32).reshape(-1, m), max(1, (m - 1).bit_length())
+
+
 def birthday_repeats(lib, samples, m: int) -> np.ndarray:
     """Per set of m consecutive words (row-major), the repeated values among its sorted spacings
     (testu01.BirthdaySpacings' numpy code, with its two sorts): kernels.c's birthday_repeats."""
-    if not 1 <= m <= 1 << 24:
-        raise ValueError(f"birthday sets of 1 to 2^24 words, not {m}")
-    words = np.ascontiguousarray(samples, dtype=np.uint32).reshape(-1, m)
-    bits = max(1, (m - 1).bit_length())              # m buckets or more: a value each on average
+    words, bits = _birthday_sets(samples, m)
     hash_bits = min(30, max(8, bits + 5))            # 32 marks per spacing: about m / 32 others gathered
     scratch = np.empty(3 * m + 2049 + (1 << bits) + 1 + (1 << hash_bits) // 16 + 1, dtype=np.uint32)
     out = np.empty(words.shape[0], dtype=np.int64)
@@ -322,10 +326,7 @@ def birthday_repeats(lib, samples, m: int) -> np.ndarray:
 
 def birthday_sorted(lib, samples, m: int) -> np.ndarray:
     """Each set of m words sorted by birthday_repeats' own sort (step 1 alone: for the tests)."""
-    if not 1 <= m <= 1 << 24:
-        raise ValueError(f"birthday sets of 1 to 2^24 words, not {m}")
-    words = np.ascontiguousarray(samples, dtype=np.uint32).reshape(-1, m)
-    bits = max(1, (m - 1).bit_length())
+    words, bits = _birthday_sets(samples, m)
     scratch = np.empty(m + 2049 + (1 << bits) + 1, dtype=np.uint32)
     out = np.empty_like(words)
     lib.birthday_sorted(_p(words), words.shape[0], m, bits, _p(scratch), _p(out))
@@ -394,7 +395,7 @@ def weight_window_counts(lib, samples, byte_class, cuts):
     return out_bytes, out_words
 
 
-# numpy 2's FFT writes into a given array; 1.x returns a new one (copied into the kept array).
+# numpy 2's FFT writes into a given array; 1.x returns a new one (its kept transform unused).
 _RFFT_OUT = np.lib.NumpyVersion(np.__version__) >= "2.0.0"
 _SPECTRAL_ARRAYS = threading.local()   # per thread: (rows, bits) -> (the bits as float64, their transform)
 _SPECTRAL_KEPT_BITS = 8 << 16          # the battery's batch (Spectral.batch_words: 8 transforms of 2^16 bits)
