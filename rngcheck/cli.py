@@ -194,7 +194,7 @@ def _hypothesis_out_of_the_working_directory() -> None:
     import os
 
     if not os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
-        from .backends.native import cache_root
+        from .native import cache_root
         os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] = str(cache_root() / "hypothesis")
 
 
@@ -250,6 +250,8 @@ def cmd_run(args) -> int:
     if not select_cases(options):   # nothing to run: pytest's "no tests ran", said in one line
         print(f"rngcheck: nothing ran: no case matches {printable(_selection_words(args))}", file=sys.stderr)
         return EXIT_NOTHING_RAN
+    from .philox import KERNELS
+    KERNELS.active()   # the reference's compiled stream, built now: RNGCHECK_KERNELS=c without it is one line here
     journal_path = _journal_of(args, J)
     check_outputs({"--json": args.json, "--junit": args.junit, "--html": args.html,
                    "--journal": None if args.resume else journal_path},

@@ -121,9 +121,14 @@ def _philox4x32(counters: np.ndarray, key: tuple[int, ...], rounds: int) -> np.n
 
 def _philox4x32_stream(generator: Generator, state: np.ndarray, first_block: int, block_count: int, rounds: int,
                        scratch: philox.Scratch | None) -> np.ndarray:
-    """The DirectML reference's path: 128-bit counter words 0-3, key words 4-5, in scratch arrays."""
-    ctr = counter.block_counters(state, first_block, block_count, scratch=scratch)
+    """The DirectML reference's path: 128-bit counter words 0-3, key words 4-5, in scratch arrays
+    (compiled where it can be had: philox.compiled_stream4x32, the same words)."""
     k0, k1 = counter.key_of(state)
+    start = counter.add_to_counter(state, first_block)[:4].tolist()
+    compiled = philox.compiled_stream4x32(start, k0, k1, block_count, rounds, scratch=scratch)
+    if compiled is not None:
+        return compiled
+    ctr = counter.block_counters(state, first_block, block_count, scratch=scratch)
     return philox.philox4x32(*ctr, k0, k1, rounds=rounds, scratch=scratch)
 
 

@@ -10,14 +10,22 @@ every argument is an array of 32-bit words, one entry per block, held in uint64 
 32x32 multiply keeps its high half. ``philox`` is the general NxW-R, vectorised over blocks
 (an array of shape (blocks, N)); for W = 64 numpy has no 64x64->128 multiply, so the high
 half is assembled from four 32x32 products (``mulhilo64``).
+
+``compiled_stream4x32`` is the same Philox4x32-R over a run of counters, compiled (philox.c beside
+this file, built on first use: rngcheck.native.Kernels, ``RNGCHECK_KERNELS``); the reference takes it
+where it can be had, and ``philox4x32`` where it cannot, with the same words (tests/test_reference.py).
 """
 
 from __future__ import annotations
 
+import ctypes
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
+
+from . import native
 
 # Multipliers and Weyl key increments (paper, table 2; philox.h PHILOX_M4x32_0/1, PHILOX_W32_0/1).
 PHILOX_M0 = np.uint64(0xD2511F53)
@@ -48,6 +56,14 @@ WORD_DTYPES: dict[int, type[np.unsignedinteger]] = {32: np.uint32, 64: np.uint64
 DEFAULT_ROUNDS = 10
 LOW32 = np.uint64(0xFFFFFFFF)
 SHIFT32 = np.uint64(32)
+
+_PTR = ctypes.c_void_p
+# -O2, not -O3 -march=native: measured on an AMD EPYC, -O2's scalar code ran at 2-3 ns per word, the
+# vectorised builds at 4-6 (the 32x32 products' shuffles cost more than they save).
+KERNELS = native.Kernels(Path(__file__).with_suffix(".c"), ("-O2", "-std=gnu99", "-shared", "-fPIC"), "philox",
+                         "the reference's Philox stream", {"philox4x32_stream": (_PTR, _PTR, _PTR, ctypes.c_int64,
+                                                                                  ctypes.c_int, _PTR)})
+_CONSTANTS = np.array([PHILOX_M0, PHILOX_M1, PHILOX_W0, PHILOX_W1], dtype=np.uint32)  # philox.c's, from here
 
 
 class Scratch:
@@ -110,6 +126,23 @@ def philox4x32(c0: npt.ArrayLike, c1: npt.ArrayLike, c2: npt.ArrayLike, c3: npt.
     blocks = scratch.array("blocks", 4 * size, np.uint32).reshape(size, 4)
     for lane, value in enumerate((c0, c1, c2, c3)):
         blocks[:, lane] = value
+    return blocks
+
+
+def compiled_stream4x32(start: Sequence[int], k0: int, k1: int, block_count: int, rounds: int = DEFAULT_ROUNDS,
+                        *, scratch: Scratch | None = None) -> np.ndarray | None:
+    """Philox4x32-R of the counters start + j mod 2^128 (j = 0 .. block_count-1; ``start``: four
+    32-bit words, the lowest first) under (k0, k1), compiled (philox.c): uint32 of shape (block_count, 4),
+    as ``philox4x32`` gives them. None where the compiled stream cannot be had (the caller runs
+    ``philox4x32``; rngcheck.native.Kernels says why). With ``scratch`` the result lives in its arrays."""
+    lib = KERNELS.active()
+    if lib is None:
+        return None
+    words = np.array([*start, k0, k1], dtype=np.uint32)
+    count = max(0, block_count)
+    blocks = (scratch or Scratch()).array("blocks", 4 * count, np.uint32).reshape(count, 4)
+    lib.philox4x32_stream(words.ctypes.data, words[4:].ctypes.data, _CONSTANTS.ctypes.data, count, max(0, rounds),
+                          blocks.ctypes.data)
     return blocks
 
 

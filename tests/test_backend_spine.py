@@ -9,7 +9,7 @@ from pathlib import Path
 import tomllib
 
 import rngcheck
-from rngcheck.backends import native
+from rngcheck import native
 from rngcheck.results.tables import version_of
 
 PACKAGE = Path(rngcheck.__file__).parent

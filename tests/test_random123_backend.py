@@ -130,7 +130,7 @@ def test_cache_folder_is_under_the_rngcheck_cache(tmp_path, monkeypatch):
 
 
 def test_missing_compiler_names_the_packages(tmp_path, monkeypatch):
-    monkeypatch.setattr(shutil, "which", lambda name: None)  # rngcheck.backends.native looks the compiler up
+    monkeypatch.setattr(shutil, "which", lambda name: None)  # rngcheck.native looks the compiler up
     with pytest.raises(BackendUnavailable) as error:
         r123.build(tmp_path)
     message = str(error.value)

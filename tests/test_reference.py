@@ -20,6 +20,76 @@ def test_philox_matches_every_random123_philox4x32_line(vector):
     assert tuple(int(w) for w in block[0]) == vector.expected
 
 
+def _compiled_stream():
+    """philox.c's library: skips locally where it cannot be built, fails in CI (gcc is installed there)."""
+    if philox.KERNELS.active() is None:
+        unavailable(f"the compiled Philox stream cannot be had here: {philox.KERNELS.describe()}")
+
+
+@pytest.mark.parametrize("path", ["c", "numpy"])
+@pytest.mark.parametrize("vector", kat_vectors(generator="philox4x32"), ids=lambda v: f"R{v.rounds}-{v.counter[0]:08x}")
+def test_the_reference_stream_gives_every_random123_line_on_both_paths(vector, path):
+    """reference.words, compiled (philox.c) and in numpy: element 0..3 of a state whose counter and
+    key are the line's are the line's four words, at its round count."""
+    if path == "c":
+        _compiled_stream()
+    state = np.array([*vector.counter, *vector.key], dtype=np.uint32)
+    with philox.KERNELS.using(path):
+        assert tuple(int(w) for w in reference.words(state, 0, 4, rounds=vector.rounds)) == vector.expected
+
+
+# counters near each carry of the 128-bit add (words 0-1, 1-2, 2-3, and the wrap to 0), and anywhere
+COUNTERS = st.one_of(st.integers(0, (1 << 128) - 1),
+                     *(st.integers((1 << bits) - 70, (1 << bits) - 1).map(lambda v: v % (1 << 128))
+                       for bits in (32, 64, 96, 128)))
+
+
+@given(counter_value=COUNTERS, key=st.integers(0, (1 << 64) - 1), first=st.integers(0, 100),
+       count=st.integers(0, 200), rounds=st.integers(0, 13))
+@settings(max_examples=150, deadline=None)
+def test_the_compiled_stream_is_the_numpy_code_bit_for_bit(counter_value, key, first, count, rounds):
+    """philox.c against philox.philox4x32 (the spec): every carry of the counter, any key, 0-13
+    rounds, runs that start inside a block and lengths on both sides of its batch of 16 blocks."""
+    _compiled_stream()
+    state = counter.make_state(counter_value, key)
+    with philox.KERNELS.using("numpy"):
+        expected = reference.words(state, first, count, rounds=rounds).copy()
+    with philox.KERNELS.using("c"):
+        np.testing.assert_array_equal(reference.words(state, first, count, rounds=rounds), expected)
+
+
+def test_the_compiled_stream_fills_long_runs_and_keeps_its_scratch():
+    """A run of many batches (the last one partial) and a scratch reused for a shorter run."""
+    _compiled_stream()
+    state = counter.make_state((1 << 128) - 1000, (0xDEADBEEF, 0x12345678))
+    scratch = philox.Scratch()
+    for first, count in ((3, 70_001), (70_004, 13), (0, 1 << 16)):
+        with philox.KERNELS.using("numpy"):
+            expected = reference.words(state, first, count).copy()
+        np.testing.assert_array_equal(reference.words(state, first, count, scratch=scratch), expected)
+
+
+def test_one_switch_chooses_the_reference_s_path_and_the_battery_s(tmp_path):
+    """RNGCHECK_KERNELS=numpy builds neither library (and says so); c without a compiler refuses in
+    one line naming the reference's stream."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("from rngcheck import philox; from rngcheck.stats import kernels; "
+            "print(philox.KERNELS.describe(), kernels.describe())")
+    env = {**os.environ, "RNGCHECK_CACHE": str(tmp_path / "cache")}
+    numpy_only = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                env={**env, "RNGCHECK_KERNELS": "numpy"})
+    assert numpy_only.stdout.split() == ["numpy", "(RNGCHECK_KERNELS=numpy)"] * 2, numpy_only.stderr
+    no_cc = subprocess.run([sys.executable, "-c", "from rngcheck import reference; reference.words([0] * 6, 0, 4)"],
+                           capture_output=True, text=True,
+                           env={**env, "RNGCHECK_KERNELS": "c", "CC": str(tmp_path / "no-such-cc")})
+    assert no_cc.returncode != 0
+    assert "RNGCHECK_KERNELS=c: the reference's Philox stream cannot be had compiled: no C compiler" in no_cc.stderr
+    assert not (tmp_path / "cache").exists() or not list((tmp_path / "cache").rglob("*.so"))
+
+
 def test_the_vendored_random123_lines_are_verbatim_from_the_shared_reference():
     if not SHARED_KAT.is_file():
         unavailable(f"{SHARED_KAT} is missing (shared/reference is not beside this checkout)")

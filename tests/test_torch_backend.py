@@ -190,7 +190,8 @@ def test_a_helper_that_does_not_compile_is_one_line(tmp_path, monkeypatch):
 
 def test_missing_compiler_is_unavailable_with_install_hint(monkeypatch):
     torch_present()
-    from rngcheck.backends import native, torch_backend
+    from rngcheck import native
+    from rngcheck.backends import torch_backend
     monkeypatch.setattr(native.shutil, "which", lambda name: None)
     with pytest.raises(BackendUnavailable) as error:
         torch_backend.TorchBackend()

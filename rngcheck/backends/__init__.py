@@ -1,6 +1,6 @@
 """Backends: the implementations under test. The contract is rngcheck.backends.contract (Backend);
 how one is named, loaded and listed, rngcheck.backends.registry; native helpers (the cache, compiling
-on first use), rngcheck.backends.native. This package only hands their public names on."""
+on first use), rngcheck.native. This package only hands their public names on."""
 
 from ..errors import BackendUnavailable, Rejected
 from .contract import Backend

@@ -3,7 +3,7 @@ engine behind ctypes, shared by the ``torch`` backend (PyTorch's at::Philox4_32)
 ``onedpl`` backend (oneDPL's philox4x32, ``-DRNGCHECK_ENGINE_ONEDPL``).
 
 ``build_helper`` compiles it with g++ against a library's include folder on first use, into
-``<cache>/<folder>`` (rngcheck.backends.native); ``HelperBackend`` draws through it.
+``<cache>/<folder>`` (rngcheck.native); ``HelperBackend`` draws through it.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import counter
+from .. import counter, native
 from ..description import FEATURE_LEVEL_4_0
 from ..errors import BackendUnavailable
-from . import Backend, native, placement
+from . import Backend, placement
 
 SOURCE = Path(__file__).resolve().with_suffix(".cpp")
 CXXFLAGS = ("-O2", "-std=c++17", "-shared", "-fPIC", "-w")
@@ -33,7 +33,7 @@ def compiler_or_unavailable() -> str:
 
 def build_helper(include: Path, library_version: str, compiler: str, *, defines=(), folder: str,
                  source: Path = SOURCE) -> Path:
-    """The compiled helper, from the cache or built now (rngcheck.backends.native.build_once).
+    """The compiled helper, from the cache or built now (rngcheck.native.build_once).
 
     Its file name carries a hash of the source, the flags, the include folder and the library's
     version, so a change to any of them builds a new one."""

@@ -49,10 +49,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import counter
+from .. import counter, native
 from ..description import FEATURE_LEVEL_4_0
 from ..errors import BackendSpecError, BackendUnavailable, NotApplicable
-from . import Backend, native, placement
+from . import Backend, placement
 
 SOURCE = Path(__file__).resolve().parent / "random123" / "rngcheck_random123.cpp"
 COMPILER = "g++"
@@ -80,7 +80,7 @@ def build_tag() -> str:
 
 def build(directory: Path | None = None) -> Path:
     """The shared library, compiled into ``directory`` (default: the cache) unless already there
-    (rngcheck.backends.native.build_once), with a note of the header it was built from beside it."""
+    (rngcheck.native.build_once), with a note of the header it was built from beside it."""
     directory = directory or cache_dir()
     library = directory / f"rngcheck_random123-{build_tag()}.so"
     if library.is_file():

@@ -6,7 +6,7 @@ two paths to each other and tests/data/stats_pinned.json holds the battery's p-v
 result never depends on which path ran. Floating-point work stays in numpy on both paths (the
 spectral test's FFT, every statistic and p-value).
 
-Why C through rngcheck's compile-on-first-use helper (backends.native.build_once) and not
+Why C through rngcheck's compile-on-first-use helper (rngcheck.native.Kernels) and not
 numba or Cython: measured here, the same loops ran as fast or faster in C (poker 4.3 ns per
 word against numba's 12.3, runs up 3.7 against 3.9), the whole file builds in about a second
 once (numba compiled each kernel on first call, 0.9 to 2.5 s apiece), and a fresh ``pip
@@ -19,29 +19,22 @@ a test with a kernel costs 1.2 to 14 ns per word where its numpy code cost 2 to 
 collector 8.6 against about 80); the spectral test's FFT (about 450 ns per word of its 1/32 of
 the tier) is numpy's on both paths.
 
-The library is built under the cache (``$RNGCHECK_CACHE/stats``) with ``-O3 -march=native``;
-its name carries a digest of the source, the flags, the compiler (its program's path, size and
-time) and this machine's CPU (its model and flags), so a cache shared by unlike machines never
-runs code built for another CPU. ``RNGCHECK_KERNELS``: ``auto`` (default: C where it builds), ``numpy`` (never
-build), ``c`` (C or an error saying why not).
+The library is built under the cache (``$RNGCHECK_CACHE/stats``) with ``-O3 -march=native``, under a
+name that tells compilers and CPUs apart (rngcheck.native.Kernels). ``RNGCHECK_KERNELS`` chooses the
+path for all of rngcheck's kernels: ``auto`` (default: C where it builds), ``numpy`` (never build), ``c``
+(C or an error saying why not).
 """
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
-import hashlib
-import os
-import platform
 import threading
 from pathlib import Path
 
 import numpy as np
 
-from ..backends import native
-from ..errors import BackendUnavailable, RngcheckError
+from .. import native
 
-ENV = "RNGCHECK_KERNELS"
 SOURCE = Path(__file__).with_name("kernels.c")
 FLAGS = ("-O3", "-march=native", "-std=gnu99", "-shared", "-fPIC", "-fno-strict-aliasing")
 _I64, _PTR = ctypes.c_int64, ctypes.c_void_p
@@ -106,95 +99,12 @@ def cost_ns_per_word(acc) -> float:
     return acc.cost_ns_per_word * ratio
 
 
-_STATE: dict = {}  # "lib": the loaded library or None, "why": why not (one line), "forced": a path forced by using()
-
-
-def _cpu() -> str:
-    """This machine's CPU as the compiler's -march=native sees it: model name and flags."""
-    try:
-        text = Path("/proc/cpuinfo").read_text(errors="replace")
-    except OSError:
-        return platform.processor() or platform.machine()
-    wanted = [line for line in text.splitlines() if line.startswith(("model name", "flags", "Features"))]
-    return "\n".join(sorted(set(wanted))) or platform.machine()
-
-
-def _compiler() -> str:
-    name = os.environ.get("CC", "").strip() or "gcc"
-    return native.compiler(name, f"no C compiler ({name}): the statistical battery runs its numpy code "
-                           "(apt-get install gcc, or set CC, for the compiled kernels)")
-
-
-def _identity(cc: str) -> str:
-    """The compiler as the cache tells builds apart: its program's real path, size and time of last
-    change (an upgrade, or another compiler, changes them). Not ``cc --version``: that runs a
-    process in every command (about 4 ms of wall time, 6 ms of CPU here; issue 44: start-up)."""
-    real = os.path.realpath(cc)
-    try:
-        found = os.stat(real)
-    except OSError:
-        return real
-    return f"{real} {found.st_size} {found.st_mtime_ns}"
-
-
-def build() -> Path:
-    """The compiled library's path, built now unless the cache has it (BackendUnavailable if it
-    cannot be built: no compiler, or the compiler's first error)."""
-    cc = _compiler()
-    digest = hashlib.sha256("\0".join([SOURCE.read_text(), " ".join(FLAGS), _identity(cc), _cpu(),
-                                       platform.machine()]).encode()).hexdigest()[:16]
-    target = native.cache_root() / "stats" / f"kernels-{digest}.so"
-    return native.build_once(target, lambda partial: [cc, *FLAGS, "-o", str(partial), str(SOURCE), "-lm"],
-                             what="rngcheck's statistical kernels")
-
-
-def _load():
-    choice = os.environ.get(ENV, "auto").strip().lower() or "auto"
-    if choice not in ("auto", "numpy", "c"):
-        raise RngcheckError(f"{ENV}={choice!r}: use auto, numpy or c")
-    if choice == "numpy":
-        return None, f"{ENV}=numpy"
-    try:
-        lib = ctypes.CDLL(str(build()))
-    except (BackendUnavailable, OSError) as error:
-        if choice == "c":
-            raise RngcheckError(f"{ENV}=c: the compiled kernels cannot be had: {error}") from None
-        return None, str(error)
-    for name, arguments in SIGNATURES.items():
-        function = getattr(lib, name)
-        function.argtypes = arguments
-        function.restype = _I64 if name == "berlekamp_massey" else None
-    return lib, ""
-
-
-def active():
-    """The compiled library, or None where the numpy code runs (forced, or no library)."""
-    forced = _STATE.get("forced")
-    if forced == "numpy":
-        return None
-    if "lib" not in _STATE:
-        _STATE["lib"], _STATE["why"] = _load()
-    if forced == "c" and _STATE["lib"] is None:
-        raise RngcheckError(f"the compiled kernels cannot be had: {_STATE['why']}")
-    return _STATE["lib"]
-
-
-def describe() -> str:
-    """Which path the battery runs: "c" or "numpy (why)"."""
-    return "c" if active() is not None else f"numpy ({_STATE.get('why') or 'forced'})"
-
-
-@contextlib.contextmanager
-def using(path: str):
-    """Run the block on one path, "c" or "numpy" (tests compare them)."""
-    if path not in ("c", "numpy"):
-        raise ValueError(path)
-    saved = _STATE.get("forced")
-    _STATE["forced"] = path
-    try:
-        yield
-    finally:
-        _STATE["forced"] = saved
+KERNELS = native.Kernels(SOURCE, FLAGS, "stats", "the statistical battery's kernels", SIGNATURES,
+                         returns={"berlekamp_massey": _I64})
+build = KERNELS.build        # the library's path, built now unless the cache has it
+active = KERNELS.active      # the library, or None where the numpy code runs
+describe = KERNELS.describe  # "c" or "numpy (why)"
+using = KERNELS.using        # a block on one path, "c" or "numpy" (tests compare them)
 
 
 def keep_freed_memory() -> bool:

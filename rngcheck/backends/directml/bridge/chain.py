@@ -8,7 +8,7 @@ source package, plus the bridge in this folder (d3d12_bridge.c, dxcore_bridge.c)
 Vulkan device: Mesa's lavapipe where there is no GPU. ``build.py`` fetches and builds it all
 into the cache; ``rngcheck.backends.directml.loader`` finds it there.
 
-This module is the one home of the pins and of the layout under the cache (rngcheck.backends.native's
+This module is the one home of the pins and of the layout under the cache (rngcheck.native's
 cache root); it loads nothing native.
 """
 
@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...native import cache_root
+from ....native import cache_root
 
 
 @dataclass(frozen=True)
