@@ -61,6 +61,52 @@ def test_a_fused_multiply_add_rounds_the_exact_value_once(fmt):
     assert np.any(rounded_twice != got), "the fused result must differ from two roundings somewhere"
 
 
+def _assert_rounded_once(fmt, a, b, c, held):
+    """Each element of ``held`` is a * b + c's exact value rounded to ``fmt``: no neighbour is nearer,
+    and an equally near one loses the tie to an even mantissa (the oracle is rational arithmetic)."""
+    got, ordinals = floats.as_values(fmt, held), fmt.ordinal(held)
+    for i in range(len(got)):
+        exact = Fraction(a[i]) * Fraction(b[i]) + Fraction(c[i])
+        mine = abs(Fraction(got[i]) - exact)
+        for step in (-1, 1):
+            other = floats.as_values(fmt, floats.from_ordinal(fmt, np.array([ordinals[i] + step])))[0]
+            if not np.isfinite(other):
+                continue
+            theirs = abs(Fraction(other) - exact)
+            assert mine < theirs or (mine == theirs and int(fmt.bits_of(held[i:i + 1])[0]) % 2 == 0), \
+                (fmt.name, i, a[i], b[i], c[i])
+
+
+@pytest.mark.parametrize("fmt", list(floats.FORMATS.values()), ids=lambda f: f.name)
+def test_a_fused_multiply_add_decided_in_binary64_is_still_rounded_once(fmt):
+    """Rule 5's shortcut (no rational value where binary64 holds the exact value): full-precision
+    binary64 units times spans of few bits (exact midpoints of binary64 and of the format), sums
+    that are exact and sums that are not, products near binary64's underflow, signs of both kinds."""
+    rng = np.random.default_rng(56)
+    n = 1500
+    unit = rng.integers(0, 1 << 53, n) / float(1 << 53)                  # 53-bit units (binary64's)
+    span = rng.choice([3.0, 5.0, -6.0, 1.5, 0.75, 10.0, -2.5, 7.25], n)  # few bits: products end on midpoints
+    low = floats.as_values(fmt, floats.round_to(fmt, rng.uniform(-20, 20, n)))
+    low[::3] = 0.0
+    low[1::7] = -unit[1::7] * span[1::7]                                 # cancelling sums
+    unit[2::11] *= 2.0 ** -1000                                           # products near binary64's underflow
+    narrow = floats.as_values(fmt, floats.round_to(fmt, unit))            # the format's own units, ties in it
+    # binary64 products below its normal range (Dekker's product is not exact there), beside tiny sums
+    tiny_a, tiny_b = (rng.uniform(1, 2, n) * 2.0 ** rng.integers(-560, -500, n) for _ in range(2))
+    tiny_c = rng.uniform(-1, 1, n) * 2.0 ** rng.integers(-1074, -1020, n)
+    # exact values a hair past the format's midpoint M = 1 + step/2 (one ulp of binary64, or 2^-104 held
+    # only in the product's error): one rounding goes up, rounding binary64's (or binary32's) value again
+    # lands on M and goes to the even side, down
+    step = 2.0 ** -fmt.mantissa
+    hair = np.array([1 + step / 2 + 2.0 ** -52, 1 + 2.0 ** -52, 1 + step / 2 + 2.0 ** -40])
+    hair_b = np.array([1.0, 1 + 2.0 ** -52, 1.0])
+    hair_c = np.array([0.0, step / 2 - 2.0 ** -51, 0.0])
+    for a, b, c in ((unit, span, low), (narrow, span, low), (narrow, span, np.zeros(n)),
+                    (narrow, floats.as_values(fmt, floats.round_to(fmt, rng.uniform(-9, 9, n))), low),
+                    (tiny_a, tiny_b, tiny_c), (hair, hair_b, hair_c)):
+        _assert_rounded_once(fmt, a, b, c, floats.fused_multiply_add(fmt, a, b, c))
+
+
 @pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
 def test_every_allowed_order_passes_and_the_reference_is_its_first(dtype):
     request = _request(dtype)

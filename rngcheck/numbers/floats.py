@@ -18,9 +18,10 @@ Rules:
   5. A fused multiply-add (``fused_multiply_add``) rounds a * b + c once, as IEEE 754's
      fusedMultiplyAdd does: the exact value, rounded to the nearest value of the format, ties to
      even. numpy has no fma; the product's and the sum's rounding errors are recovered exactly
-     (Dekker's product, Knuth's sum: error-free transformations in binary64), and an element whose
-     exact value lies too near a midpoint of the format for binary64 to decide is rounded from
-     its exact rational value.
+     (Dekker's product, Knuth's sum: error-free transformations in binary64). Where they hold the
+     exact value as one binary64 (or, for binary64 itself, as two whose sum IEEE rounds once), the
+     rounding is decided there, ties included; any other element whose exact value lies too near a
+     midpoint of the format for binary64 to decide is rounded from its exact rational value.
 """
 
 from __future__ import annotations
@@ -201,14 +202,26 @@ def fused_multiply_add(fmt: Format, a: npt.ArrayLike, b: npt.ArrayLike, c: npt.A
     with np.errstate(all="ignore"):
         product = a * b
         total = product + c
-        tail = _sum_error(product, c, total) + _product_error(a, b, product)
-        held = round_to(fmt, total + tail)
+        sum_error, product_error = _sum_error(product, c, total), _product_error(a, b, product)
+        tail = sum_error + product_error                         # exact where its own error is 0:
+        pair = _sum_error(sum_error, product_error, tail) == 0   # then the exact value is total + tail
+        single = total + tail
+        held = round_to(fmt, single)
         got = as_values(fmt, held)
         remainder = (total - got) + tail                         # the exact value - got, nearly exactly
         mantissa, exponent = np.frexp(got)
         half = np.maximum(np.ldexp(1.0, exponent - 2 - fmt.mantissa), 2.0 ** (-fmt.exponent_bias - fmt.mantissa))
         doubt = ~(np.abs(remainder) < half * (1 - 2.0 ** -20)) | (np.abs(mantissa) == 0.5) | (got == 0)
         doubt &= np.isfinite(a) & np.isfinite(b) & np.isfinite(c) & np.isfinite(product)
+        # Decided without the rational value, however near a midpoint: an exact pair in binary64
+        # (total + tail, one IEEE rounding of the exact value), and an exact single binary64 value in
+        # a format numpy rounds to from binary64 in one step (not bfloat16: binary32 first).
+        # Dekker's product is exact only away from binary64's underflow and overflow: elsewhere, doubt.
+        pair &= (a == 0) | (b == 0) | ((np.abs(product) > 2.0 ** -900) & (np.abs(product) < 2.0 ** 900))
+        decided = pair & (fmt.mantissa == 52)
+        if fmt is not BFLOAT16:
+            decided |= pair & (_sum_error(total, tail, single) == 0)
+        doubt &= ~decided
     held = np.array(held, copy=True)
     for i in np.flatnonzero(doubt.reshape(-1)):
         index = np.unravel_index(i, held.shape)
