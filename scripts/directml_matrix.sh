@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Every real DirectML release of rngcheck.backends.directml.releases, one after another, sorted by
-# version (not by file name): one result document per release, then `rngcheck compare` of each
+# Every real DirectML release of rngcheck.backends.directml.releases, sorted by version (not by file
+# name; --jobs N of them run at once, default one per core, each its own `rngcheck run`; what each says
+# is printed in version order when all have ended): one result document per release, then `rngcheck compare` of each
 # release against the one before it (same route), then one HTML report whose History view lines the
 # releases up (every Windows release runs as the backend `directml-windows`, every Linux build as
 # `directml-linux`; the run column names the release and its feature level).
@@ -12,7 +13,7 @@
 #
 # Options: --profile quick|full|strict (default quick); --out DIR (default results/directml-matrix);
 # --newest N (the newest N of each route); --route windows|linux; --timeout SECONDS (one release's
-# run; default 1200); --offline (wheels from the cache only); any other `rngcheck run` option after
+# run; default 1200); --jobs N (releases run at once; default the number of cores); --offline (wheels from the cache only); any other `rngcheck run` option after
 # `--` (e.g. -- --stats smoke). Wheels come from PyPI (pip download), checked against the table's
 # sha256 and unpacked once into $RNGCHECK_CACHE/directml. Needs the Linux route's and the Wine
 # route's set-up (scripts/setup.sh). Exit status: 0 when every release ran and passed, or failed only
@@ -23,6 +24,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 
 profile=quick out=results/directml-matrix newest="" route="" limit=1200 offline="" versions=() extra=()
+jobs=$(nproc 2>/dev/null || echo 1)
 while [ $# -gt 0 ]; do
   case "$1" in
     --profile) profile="$2"; shift 2 ;;
@@ -30,32 +32,59 @@ while [ $# -gt 0 ]; do
     --newest) newest="--newest $2"; shift 2 ;;
     --route) route="--route $2"; shift 2 ;;
     --timeout) limit="$2"; shift 2 ;;
+    --jobs) jobs="$2"; shift 2 ;;
     --offline) offline="--offline"; shift ;;
     --) shift; extra=("$@"); break ;;
     -*) echo "directml_matrix: unknown option $1" >&2; exit 2 ;;
     *) versions+=("$1"); shift ;;
   esac
 done
+case "$jobs" in ''|*[!0-9]*|0) echo "directml_matrix: --jobs takes a number of releases at once (1 or more): $jobs" >&2; exit 2 ;; esac
 
 # shellcheck disable=SC2086  # $newest, $route and $offline are zero or two words
 python3 -m rngcheck.backends.directml.releases fetch $offline $newest $route "${versions[@]}" >/dev/null || exit 1
 # shellcheck disable=SC2086
 mapfile -t rows < <(python3 -m rngcheck.backends.directml.releases specs $newest $route "${versions[@]}")
 mkdir -p "$out"
-status=0 index=0 previous_windows="" previous_linux="" documents=()
-for row in "${rows[@]}"; do
-  IFS=$'\t' read -r label level spec known <<<"$row"
-  index=$((index + 1))
+logs=$(mktemp -d) || exit 1
+trap 'rm -rf "$logs"' EXIT
+
+document_of() {   # the row's document: NN-LABEL-flX.Y.json, NN its place in version order
+  local label level
+  IFS=$'\t' read -r label level _ <<<"${rows[$1]}"
+  echo "$out/$(printf %02d "$(($1 + 1))")-$label-fl$level.json"
+}
+
+run_release() {   # one release's run, its output and exit status kept for the report in order
+  local label level spec known start code
+  IFS=$'\t' read -r label level spec known <<<"${rows[$1]}"
   case "$label" in
-    windows-*) spec="$spec --name directml-windows"; previous="$previous_windows" ;;
-    *) spec="$spec,name=directml-linux"; previous="$previous_linux" ;;
+    windows-*) spec="$spec --name directml-windows" ;;
+    *) spec="$spec,name=directml-linux" ;;
   esac
-  document="$out/$(printf %02d "$index")-$label-fl$level.json"
   start=$SECONDS
   timeout --kill-after=30 "$limit" nice -n 10 python3 -m rngcheck run --backend "$spec" --profile "$profile" \
-    --json "$document" --quiet "${extra[@]}"
+    --json "$(document_of "$1")" --quiet "${extra[@]}" >"$logs/$1.out" 2>&1
   code=$?
-  echo "directml_matrix: $label (FL $level): rngcheck run exit $code in $((SECONDS - start)) s -> $document"
+  echo "$code $((SECONDS - start))" >"$logs/$1.code"
+}
+
+# The runs, --jobs at once (each release is its own process and its own document).
+for i in "${!rows[@]}"; do
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
+  run_release "$i" &
+done
+wait
+
+# What each said and its verdict, then the comparisons, in version order.
+status=0 previous_windows="" previous_linux="" documents=()
+for i in "${!rows[@]}"; do
+  IFS=$'\t' read -r label level spec known <<<"${rows[$i]}"
+  case "$label" in windows-*) previous="$previous_windows" ;; *) previous="$previous_linux" ;; esac
+  document=$(document_of "$i")
+  cat "$logs/$i.out" 2>/dev/null
+  read -r code seconds <"$logs/$i.code" 2>/dev/null || { code=2 seconds=0; }
+  echo "directml_matrix: $label (FL $level): rngcheck run exit $code in $seconds s -> $document"
   if [ "$code" -gt 1 ] || [ ! -s "$document" ]; then status=1; continue; fi
   if [ "$code" -eq 1 ] && [ -n "$known" ]; then echo "directml_matrix:   known: $known"
   elif [ "$code" -eq 1 ]; then echo "directml_matrix:   FAILED, and the table gives no reason" >&2; status=1

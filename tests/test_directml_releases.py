@@ -178,7 +178,7 @@ def test_the_matrix_lines_the_linux_builds_up_in_version_order_for_compare_and_h
         unavailable("the Linux DirectML bridge is not set up (python3 -m rngcheck.backends.directml.bridge.build)")
     out = tmp_path / "matrix"
     done = subprocess.run(["bash", str(ROOT / "scripts" / "directml_matrix.sh"), "--route", "linux", "--out", str(out),
-                           "--", "--case", "kat"], capture_output=True, text=True, timeout=600, cwd=ROOT)
+                           "--jobs", "3", "--", "--case", "kat"], capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert done.returncode == 0, done.stdout + done.stderr
     documents = sorted(p.name for p in out.glob("[0-9][0-9]-*.json"))
     assert documents == ["01-linux-1.9.1-fl5.0.json", "02-linux-torch-0.2.0-fl5.2.json",
@@ -193,3 +193,13 @@ def test_the_matrix_lines_the_linux_builds_up_in_version_order_for_compare_and_h
     rows = [history.index(stem) for stem in ("03-linux-torch-0.2.5-fl6.2", "02-linux-torch-0.2.0-fl5.2",
                                              "01-linux-1.9.1-fl5.0")]
     assert rows == sorted(rows)                                     # newest release first
+    # the three ran at once, and what each said is still in version order
+    said = [line for line in done.stdout.splitlines() if "rngcheck run exit" in line]
+    assert [line.split(":")[1].split()[0] for line in said] == ["linux-1.9.1", "linux-torch-0.2.0", "linux-torch-0.2.5"]
+
+
+def test_the_matrix_refuses_a_number_of_jobs_that_is_not_one_or_more():
+    for jobs in ("0", "two", ""):
+        done = subprocess.run(["bash", str(ROOT / "scripts" / "directml_matrix.sh"), "--jobs", jobs],
+                              capture_output=True, text=True, timeout=60, cwd=ROOT)
+        assert done.returncode == 2 and done.stderr.count("\n") == 1 and "--jobs" in done.stderr, done.stderr
