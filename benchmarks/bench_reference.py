@@ -50,6 +50,7 @@ def main(argv=None) -> int:
     paths = ["c", "numpy"] if philox.KERNELS.active() is not None else ["numpy"]
     check = np.zeros(1 << 16, dtype=np.uint32)
     for path in paths:
+        check[:] = 0
         with philox.KERNELS.using(path):
             reference.random_generator(state, (check.size,), None, check)
         if not np.array_equal(check, randomgen_words(check.size)):

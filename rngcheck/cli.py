@@ -250,8 +250,6 @@ def cmd_run(args) -> int:
     if not select_cases(options):   # nothing to run: pytest's "no tests ran", said in one line
         print(f"rngcheck: nothing ran: no case matches {printable(_selection_words(args))}", file=sys.stderr)
         return EXIT_NOTHING_RAN
-    from .philox import KERNELS
-    KERNELS.active()   # the reference's compiled stream, built now: RNGCHECK_KERNELS=c without it is one line here
     journal_path = _journal_of(args, J)
     check_outputs({"--json": args.json, "--junit": args.junit, "--html": args.html,
                    "--journal": None if args.resume else journal_path},
@@ -263,6 +261,8 @@ def cmd_run(args) -> int:
     if args.baseline:
         from .results.sources import read as read_source
         read_source(args.baseline)
+    from .philox import KERNELS
+    KERNELS.active()   # the reference's compiled stream, built now: RNGCHECK_KERNELS=c without it is one line here
     with lock_outputs({"--json": args.json, "--junit": args.junit, "--html": args.html}):
         return _run_locked(args, options, previous, journal_path)
 

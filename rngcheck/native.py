@@ -25,9 +25,9 @@ import platform
 import shutil
 import subprocess
 import tempfile
+import threading
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
 
 from .errors import BackendUnavailable, RngcheckError
 
@@ -127,7 +127,9 @@ class Kernels:
                  signatures: Mapping[str, tuple], returns: Mapping[str, type] | None = None) -> None:
         self.source, self.flags, self.folder, self.what = source, flags, folder, what
         self.signatures, self.returns = dict(signatures), dict(returns or {})
-        self._state: dict[str, Any] = {}   # "lib": the library or None, "why": why not (one line), "forced": a path
+        self._loaded: tuple[ctypes.CDLL | None, str] | None = None   # (the library or None, why not: one line)
+        self._lock = threading.Lock()
+        self._forced: str | None = None   # a path forced by using() (tests)
 
     def _compiler(self) -> str:
         name = os.environ.get("CC", "").strip() or "gcc"
@@ -162,29 +164,39 @@ class Kernels:
             function.restype = self.returns.get(name)
         return lib, ""
 
+    def _library(self) -> tuple[ctypes.CDLL | None, str]:
+        """(library or None, why not), loaded once (under a lock: threads may ask at once)."""
+        loaded = self._loaded
+        if loaded is None:
+            with self._lock:
+                if self._loaded is None:
+                    self._loaded = self._load()
+                loaded = self._loaded
+        return loaded
+
     def active(self) -> ctypes.CDLL | None:
         """The compiled library, or None where the numpy code runs (forced, or no library)."""
-        forced = self._state.get("forced")
-        if forced == "numpy":
+        if self._forced == "numpy":
             return None
-        if "lib" not in self._state:
-            self._state["lib"], self._state["why"] = self._load()
-        if forced == "c" and self._state["lib"] is None:
-            raise RngcheckError(f"{self.what} cannot be had compiled: {self._state['why']}")
-        return self._state["lib"]
+        lib, why = self._library()
+        if self._forced == "c" and lib is None:
+            raise RngcheckError(f"{self.what} cannot be had compiled: {why}")
+        return lib
 
     def describe(self) -> str:
         """Which path runs: "c" or "numpy (why)"."""
-        return "c" if self.active() is not None else f"numpy ({self._state.get('why') or 'forced'})"
+        if self._forced == "numpy":
+            return "numpy (forced)"
+        lib, why = self._library()
+        return "c" if lib is not None else f"numpy ({why})"
 
     @contextlib.contextmanager
     def using(self, path: str) -> Iterator[None]:
         """Run the block on one path, "c" or "numpy" (tests compare them)."""
         if path not in ("c", "numpy"):
             raise ValueError(path)
-        saved = self._state.get("forced")
-        self._state["forced"] = path
+        saved, self._forced = self._forced, path
         try:
             yield
         finally:
-            self._state["forced"] = saved
+            self._forced = saved

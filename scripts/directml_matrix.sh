@@ -39,7 +39,13 @@ while [ $# -gt 0 ]; do
     *) versions+=("$1"); shift ;;
   esac
 done
-case "$jobs" in ''|*[!0-9]*|0) echo "directml_matrix: --jobs takes a number of releases at once (1 or more): $jobs" >&2; exit 2 ;; esac
+case "$jobs" in
+  ''|*[!0-9]*) jobs=0 ;;
+esac
+if [ "$((10#$jobs))" -lt 1 ]; then
+  echo "directml_matrix: --jobs takes a number of releases at once (1 or more)" >&2; exit 2
+fi
+jobs=$((10#$jobs))
 
 # shellcheck disable=SC2086  # $newest, $route and $offline are zero or two words
 python3 -m rngcheck.backends.directml.releases fetch $offline $newest $route "${versions[@]}" >/dev/null || exit 1
@@ -47,7 +53,11 @@ python3 -m rngcheck.backends.directml.releases fetch $offline $newest $route "${
 mapfile -t rows < <(python3 -m rngcheck.backends.directml.releases specs $newest $route "${versions[@]}")
 mkdir -p "$out"
 logs=$(mktemp -d) || exit 1
-trap 'rm -rf "$logs"' EXIT
+# Ended early (Ctrl-C, a signal, an error): no run is left going, and the scratch folder goes.
+stop_runs() { local pids; pids=$(jobs -p); [ -z "$pids" ] || { kill -TERM $pids 2>/dev/null; wait; }; }
+trap 'stop_runs; rm -rf "$logs"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 document_of() {   # the row's document: NN-LABEL-flX.Y.json, NN its place in version order
   local label level
@@ -55,8 +65,8 @@ document_of() {   # the row's document: NN-LABEL-flX.Y.json, NN its place in ver
   echo "$out/$(printf %02d "$(($1 + 1))")-$label-fl$level.json"
 }
 
-run_release() {   # one release's run, its output and exit status kept for the report in order
-  local label level spec known start code
+run_release() {   # one release's run (in the background), its output and exit status kept for the report
+  local label level spec known start code child
   IFS=$'\t' read -r label level spec known <<<"${rows[$1]}"
   case "$label" in
     windows-*) spec="$spec --name directml-windows" ;;
@@ -64,28 +74,28 @@ run_release() {   # one release's run, its output and exit status kept for the r
   esac
   start=$SECONDS
   timeout --kill-after=30 "$limit" nice -n 10 python3 -m rngcheck run --backend "$spec" --profile "$profile" \
-    --json "$(document_of "$1")" --quiet "${extra[@]}" >"$logs/$1.out" 2>&1
+    --json "$(document_of "$1")" --quiet "${extra[@]}" >"$logs/$1.out" 2>&1 &
+  child=$!
+  trap 'kill -TERM "$child" 2>/dev/null; wait "$child"; exit 143' TERM   # timeout hands TERM on to the run
+  wait "$child"
   code=$?
   echo "$code $((SECONDS - start))" >"$logs/$1.code"
 }
 
-# The runs, --jobs at once (each release is its own process and its own document).
-for i in "${!rows[@]}"; do
-  while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
-  run_release "$i" &
-done
-wait
-
-# What each said and its verdict, then the comparisons, in version order.
-status=0 previous_windows="" previous_linux="" documents=()
-for i in "${!rows[@]}"; do
+# What a release said and its verdict, then its comparison with the release before it on its route.
+status=0 previous_windows="" previous_linux="" documents=() reported=0
+report_release() {
+  local i=$1 label level spec known previous document code seconds
   IFS=$'\t' read -r label level spec known <<<"${rows[$i]}"
   case "$label" in windows-*) previous="$previous_windows" ;; *) previous="$previous_linux" ;; esac
   document=$(document_of "$i")
   cat "$logs/$i.out" 2>/dev/null
-  read -r code seconds <"$logs/$i.code" 2>/dev/null || { code=2 seconds=0; }
+  if ! { read -r code seconds <"$logs/$i.code"; } 2>/dev/null; then
+    echo "directml_matrix: $label (FL $level): rngcheck run ended without an exit status (killed?)" >&2
+    status=1; return
+  fi
   echo "directml_matrix: $label (FL $level): rngcheck run exit $code in $seconds s -> $document"
-  if [ "$code" -gt 1 ] || [ ! -s "$document" ]; then status=1; continue; fi
+  if [ "$code" -gt 1 ] || [ ! -s "$document" ]; then status=1; return; fi
   if [ "$code" -eq 1 ] && [ -n "$known" ]; then echo "directml_matrix:   known: $known"
   elif [ "$code" -eq 1 ]; then echo "directml_matrix:   FAILED, and the table gives no reason" >&2; status=1
   elif [ -n "$known" ]; then echo "directml_matrix:   passed although the table says: $known" >&2; status=1
@@ -97,7 +107,24 @@ for i in "${!rows[@]}"; do
     echo "directml_matrix:   against $(basename "$previous" .json): $rngcheck_compare_out"
   fi
   case "$label" in windows-*) previous_windows="$document" ;; *) previous_linux="$document" ;; esac
+}
+
+report_ended() {   # every release not yet reported whose run, and every run before it, has ended
+  while [ "$reported" -lt "${#rows[@]}" ] && [ -e "$logs/$reported.code" ]; do
+    report_release "$reported"; reported=$((reported + 1))
+  done
+}
+
+# The runs, --jobs at once (each release its own process and its own document), reported in version
+# order as they end.
+for i in "${!rows[@]}"; do
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; [ $? -ne 127 ] || break; report_ended; done
+  run_release "$i" &
 done
+while [ -n "$(jobs -rp)" ]; do wait -n; [ $? -ne 127 ] || break; report_ended; done
+wait
+report_ended
+while [ "$reported" -lt "${#rows[@]}" ]; do report_release "$reported"; reported=$((reported + 1)); done
 if [ "${#documents[@]}" -gt 0 ]; then
   python3 -m rngcheck report "${documents[@]}" --html "$out/releases.html" --quiet
   [ $? -le 1 ] || status=1    # 1: the report says FAIL (a release failed: judged above), and is written

@@ -94,6 +94,12 @@ def test_a_fused_multiply_add_decided_in_binary64_is_still_rounded_once(fmt):
     # binary64 products below its normal range (Dekker's product is not exact there), beside tiny sums
     tiny_a, tiny_b = (rng.uniform(1, 2, n) * 2.0 ** rng.integers(-560, -500, n) for _ in range(2))
     tiny_c = rng.uniform(-1, 1, n) * 2.0 ** rng.integers(-1074, -1020, n)
+    # an operand past 2^996 (Veltkamp's split overflows) times a tiny one, products of ordinary size; a
+    # subnormal operand whose product lies just inside the range Dekker's product is trusted in
+    huge_a = rng.uniform(1, 2, n) * 2.0 ** rng.integers(997, 1011, n)
+    huge_b = rng.uniform(1, 2, n) * 2.0 ** -1000
+    subnormal_a = rng.integers(1, 1 << 20, n) * 2.0 ** -1074
+    subnormal_b = rng.uniform(1, 2, n) * 2.0 ** rng.integers(150, 200, n)
     # exact values a hair past the format's midpoint M = 1 + step/2 (one ulp of binary64, or 2^-104 held
     # only in the product's error): one rounding goes up, rounding binary64's (or binary32's) value again
     # lands on M and goes to the even side, down
@@ -103,7 +109,8 @@ def test_a_fused_multiply_add_decided_in_binary64_is_still_rounded_once(fmt):
     hair_c = np.array([0.0, step / 2 - 2.0 ** -51, 0.0])
     for a, b, c in ((unit, span, low), (narrow, span, low), (narrow, span, np.zeros(n)),
                     (narrow, floats.as_values(fmt, floats.round_to(fmt, rng.uniform(-9, 9, n))), low),
-                    (tiny_a, tiny_b, tiny_c), (hair, hair_b, hair_c)):
+                    (tiny_a, tiny_b, tiny_c), (huge_a, huge_b, low), (subnormal_a, subnormal_b, tiny_c),
+                    (hair, hair_b, hair_c)):
         _assert_rounded_once(fmt, a, b, c, floats.fused_multiply_add(fmt, a, b, c))
 
 

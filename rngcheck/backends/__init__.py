@@ -1,6 +1,6 @@
 """Backends: the implementations under test. The contract is rngcheck.backends.contract (Backend);
-how one is named, loaded and listed, rngcheck.backends.registry; native helpers (the cache, compiling
-on first use), rngcheck.native. This package only hands their public names on."""
+how one is named, loaded and listed, rngcheck.backends.registry. This package only hands their public
+names on. (Backends that compile a C or C++ helper on first use do it through rngcheck.native.)"""
 
 from ..errors import BackendUnavailable, Rejected
 from .contract import Backend

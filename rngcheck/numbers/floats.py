@@ -217,6 +217,7 @@ def fused_multiply_add(fmt: Format, a: npt.ArrayLike, b: npt.ArrayLike, c: npt.A
         # (total + tail, one IEEE rounding of the exact value), and an exact single binary64 value in
         # a format numpy rounds to from binary64 in one step (not bfloat16: binary32 first).
         # Dekker's product is exact only away from binary64's underflow and overflow: elsewhere, doubt.
+        # (An operand past 2^996 overflows Veltkamp's split: its error is NaN, so pair is False there.)
         pair &= (a == 0) | (b == 0) | ((np.abs(product) > 2.0 ** -900) & (np.abs(product) < 2.0 ** 900))
         decided = pair & (fmt.mantissa == 52)
         if fmt is not BFLOAT16:

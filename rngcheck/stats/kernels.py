@@ -19,10 +19,8 @@ a test with a kernel costs 1.2 to 14 ns per word where its numpy code cost 2 to 
 collector 8.6 against about 80); the spectral test's FFT (about 450 ns per word of its 1/32 of
 the tier) is numpy's on both paths.
 
-The library is built under the cache (``$RNGCHECK_CACHE/stats``) with ``-O3 -march=native``, under a
-name that tells compilers and CPUs apart (rngcheck.native.Kernels). ``RNGCHECK_KERNELS`` chooses the
-path for all of rngcheck's kernels: ``auto`` (default: C where it builds), ``numpy`` (never build), ``c``
-(C or an error saying why not).
+The library is built under the cache (``$RNGCHECK_CACHE/stats``) with ``-O3 -march=native``; how it is
+named, and the ``RNGCHECK_KERNELS`` switch that chooses the path: rngcheck.native.Kernels.
 """
 
 from __future__ import annotations
