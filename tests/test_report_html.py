@@ -874,5 +874,28 @@ def test_history_trend_is_newest_first_with_when_each_failure_started():
     assert 'id="trend"' in page and "failing since" in page
 
 
+def test_history_in_the_order_given_ignores_the_times(tmp_path, capsys):
+    """--history given (runs made at once, a release matrix): the last given is the newest, whatever
+    each document's time; by default the times decide."""
+    documents, _ = history_documents()   # given 31.0, 31.1, 30.0; created 21st, 22nd, 20th
+    model = html.build(html.sources_of(documents), figures=False, history="given")
+    (trend,) = model["trend"]
+    assert [r["version"] for r in trend["runs"]] == ["driver version 30.0", "driver version 31.1",
+                                                     "driver version 31.0"]
+    paths = []
+    for number, document in enumerate(documents):
+        paths.append(str(tmp_path / f"{number}.json"))
+        D.write(document, paths[-1])
+    for history, newest in (("given", "30.0"), ("created", "31.1")):
+        cli.main(["report", *paths, "--history", history, "--html", str(tmp_path / f"{history}.html"), "--quiet"])
+        page = (tmp_path / f"{history}.html").read_text()
+        page = page[page.index('id="trend"'):]
+        assert page.index(f"driver version {newest}") < min(page.index(f"driver version {v}")
+                                                             for v in ("30.0", "31.0", "31.1") if v != newest)
+    with pytest.raises(SystemExit) as refused:
+        cli.main(["report", *paths, "--history", "version"])
+    assert refused.value.code == 2 and "invalid choice: 'version'" in capsys.readouterr().err
+
+
 def test_no_trend_for_one_run_per_backend(typical):
     assert html.build(html.sources_of([typical]), figures=False)["trend"] == []

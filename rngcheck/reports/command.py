@@ -19,6 +19,8 @@ import os
 
 from ..results.verdicts import REPORT_NOTHING_RAN, STATS_PASS
 
+HISTORY_ORDERS = ("created", "given")
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("documents", nargs="+", metavar="DOCUMENT.json",
@@ -26,6 +28,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "or results journals, in any order")
     parser.add_argument("--html", metavar="FILE", help="write the self-contained HTML report")
     parser.add_argument("--summary", metavar="FILE", help="write a short markdown summary (for CI comments)")
+    parser.add_argument("--history", choices=HISTORY_ORDERS, default="created",
+                        help="the History view's runs of a backend: by the time each document was created "
+                             "(default), or in the order the documents are given, the last the newest (runs "
+                             "made at once, a release matrix)")
     parser.add_argument("--quiet", action="store_true", help="print nothing but errors")
 
 
@@ -40,7 +46,7 @@ def run(args, expected_cases=None) -> int:
                        {f"document {path}": path for path in args.documents}):
         sources = html.sources_of(args.documents)  # paths; embedded stats documents come along
         counted(sources, expected_cases or (lambda document: set()))   # the results each run's profile calls for
-        model = html.build(sources, figures=bool(args.html))
+        model = html.build(sources, figures=bool(args.html), history=args.history)
         if args.html:
             html.write_text(args.html, html.render_model(model))
         if args.summary:

@@ -59,8 +59,9 @@ BADGE = {PASS: "s-passed", FAIL: "s-failed", NOTHING_RAN: "s-nothing"}   # a col
 # The comparison model: plain dicts of strings and numbers; the template only lays it out.
 # ---------------------------------------------------------------------------------------
 
-def build(sources: list[Source], figures: bool = True) -> dict:
-    """The comparison model of the sources (``figures=False``: no SVG is drawn, e.g. for the summary)."""
+def build(sources: list[Source], figures: bool = True, history: str = "created") -> dict:
+    """The comparison model of the sources (``figures=False``: no SVG is drawn, e.g. for the summary;
+    ``history``: the History view's runs by the time each was "created", or in the order "given")."""
     results_sources = [s for s in sources if s.kind == "result"]
     table_records = records(results_sources)   # every result: its table row and its record
     data = frame([row for row, _ in table_records])
@@ -75,7 +76,7 @@ def build(sources: list[Source], figures: bool = True) -> dict:
     if columns and figures:
         figures_["status"] = _figure("status_bars", [c["label"] for c in columns], [c["counts"] for c in columns])
         _failures.draw(columns)
-    return _page(sources, runs, columns, case_list, data, stats, problems, verdict, figures_)
+    return _page(sources, runs, columns, case_list, data, stats, problems, verdict, figures_, history)
 
 
 def _columns_of(results_sources: list[Source], table_records) -> tuple[list, list, OrderedDict, dict]:
@@ -170,7 +171,7 @@ def _case_views(cases: OrderedDict, columns: list[dict]) -> list[dict]:
     return case_list
 
 
-def _page(sources, runs, columns, case_list, data, stats, problems, verdict, figures) -> dict:
+def _page(sources, runs, columns, case_list, data, stats, problems, verdict, figures, history) -> dict:
     """The page's model: what every section shows."""
     results_sources = [s for s in sources if s.kind == "result"]
     categories = list(OrderedDict((c["category"], None) for c in case_list))
@@ -196,7 +197,7 @@ def _page(sources, runs, columns, case_list, data, stats, problems, verdict, fig
         "matrix": matrix,
         "matrix_folded": folded,
         "agreement": _agreement(data, columns, {c["id"]: c for c in case_list}),
-        "trend": _trend(data),
+        "trend": _trend(data, history),
         "observations": _observations(columns, case_list),
         "numbers_rows": _numbers_rows(columns, case_list),
         "cases": case_list,
@@ -394,16 +395,18 @@ def _agreement(data, columns, case_by_id) -> dict:
     return {"shown": True, "compared": len(compared), "agree": len(compared) - len(differ), "differ": differ}
 
 
-def _trend(data) -> list[dict]:
+def _trend(data, history: str = "created") -> list[dict]:
     """Per backend that occurs in two or more runs: runs x categories, newest first, and for each case
-    failing in the newest run, the first run of its current streak of failures."""
+    failing in the newest run, the first run of its current streak of failures. The newest: the
+    latest created (ties: the later given), or with ``history="given"`` the later given."""
     views = []
     for backend, group in data.groupby("backend", sort=False):
         order = list(dict.fromkeys(group["run"]))
         if len(order) < 2:
             continue
         first = group.drop_duplicates("run").set_index("run")
-        runs = sorted(order, key=lambda r: (first.at[r, "created"], order.index(r)), reverse=True)
+        runs = sorted(order, key=lambda r: (first.at[r, "created"] if history == "created" else "", order.index(r)),
+                      reverse=True)
         categories = list(dict.fromkeys(group["category"]))
         counts = status_counts(group, ["run", "category"])
         totals = status_counts(group, ["run"])
