@@ -123,7 +123,6 @@ for i in "${!rows[@]}"; do
 done
 while [ -n "$(jobs -rp)" ]; do wait -n; [ $? -ne 127 ] || break; report_ended; done
 wait
-report_ended
 while [ "$reported" -lt "${#rows[@]}" ]; do report_release "$reported"; reported=$((reported + 1)); done
 if [ "${#documents[@]}" -gt 0 ]; then
   python3 -m rngcheck report "${documents[@]}" --history given --html "$out/releases.html" --quiet

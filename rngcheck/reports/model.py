@@ -405,8 +405,8 @@ def _trend(data, history: str = "created") -> list[dict]:
         if len(order) < 2:
             continue
         first = group.drop_duplicates("run").set_index("run")
-        runs = sorted(order, key=lambda r: (first.at[r, "created"] if history == "created" else "", order.index(r)),
-                      reverse=True)
+        runs = order[::-1] if history == "given" else sorted(
+            order, key=lambda r: (first.at[r, "created"], order.index(r)), reverse=True)
         categories = list(dict.fromkeys(group["category"]))
         counts = status_counts(group, ["run", "category"])
         totals = status_counts(group, ["run"])
