@@ -143,6 +143,42 @@ def test_kernel_functions_match_their_numpy_forms():
 
 
 @needs_c
+def test_vectorised_kernels_match_numpy_on_every_row_length():
+    """The kernels that work on several words at once give the numpy code's counts on rows of every
+    length, so their leftover words are counted too: the longest run (four 128-bit blocks a vector,
+    rows of 4 to 68 words and 1036), runs up and down and the gaps (64 comparisons a mask, AVX2 where
+    the library is built for it) and the runs' transitions (two words a popcount), rows of 1 to 70
+    words and 1033; on random words, long runs of ones, equal neighbours, zeros and ones."""
+    from rngcheck.stats.knuth import Gap, RunsUp
+    from rngcheck.stats.nist.runs import LongestRun, Runs
+
+    rng = np.random.default_rng(16)
+    lib = kernels.active()
+    base = rng.integers(0, 2 ** 32, 3 * 1036, dtype=np.uint32)
+    dense = base | (base << np.uint32(1)) | (base << np.uint32(2)) | (base >> np.uint32(3))
+    inputs = {"random": base, "long runs": dense,
+              "ties": rng.integers(0, 3, base.size, dtype=np.uint32) << np.uint32(30),
+              "zeros": np.zeros_like(base), "ones": np.full_like(base, 0xFFFFFFFF)}
+    gaps = [Gap(nibble=nibble) for nibble in (0, 7)]
+    for name, words in inputs.items():
+        for s in [*range(1, 71), 1033, 1036]:
+            rows = np.ascontiguousarray(words[:3 * s].reshape(3, s))
+            if s % 4 == 0:
+                assert np.array_equal(kernels.per_row(lib, "longest_run_classes", rows, 6),
+                                      LongestRun._counts(rows)), (name, s)
+            assert np.array_equal(kernels.per_row(lib, "runs_transitions", rows, 2).T,
+                                  np.stack(Runs._counts(rows))), (name, s)
+            if s > 1:
+                up_down = kernels.per_row(lib, "runs_up_down", rows, 12).reshape(-1, 2, 6)
+                assert np.array_equal(up_down[:, 0], RunsUp._counts(rows, True)), (name, s)
+                assert np.array_equal(up_down[:, 1], RunsUp._counts(rows, False)), (name, s)
+            for gap in gaps:
+                counts, hits = kernels.gap_counts(lib, rows, int(gap.shift), gap.t)
+                numpy_counts, numpy_hits = gap._counts(rows)
+                assert np.array_equal(counts, numpy_counts) and np.array_equal(hits, numpy_hits), (name, s)
+
+
+@needs_c
 def test_collision_and_block_ones_kernels_match_numpy():
     """The collision count's hash set (its tag wraps every 255 sets) and the ones per block of words."""
     from rngcheck.stats.testu01 import Collision
