@@ -21,6 +21,20 @@ settings.register_profile("explore", database=None, print_blob=True)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "rngcheck"))
 
 
+@pytest.hookimpl(tryfirst=True)   # before pytest-xdist reads the groups (its own hook of this name)
+def pytest_collection_modifyitems(config, items):
+    """With pytest-xdist's --dist loadgroup (scripts/run-tests.sh): the tests that use a module-scoped
+    fixture run on one worker, one group per module, so that fixture is computed once and not once on
+    each worker that drew one of its tests (a fixture that runs rngcheck takes 10-30 s of a worker).
+    A test with its own xdist_group keeps it."""
+    for item in items:
+        if item.get_closest_marker("xdist_group") is not None:
+            continue
+        definitions = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
+        if any(d.scope == "module" for defs in definitions.values() for d in defs):
+            item.add_marker(pytest.mark.xdist_group(f"module:{item.module.__name__}"))
+
+
 # A finished run of the reference on the known-answer cases, shared by the hardening tests.
 @pytest.fixture(scope="module")
 def kat_run(tmp_path_factory):

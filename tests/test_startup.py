@@ -105,6 +105,12 @@ def test_the_command_loads_numpy_with_one_blas_thread_and_gives_the_setting_to_n
     assert (threads, variable, child) == (1, None, "None")
     plain = _blas_probe()
     if len(os.sched_getaffinity(0)) >= 2:  # CI's 2 cores: OpenBLAS starts a thread per core of its own
+        # (the control that shows the probe sees them; once in a full run with both cores busy the plain
+        # probe found 1 thread: it is asked again, at most twice, before the control counts as failed)
+        for _ in range(2):
+            if plain[0] > 1:
+                break
+            plain = _blas_probe()
         assert plain[0] > 1, plain
     assert plain[1:] == [None, "None"]
     assert _blas_probe("entry", env_extra={"OPENBLAS_NUM_THREADS": "2"}) == [min(2, plain[0]), "2", "2"]
