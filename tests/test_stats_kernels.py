@@ -8,6 +8,7 @@ KS p-values came from scipy.stats.kstest; since rngcheck/stats/kolmogorov.py com
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import subprocess
@@ -142,18 +143,36 @@ def test_kernel_functions_match_their_numpy_forms():
         assert kernels.berlekamp_massey(lib, seq) == berlekamp_massey(seq.tolist())
 
 
+def _plain_library():
+    """kernels.c built without AVX2 (``-march=x86-64`` where the machine is an x86-64; elsewhere its
+    own build, which has no AVX2 either): the plain loops that stand in for the AVX2 helpers."""
+    import platform
+
+    from rngcheck import native
+
+    flags = tuple("-march=x86-64" if flag == "-march=native" and platform.machine() in ("x86_64", "AMD64")
+                  else flag for flag in kernels.FLAGS)
+    plain = native.Kernels(kernels.SOURCE, flags, "stats-plain", "the kernels without AVX2", kernels.SIGNATURES,
+                           returns={"berlekamp_massey": ctypes.c_int64})
+    return plain.active()
+
+
 @needs_c
-def test_vectorised_kernels_match_numpy_on_every_row_length():
+@pytest.mark.parametrize("build", ["native", "plain"])
+def test_vectorised_kernels_match_numpy_on_every_row_length(build):
     """The kernels that work on several words at once give the numpy code's counts on rows of every
     length, so their leftover words are counted too: the longest run (four 128-bit blocks a vector,
     rows of 4 to 68 words and 1036), runs up and down and the gaps (64 comparisons a mask, AVX2 where
     the library is built for it) and the runs' transitions (two words a popcount), rows of 1 to 70
-    words and 1033; on random words, long runs of ones, equal neighbours, zeros and ones."""
+    words and 1033; on random words, long runs of ones, equal neighbours, zeros and ones. Both the
+    library as the battery builds it (-march=native: AVX2 on CI's machines) and one built without
+    AVX2 (the plain loops a CPU without it runs)."""
     from rngcheck.stats.knuth import Gap, RunsUp
     from rngcheck.stats.nist.runs import LongestRun, Runs
 
     rng = np.random.default_rng(16)
-    lib = kernels.active()
+    lib = kernels.active() if build == "native" else _plain_library()
+    assert lib is not None
     base = rng.integers(0, 2 ** 32, 3 * 1036, dtype=np.uint32)
     dense = base | (base << np.uint32(1)) | (base << np.uint32(2)) | (base >> np.uint32(3))
     inputs = {"random": base, "long runs": dense,
