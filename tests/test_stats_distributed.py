@@ -163,6 +163,24 @@ def test_a_range_slower_than_the_wait_interval_is_waited_for(executor):
     assert same(doc) == same(battery.run(philox_source(13), tier="smoke", workers=1))
 
 
+def test_a_local_cluster_leaves_this_process_s_thread_counts_as_they_were(monkeypatch):
+    """dask's nanny sets OMP_, MKL_ and OPENBLAS_NUM_THREADS = 1 in the process that starts a LocalCluster
+    where they are absent (for its workers); the executor's close() puts this process's own back (one set, two absent),
+    so what the program starts afterwards keeps its thread counts."""
+    require("distributed")
+    from rngcheck.stats import distributed
+
+    monkeypatch.setenv("MKL_NUM_THREADS", "3")
+    for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        monkeypatch.delenv(name, raising=False)
+    with distributed.DaskExecutor("local:1", shard_bytes=2 * MiB) as executor:
+        during = os.environ.get("OMP_NUM_THREADS")
+        assert executor.workers
+    assert during == "1"   # what the nanny does where the variable is absent (dask 2026.8)
+    assert os.environ.get("MKL_NUM_THREADS") == "3"
+    assert "OMP_NUM_THREADS" not in os.environ and "OPENBLAS_NUM_THREADS" not in os.environ
+
+
 def test_a_sigkilled_worker_is_survived_and_counted(tmp_path):
     require("distributed")
     from rngcheck.stats import distributed

@@ -259,6 +259,17 @@ def _local_cluster_config(allowed_failures):
         yield
 
 
+def _spawn_environ() -> dict[str, str | None]:
+    """This process's values of the variables a LocalCluster's nanny sets in it for its workers
+    (dask's distributed.nanny.pre-spawn-environ: OMP_, MKL_ and OPENBLAS_NUM_THREADS = 1), so that
+    close() puts them back: a program that used the executor, and what it starts after, keeps its
+    own thread counts (found by the tests: a later test's child process saw OMP_NUM_THREADS=1)."""
+    import dask
+    names = set(dask.config.get("distributed.nanny.pre-spawn-environ", {}) or {})
+    names |= {"OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MALLOC_TRIM_THRESHOLD_"}
+    return {name: os.environ.get(name) for name in sorted(names)}
+
+
 # A LocalCluster's dashboard has no authentication: this machine only unless asked (--dask-dashboard).
 DASHBOARD_ADDRESS = "127.0.0.1:0"
 
@@ -289,6 +300,7 @@ class DaskExecutor:
         self.say = progress or (lambda text: None)
         self.no_worker_timeout = no_worker_timeout
         self.cluster = None
+        self._environ: dict[str, str | None] | None = None   # this process's variables a LocalCluster sets
         self._own_client = False
         self.workers_lost = 0
         self.shards_rerun = 0
@@ -303,6 +315,7 @@ class DaskExecutor:
             self.address = str(address)
             try:
                 if kind == "local":
+                    self._environ = _spawn_environ()
                     with _local_cluster_config(allowed_failures):
                         self.cluster = distributed.LocalCluster(
                             n_workers=value or os.cpu_count() or 1, threads_per_worker=1, processes=True,
@@ -371,6 +384,13 @@ class DaskExecutor:
             with contextlib.suppress(Exception):
                 cluster.close()
         self.cluster = None
+        if self._environ is not None:   # as they were: the thread counts a LocalCluster's nanny set stay its workers'
+            for name, value in self._environ.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
+            self._environ = None
 
     def __enter__(self):
         return self
