@@ -8,7 +8,6 @@ KS p-values came from scipy.stats.kstest; since rngcheck/stats/kolmogorov.py com
 
 from __future__ import annotations
 
-import ctypes
 import json
 import os
 import subprocess
@@ -153,7 +152,7 @@ def _plain_library():
     flags = tuple("-march=x86-64" if flag == "-march=native" and platform.machine() in ("x86_64", "AMD64")
                   else flag for flag in kernels.FLAGS)
     plain = native.Kernels(kernels.SOURCE, flags, "stats-plain", "the kernels without AVX2", kernels.SIGNATURES,
-                           returns={"berlekamp_massey": ctypes.c_int64})
+                           returns=kernels.KERNELS.returns)
     return plain.active()
 
 

@@ -265,9 +265,7 @@ def _spawn_environ() -> dict[str, str | None]:
     close() puts them back: a program that used the executor, and what it starts after, keeps its
     own thread counts (found by the tests: a later test's child process saw OMP_NUM_THREADS=1)."""
     import dask
-    names = set(dask.config.get("distributed.nanny.pre-spawn-environ", {}) or {})
-    names |= {"OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MALLOC_TRIM_THRESHOLD_"}
-    return {name: os.environ.get(name) for name in sorted(names)}
+    return {name: os.environ.get(name) for name in dask.config.get("distributed.nanny.pre-spawn-environ", {}) or {}}
 
 
 # A LocalCluster's dashboard has no authentication: this machine only unless asked (--dask-dashboard).

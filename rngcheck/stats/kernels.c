@@ -21,49 +21,49 @@ typedef uint64_t u64;
 #include <immintrin.h>
 #endif
 
-/* Comparisons of 64 consecutive words as the bits of masks (bit i: word i): with AVX2 (built with
- * -march=native where the CPU has it), eight words a compare and their signs gathered by movemask;
- * else the plain loops, the same bits. steps64: rising (x[i + 1] > x[i]) and falling (x[i + 1] <
- * x[i]), 65 words read; clear64: x[i] & mask == 0, 64 words read. */
+/* Comparisons of up to 64 consecutive words as the bits of masks (bit i: word i). steps: rising
+ * (x[i + 1] > x[i]) and falling (x[i + 1] < x[i]) for i < count (count + 1 words read); clear:
+ * x[i] & mask == 0 for i < count. A full 64 with AVX2 (built with -march=native where the CPU has
+ * it): eight words a compare, their signs gathered by movemask; else the plain loops, the same bits. */
 #ifdef __AVX2__
 #define SIGNS8(v) ((u64)(u32)_mm256_movemask_ps(_mm256_castsi256_ps(v)))
-static inline void steps64(const u32 *x, u64 *rising, u64 *falling) {
-    const __m256i flip = _mm256_set1_epi32((int)0x80000000u);   /* unsigned order as signed order */
+#endif
+static inline void steps(const u32 *x, i64 count, u64 *rising, u64 *falling) {
     u64 up = 0, down = 0;
-    for (int g = 0; g < 8; g++) {
-        __m256i now = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(x + 8 * g)), flip);
-        __m256i next = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(x + 8 * g + 1)), flip);
-        up |= SIGNS8(_mm256_cmpgt_epi32(next, now)) << (8 * g);
-        down |= SIGNS8(_mm256_cmpgt_epi32(now, next)) << (8 * g);
+#ifdef __AVX2__
+    if (count == 64) {
+        const __m256i flip = _mm256_set1_epi32((int)0x80000000u);   /* unsigned order as signed order */
+        for (int g = 0; g < 8; g++) {
+            __m256i now = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(x + 8 * g)), flip);
+            __m256i next = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(x + 8 * g + 1)), flip);
+            up |= SIGNS8(_mm256_cmpgt_epi32(next, now)) << (8 * g);
+            down |= SIGNS8(_mm256_cmpgt_epi32(now, next)) << (8 * g);
+        }
+        count = 0;
     }
-    *rising = up;
-    *falling = down;
-}
-static inline u64 clear64(const u32 *x, u32 mask) {
-    const __m256i m = _mm256_set1_epi32((int)mask), zero = _mm256_setzero_si256();
-    u64 bits = 0;
-    for (int g = 0; g < 8; g++) {
-        __m256i now = _mm256_loadu_si256((const __m256i *)(x + 8 * g));
-        bits |= SIGNS8(_mm256_cmpeq_epi32(_mm256_and_si256(now, m), zero)) << (8 * g);
-    }
-    return bits;
-}
-#else
-static inline void steps64(const u32 *x, u64 *rising, u64 *falling) {
-    u64 up = 0, down = 0;
-    for (int i = 0; i < 64; i++) {
+#endif
+    for (i64 i = 0; i < count; i++) {
         up |= (u64)(x[i + 1] > x[i]) << i;
         down |= (u64)(x[i + 1] < x[i]) << i;
     }
     *rising = up;
     *falling = down;
 }
-static inline u64 clear64(const u32 *x, u32 mask) {
+static inline u64 clear(const u32 *x, i64 count, u32 mask) {
     u64 bits = 0;
-    for (int i = 0; i < 64; i++) bits |= (u64)((x[i] & mask) == 0) << i;
+#ifdef __AVX2__
+    if (count == 64) {
+        const __m256i m = _mm256_set1_epi32((int)mask), zero = _mm256_setzero_si256();
+        for (int g = 0; g < 8; g++) {
+            __m256i now = _mm256_loadu_si256((const __m256i *)(x + 8 * g));
+            bits |= SIGNS8(_mm256_cmpeq_epi32(_mm256_and_si256(now, m), zero)) << (8 * g);
+        }
+        return bits;
+    }
+#endif
+    for (i64 i = 0; i < count; i++) bits |= (u64)((x[i] & mask) == 0) << i;
     return bits;
 }
-#endif
 
 /* knuth.ByteFrequency: per row, counts of the 256 byte values (all four bytes of every word). */
 void byte_counts(const u32 *w, i64 rows, i64 s, i64 *out) {
@@ -157,60 +157,52 @@ void lane_bit_counts3(const u32 *w, i64 rows, i64 s, i64 *out) {
 /* nist.LongestRun: per row, counts of 128-bit blocks (4 words, most significant bit first) by
  * the longest run of ones: <= 4, 5, 6, 7, 8, >= 9. a_k (bit set where a run of k ones ends) is
  * a_(k-1) & (a_(k-1) << 1) over the block's 128 bits; the class is how many of a_5 .. a_9 are not
- * zero. Four blocks side by side in vectors of 64-bit halves (longest_run_block: one block). */
+ * zero. Four blocks side by side in vectors of 64-bit halves; the row's last blocks padded with
+ * zero blocks (class 0, taken off again). */
 typedef u64 v4u64 __attribute__((vector_size(32)));
 typedef i64 v4i64 __attribute__((vector_size(32)));
 
-static int longest_run_block(const u32 *x) {
-    u64 hi = ((u64)x[0] << 32) | x[1], lo = ((u64)x[2] << 32) | x[3];
-    u64 h2 = (hi << 1) | (lo >> 63), l2 = lo << 1;
+static void longest_run_4blocks(const u32 *x, v4i64 *c) {
+    v4u64 a, b, hi, lo;
+    memcpy(&a, x, sizeof a);                      /* 64-bit lane i: word 2i, word 2i + 1 above it */
+    memcpy(&b, x + 8, sizeof b);
+#ifdef __clang__
+    hi = __builtin_shufflevector(a, b, 0, 2, 4, 6);
+    lo = __builtin_shufflevector(a, b, 1, 3, 5, 7);
+#else
+    hi = __builtin_shuffle(a, b, (v4u64){0, 2, 4, 6});
+    lo = __builtin_shuffle(a, b, (v4u64){1, 3, 5, 7});
+#endif
+    hi = (hi << 32) | (hi >> 32);                 /* the block's first word most significant */
+    lo = (lo << 32) | (lo >> 32);
+    v4u64 h2 = (hi << 1) | (lo >> 63), l2 = lo << 1;
     hi &= h2; lo &= l2;                           /* a_2 */
     h2 = (hi << 2) | (lo >> 62); l2 = lo << 2;
     hi &= h2; lo &= l2;                           /* a_4 */
-    int cls = 0;
+    v4i64 cls = {0, 0, 0, 0};
     for (int k = 0; k < 5; k++) {                 /* a_5 .. a_9 */
         h2 = (hi << 1) | (lo >> 63); l2 = lo << 1;
         hi &= h2; lo &= l2;
-        cls += (hi | lo) != 0;
+        cls -= (v4i64)((hi | lo) != 0);           /* a true comparison is -1 */
     }
-    return cls;
+    for (int v = 0; v < 6; v++) c[v] -= (v4i64)(cls == v);
 }
 
 void longest_run_classes(const u32 *w, i64 rows, i64 s, i64 *out) {
-    memset(out, 0, sizeof(i64) * rows * 6);
     for (i64 r = 0; r < rows; r++) {
         const u32 *x = w + r * s;
+        i64 words = s - s % 4, j = 0;
         v4i64 c[6];
         memset(c, 0, sizeof c);
-        i64 j = 0;
-        for (; j + 16 <= s; j += 16) {
-            v4u64 a, b, hi, lo;
-            memcpy(&a, x + j, sizeof a);          /* 64-bit lane i: word 2i, word 2i + 1 above it */
-            memcpy(&b, x + j + 8, sizeof b);
-#ifdef __clang__
-            hi = __builtin_shufflevector(a, b, 0, 2, 4, 6);
-            lo = __builtin_shufflevector(a, b, 1, 3, 5, 7);
-#else
-            hi = __builtin_shuffle(a, b, (v4u64){0, 2, 4, 6});
-            lo = __builtin_shuffle(a, b, (v4u64){1, 3, 5, 7});
-#endif
-            hi = (hi << 32) | (hi >> 32);         /* the block's first word most significant */
-            lo = (lo << 32) | (lo >> 32);
-            v4u64 h2 = (hi << 1) | (lo >> 63), l2 = lo << 1;
-            hi &= h2; lo &= l2;
-            h2 = (hi << 2) | (lo >> 62); l2 = lo << 2;
-            hi &= h2; lo &= l2;
-            v4i64 cls = {0, 0, 0, 0};
-            for (int k = 0; k < 5; k++) {
-                h2 = (hi << 1) | (lo >> 63); l2 = lo << 1;
-                hi &= h2; lo &= l2;
-                cls -= (v4i64)((hi | lo) != 0);   /* a true comparison is -1 */
-            }
-            for (int v = 0; v < 6; v++) c[v] -= (v4i64)(cls == v);
+        for (; j + 16 <= words; j += 16) longest_run_4blocks(x + j, c);
+        if (j < words) {
+            u32 last[16] = {0};
+            memcpy(last, x + j, sizeof(u32) * (size_t)(words - j));
+            longest_run_4blocks(last, c);
         }
         i64 *o = out + r * 6;
         for (int v = 0; v < 6; v++) o[v] = c[v][0] + c[v][1] + c[v][2] + c[v][3];
-        for (; j + 4 <= s; j += 4) o[longest_run_block(x + j)]++;
+        o[0] -= j < words ? (16 - (words - j)) / 4 : 0;   /* the padding's zero blocks */
     }
 }
 
@@ -258,15 +250,8 @@ void runs_up_down(const u32 *w, i64 rows, i64 s, i64 *out) {
         const u32 *x = w + r * s;
         for (i64 q = 0; q < words; q++) {
             i64 base = 64 * q, count = s - 1 - base < 64 ? s - 1 - base : 64;
-            u64 a = 0, b = 0;
-            if (count == 64) {
-                steps64(x + base, &a, &b);
-            } else {
-                for (int i = 0; i < count; i++) {
-                    a |= (u64)(x[base + i + 1] > x[base + i]) << i;
-                    b |= (u64)(x[base + i + 1] < x[base + i]) << i;
-                }
-            }
+            u64 a, b;
+            steps(x + base, count, &a, &b);
             up[q] = a;
             down[q] = b;
         }
@@ -308,11 +293,7 @@ void gap_counts(const u32 *w, i64 rows, i64 s, int shift, i64 t, i64 *counts, i6
         i64 last = -1, n = 0, *c = counts + r * (t + 1);
         for (i64 base = 0; base < s; base += 64) {  /* the hits of 64 words as a bit mask, then each hit */
             i64 len = s - base < 64 ? s - base : 64;
-            u64 m = 0;
-            if (len == 64)
-                m = clear64(x + base, mask);
-            else
-                for (i64 j = 0; j < len; j++) m |= (u64)((x[base + j] & mask) == 0) << j;
+            u64 m = clear(x + base, len, mask);
             while (m) {
                 i64 i = base + __builtin_ctzll(m);
                 m &= m - 1;
