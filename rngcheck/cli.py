@@ -773,7 +773,7 @@ def entry() -> None:
     import os
     import threading
 
-    _one_blas_thread_for_numpy()
+    _one_blas_thread()
     code = main()
     if not isinstance(code, int) or any(thread is not threading.main_thread() and not thread.daemon
                                         for thread in threading.enumerate()):
@@ -788,33 +788,49 @@ def entry() -> None:
 
 
 class _OneBlasThread:
-    """A finder (``sys.meta_path``) that imports numpy with ``OPENBLAS_NUM_THREADS=1`` in the
-    environment, then removes the variable again (entry() installs it; nothing else does).
+    """A finder (``sys.meta_path``) that imports numpy, and scipy.special's compiled ufuncs, with
+    ``OPENBLAS_NUM_THREADS=1`` in the environment, then removes the variable again (entry()
+    installs it; nothing else does).
 
-    numpy's OpenBLAS starts a thread per core when it loads and shuts them down before every fork
-    (the battery's pool): in a command that never multiplies large float matrices they only spin.
-    Measured: numpy's import costs 0.34 s of CPU, 0.22 s with one thread (docs/statistics.md,
-    Speed). The variable is read once, when the library loads, so it is set only while numpy is
-    imported: processes rngcheck starts (backends, peers, the compiler) never see it (a backend
-    that runs in rngcheck's own process shares its one-threaded OpenBLAS), and a user's own
-    setting (the variable already set, or numpy already imported) is left as it is."""
+    Each loads an OpenBLAS: numpy its own, scipy.special's ``_ufuncs`` scipy's own copy (pip's
+    wheels link each its own). OpenBLAS starts a thread per core when it loads, which spins for a
+    while before it sleeps, and numpy's shuts them down before every fork (the battery's pool): in a
+    command that never multiplies large float matrices they only cost CPU. Measured on this
+    project's 2-core machine: numpy's import 0.34 s of CPU, 0.22 s with one thread; loading the
+    ufuncs 0.13-0.15 s, 0.04-0.05 s with one (docs/statistics.md, Speed). The variable is read once,
+    when a library loads, so it is set only while one of these modules is loaded: processes rngcheck
+    starts (backends, peers, the compiler) never see it (a backend that runs in rngcheck's own
+    process shares the one-threaded libraries), and a user's own setting (the variable already set)
+    is left as it is, as is a module imported before. The ufuncs load in a thread beside the
+    battery's reading with two processes (stats.special.import_beside): the main thread then only
+    waits for its workers, forked before, and starts nothing."""
 
     name = "OPENBLAS_NUM_THREADS"
+    MODULES = ("numpy", "scipy.special._ufuncs")
+
+    def __init__(self):
+        self.waiting = {module for module in self.MODULES if module not in sys.modules}
 
     def find_spec(self, fullname, path=None, target=None):
-        if fullname != "numpy":
+        if fullname not in self.waiting:
             return None
-        import importlib.util
-
-        sys.meta_path.remove(self)   # once: the other finders find numpy, as without this one
-        spec = importlib.util.find_spec("numpy")
-        if spec is not None and spec.loader is not None and hasattr(spec.loader, "exec_module"):
+        self.waiting.discard(fullname)   # once each: then found by the other finders, as without this one
+        if not self.waiting and self in sys.meta_path:
+            sys.meta_path.remove(self)
+        for finder in [finder for finder in sys.meta_path if finder is not self]:
+            spec = finder.find_spec(fullname, path, target) if hasattr(finder, "find_spec") else None
+            if spec is not None:
+                break
+        else:
+            return None
+        if spec.loader is not None and hasattr(spec.loader, "exec_module"):
             spec.loader = _SettingLoader(spec.loader, self.name, "1")
         return spec
 
 
 class _SettingLoader:
-    """``loader``, with an environment variable set while it executes its module."""
+    """``loader``, with an environment variable set while it creates (an extension module: its
+    library loads then) and executes its module."""
 
     def __init__(self, loader, name: str, value: str):
         self._loader, self._name, self._value = loader, name, value
@@ -826,24 +842,29 @@ class _SettingLoader:
         return getattr(loader, attribute)
 
     def create_module(self, spec):
-        return self._loader.create_module(spec)
+        return self._setting(self._loader.create_module, spec)
 
     def exec_module(self, module):
+        self._setting(self._loader.exec_module, module)
+
+    def _setting(self, step, argument):
         import os
 
         os.environ[self._name] = self._value
         try:
-            self._loader.exec_module(module)
+            return step(argument)
         finally:
             os.environ.pop(self._name, None)
 
 
-def _one_blas_thread_for_numpy() -> None:
-    """Install _OneBlasThread, unless numpy is imported already or the user set the variable."""
+def _one_blas_thread() -> None:
+    """Install _OneBlasThread, unless its modules are imported already or the user set the variable."""
     import os
 
-    if "numpy" not in sys.modules and _OneBlasThread.name not in os.environ:
-        sys.meta_path.insert(0, _OneBlasThread())
+    if _OneBlasThread.name not in os.environ:
+        finder = _OneBlasThread()
+        if finder.waiting:
+            sys.meta_path.insert(0, finder)
 
 
 def _command_of(argv) -> str | None:

@@ -71,12 +71,15 @@ from rngcheck import cli
 
 def main():
     import numpy  # noqa: F401  (what a command does first)
+    if "special" in sys.argv:   # what a battery does at its first p-value: scipy's own OpenBLAS loads
+        from rngcheck.stats.special import special
+        special.erfc
     child = subprocess.run([sys.executable, "-c", "import os; print(os.environ.get('OPENBLAS_NUM_THREADS'))"],
                            capture_output=True, text=True, check=True).stdout.strip()
     print(json.dumps([len(os.listdir("/proc/self/task")), os.environ.get("OPENBLAS_NUM_THREADS"), child]))
     return 0
 
-if sys.argv[1:] == ["entry"]:
+if "entry" in sys.argv:
     cli.main = main
     cli.entry()
 else:
@@ -97,20 +100,23 @@ def _blas_probe(*args: str, env_extra: dict | None = None) -> list:
     return json.loads(done.stdout)
 
 
-def test_the_command_loads_numpy_with_one_blas_thread_and_gives_the_setting_to_no_one_else():
-    """cli.entry: numpy's OpenBLAS loads with one thread (no thread beside the main one after the
-    import), the variable that asks for it is gone once numpy is imported, and a process the
-    command starts never sees it; a user's own setting is theirs, untouched."""
+def test_the_command_loads_numpy_and_scipy_with_one_blas_thread_and_gives_the_setting_to_no_one_else():
+    """cli.entry: numpy's OpenBLAS, and scipy's own (scipy.special's compiled ufuncs, which the
+    p-values load), load with one thread (no thread beside the main one after the imports), the
+    variable that asks for it is gone once they are imported, and a process the command starts
+    never sees it; a user's own setting is theirs, untouched."""
     import os
 
-    for _ in range(3):   # the command's probe and the control together, from one attempt
-        command, plain = _blas_probe("entry"), _blas_probe()
-        # the control shows the probe sees BLAS threads (CI's 2 cores: OpenBLAS starts one per core of its
-        # own); once, in a full run with both cores busy, it found 1 thread: both are then asked again
-        if len(os.sched_getaffinity(0)) < 2 or plain[0] > 1:
-            break
-    assert command == [1, None, "None"]
-    if len(os.sched_getaffinity(0)) >= 2:
-        assert plain[0] > 1, plain
-    assert plain[1:] == [None, "None"]
-    assert _blas_probe("entry", env_extra={"OPENBLAS_NUM_THREADS": "2"}) == [min(2, plain[0]), "2", "2"]
+    for args in (("entry",), ("entry", "special")):
+        for _ in range(3):   # the command's probe and the control together, from one attempt
+            command, plain = _blas_probe(*args), _blas_probe(*args[1:])
+            # the control shows the probe sees BLAS threads (CI's 2 cores: OpenBLAS starts one per core of
+            # its own); once, in a full run with both cores busy, it found 1 thread: both are then asked again
+            if len(os.sched_getaffinity(0)) < 2 or plain[0] > 1:
+                break
+        assert command == [1, None, "None"], args
+        if len(os.sched_getaffinity(0)) >= 2:
+            assert plain[0] > 1, plain
+        assert plain[1:] == [None, "None"]
+        libraries = len(args)   # each OpenBLAS starts a thread per core beside the main one: 1 with the user's 2
+        assert _blas_probe(*args, env_extra={"OPENBLAS_NUM_THREADS": "2"}) == [min(1 + libraries, plain[0]), "2", "2"]
