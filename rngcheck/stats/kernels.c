@@ -756,11 +756,13 @@ void gap16_counts(const uint16_t *v, i64 rows, i64 n, const i64 *bounds, i64 nb,
  *      tests/test_stats_kernels.py sorts every 0-1 input of up to 10 values, on either parity,
  *      which by the 0-1 principle covers every input). A bucket of more than BIRTHDAY_MOST
  *      values (a weak stream) sends the set to an LSD radix sort instead;
- *   2. spacings, each marked in a bitmap of 2^hash_bits bits (Fibonacci hashing): a spacing whose
- *      mark was already set marks its hash in a second bitmap ("seen twice");
+ *   2. spacings, each hashed to 2^hash_bits marks (Fibonacci hashing) of two bits each, "seen"
+ *      and "seen twice": a spacing whose hash was seen sets its "seen twice" bit;
  *   3. the spacings whose hash was seen twice (every repeated value among them, with about
- *      m^2 / 2^hash_bits others) gathered, sorted and their adjacent equal values counted.
- * scratch: 3m + 2049 + 2^bits + 1 u32, then 2^hash_bits / 4 bytes. */
+ *      m^2 / 2^(hash_bits + 1) others) gathered and their repeats counted: up to DEDUP_MOST of
+ *      them in a hash set (a value already in it is a repeat), more (a weak stream) by an LSD radix
+ *      sort and adjacent equal values.
+ * scratch: 4m + 2049 + 2^bits + 1 + DEDUP_SLOTS u32, then 2^hash_bits / 4 + DEDUP_SLOTS bytes. */
 #define BIRTHDAY_MOST 10
 
 static void radix_sort_u32(u32 *x, u32 *tmp, i64 n, u32 *count) {
@@ -773,26 +775,14 @@ static void radix_sort_u32(u32 *x, u32 *tmp, i64 n, u32 *count) {
     }
 }
 
-static void insertion_sort_u32(u32 *x, i64 n) {
-    for (i64 j = 1; j < n; j++) {
-        u32 v = x[j];
-        i64 k = j;
-        while (k > 0 && x[k - 1] > v) { x[k] = x[k - 1]; k--; }
-        x[k] = v;
-    }
-}
-
 static void birthday_sort(const u32 *x, i64 m, int bits, u32 *sorted, u32 *tmp, u32 *radix, u32 *bucket) {
     i64 buckets = (i64)1 << bits;
     int shift = 32 - bits;
     memset(bucket, 0, sizeof(u32) * (buckets + 1));
     for (i64 j = 0; j < m; j++) bucket[(x[j] >> shift) + 1]++;
-    u32 most = 0, begin = 0;
-    for (i64 b = 1; b <= buckets; b++) {   /* bucket[b - 1]: where bucket b - 1 begins */
-        u32 size = bucket[b];
-        most = size > most ? size : most;
-        bucket[b] = begin += size;
-    }
+    u32 most = 0;
+    for (i64 b = 1; b <= buckets; b++) most = bucket[b] > most ? bucket[b] : most;   /* vectorised */
+    for (i64 b = 1; b <= buckets; b++) bucket[b] += bucket[b - 1];   /* bucket[b]: where bucket b begins */
     if (most > BIRTHDAY_MOST) {
         memcpy(sorted, x, sizeof(u32) * m);
         radix_sort_u32(sorted, tmp, m, radix);
@@ -813,29 +803,51 @@ void birthday_sorted(const u32 *w, i64 sets, i64 m, int bits, u32 *scratch, u32 
     for (i64 r = 0; r < sets; r++) birthday_sort(w + r * m, m, bits, out + r * m, tmp, radix, bucket);
 }
 
+#define DEDUP_MOST 256
+#define DEDUP_SLOTS 512
+
+/* The repeats among n <= DEDUP_MOST values: each put in a set of DEDUP_SLOTS slots (open
+ * addressing, linear probing; a hash of its own, not step 2's, whose groups gathered these values). */
+static i64 repeats_hashed(const u32 *v, i64 n, u32 *keys, uint8_t *used) {
+    i64 repeats = 0;
+    memset(used, 0, DEDUP_SLOTS);
+    for (i64 j = 0; j < n; j++) {
+        u32 h = (v[j] * 0x85EBCA6Bu) >> 23;
+        while (used[h] && keys[h] != v[j]) h = (h + 1) & (DEDUP_SLOTS - 1);
+        repeats += used[h];
+        used[h] = 1;
+        keys[h] = v[j];
+    }
+    return repeats;
+}
+
 void birthday_repeats(const u32 *w, i64 sets, i64 m, int bits, int hash_bits, u32 *scratch, i64 *out) {
-    u32 *sorted = scratch, *gaps = sorted + m, *found = gaps + m, *radix = found + m, *bucket = radix + 2049;
-    uint8_t *seen = (uint8_t *)(bucket + ((i64)1 << bits) + 1), *twice = seen + ((i64)1 << hash_bits) / 8;
+    u32 *sorted = scratch, *gaps = sorted + m, *hashes = gaps + m, *found = hashes + m, *radix = found + m;
+    u32 *bucket = radix + 2049, *keys = bucket + ((i64)1 << bits) + 1;
+    uint8_t *marks = (uint8_t *)(keys + DEDUP_SLOTS), *used = marks + ((i64)1 << hash_bits) / 4;
     int down = 32 - hash_bits;
     for (i64 r = 0; r < sets; r++) {
         birthday_sort(w + r * m, m, bits, sorted, gaps, radix, bucket);
-        memset(seen, 0, ((size_t)1 << hash_bits) / 4);   /* seen and twice */
-        u32 previous = 0;
-        for (i64 j = 0; j < m; j++) {
-            u32 gap = sorted[j] - previous, h = (gap * 2654435769u) >> down;
-            uint8_t bit = (uint8_t)(1u << (h & 7));
-            previous = sorted[j];
-            gaps[j] = gap;
-            twice[h >> 3] |= seen[h >> 3] & bit;
-            seen[h >> 3] |= bit;
+        gaps[0] = sorted[0];
+        for (i64 j = 1; j < m; j++) gaps[j] = sorted[j] - sorted[j - 1];          /* vectorised, */
+        for (i64 j = 0; j < m; j++) hashes[j] = (gaps[j] * 2654435769u) >> down;  /* as are these */
+        memset(marks, 0, ((size_t)1 << hash_bits) / 4);
+        for (i64 j = 0; j < m; j++) {   /* bit 2i of byte h/4: hash 4(h/4) + i seen; bit 2i + 1: seen twice */
+            u32 h = hashes[j], at = 2 * (h & 3);
+            uint8_t mark = marks[h >> 2];
+            marks[h >> 2] = (uint8_t)(mark | (1u | ((mark >> at) & 1u) << 1) << at);
         }
         i64 n = 0;
         for (i64 j = 0; j < m; j++) {   /* without a branch: the next slot is taken only by a hit */
-            u32 h = (gaps[j] * 2654435769u) >> down;
+            u32 h = hashes[j];
             found[n] = gaps[j];
-            n += (twice[h >> 3] >> (h & 7)) & 1;
+            n += (marks[h >> 2] >> (2 * (h & 3) + 1)) & 1;
         }
-        if (n > 256) radix_sort_u32(found, gaps, n, radix); else insertion_sort_u32(found, n);
+        if (n <= DEDUP_MOST) {
+            out[r] = repeats_hashed(found, n, keys, used);
+            continue;
+        }
+        radix_sort_u32(found, gaps, n, radix);
         i64 repeats = 0;
         for (i64 j = 1; j < n; j++) repeats += found[j] == found[j - 1];
         out[r] = repeats;

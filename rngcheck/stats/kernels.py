@@ -226,7 +226,8 @@ def birthday_repeats(lib, samples, m: int) -> np.ndarray:
     (testu01.BirthdaySpacings' numpy code, with its two sorts): kernels.c's birthday_repeats."""
     words, bits = _birthday_sets(samples, m)
     hash_bits = min(30, max(8, bits + 5))            # 32 marks per spacing: about m / 32 others gathered
-    scratch = np.empty(3 * m + 2049 + (1 << bits) + 1 + (1 << hash_bits) // 16 + 1, dtype=np.uint32)
+    slots = 512                                       # kernels.c's DEDUP_SLOTS
+    scratch = np.empty(4 * m + 2049 + (1 << bits) + 1 + slots + ((1 << hash_bits) // 4 + slots) // 4 + 1, dtype=np.uint32)
     out = np.empty(words.shape[0], dtype=np.int64)
     lib.birthday_repeats(_p(words), words.shape[0], m, bits, hash_bits, _p(scratch), _p(out))
     return out
