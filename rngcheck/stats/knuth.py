@@ -407,11 +407,8 @@ class RunsUp(Accumulator):
                             lambda x: kernels.per_row(lib, "runs_up_down", x, 12).reshape(-1, 2, 6))[:, 1 - up]
         else:
             counts = self._counts(samples, up)
-        stat = np.zeros(k)
-        for row in range(k):
-            dev = counts[row] - s * RUNS_UP_B
-            stat[row] = dev @ RUNS_UP_A @ dev / (s - 6)
-        return {"V": stat}, {}
+        dev = counts - s * RUNS_UP_B   # (k, 6): every row's quadratic form at once (a loop cost 1.5 ms a chunk)
+        return {"V": ((dev @ RUNS_UP_A) * dev).sum(axis=1) / (s - 6)}, {}
 
     @staticmethod
     def _counts(samples, up):
