@@ -9,6 +9,7 @@ KS p-values came from scipy.stats.kstest; since rngcheck/stats/kolmogorov.py com
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -427,6 +428,65 @@ def test_spectral_kernel_keeps_its_arrays_and_gives_numpy_s_counts_for_every_bat
     long_rows = rng.integers(0, 2 ** 32, (2, 1 << 15), dtype=np.uint32)   # 2^20 bits a row: not kept
     long_half = np.sqrt(np.log(20) * (1 << 20)) / 2
     assert np.array_equal(kernels.spectral_below(lib, long_rows, long_half), Spectral._below(long_rows, long_half))
+
+
+def _spectral_rows(s: int) -> np.ndarray:
+    """Rows of s words for the spectral test's FFT: random ones, and ones its rounding could trip on
+    (constant, periodic in words and in bits, a single one or zero, sparse and dense bits, a counter)."""
+    rng = np.random.default_rng(2006)
+    rows = [np.zeros(s), np.full(s, 0xFFFFFFFF), np.arange(s), np.r_[np.zeros(s // 2), np.full(s // 2, 0xFFFFFFFF)]]
+    rows += [np.full(s, pattern) for pattern in (0x55555555, 0x33333333, 0x0F0F0F0F, 0x00FF00FF, 0x0000FFFF,
+                                                 0x80000000, 0x00000001, 0x11111111, 0x7FFFFFFF)]
+    for bit in (0, 31, 32, 16 * s - 1, 32 * s - 1):
+        single = np.zeros(s, dtype=np.uint32)
+        single[bit // 32] = 1 << (31 - bit % 32)
+        rows += [single, ~single]
+    rows += [np.resize(rng.integers(0, 2 ** 32, period, dtype=np.uint32), s) for period in (2, 3, 5, 7, 12)]
+    for period in (3, 5, 24, 1000, 4097):
+        rows.append(np.packbits(np.resize(rng.integers(0, 2, period), 32 * s).astype(np.uint8)).view(">u4"))
+    for p in (0.001, 0.1, 0.9, 0.999):
+        rows.append(np.packbits((rng.random(32 * s) < p).astype(np.uint8)).view(">u4"))
+    rows = np.array([np.asarray(row, dtype=np.uint64).astype(np.uint32) for row in rows], dtype=np.uint32)
+    return np.concatenate([rows, rng.integers(0, 2 ** 32, (23, s), dtype=np.uint32)])
+
+
+@needs_c
+@pytest.mark.parametrize("build", ["native", "plain"])
+def test_spectral_fft_gives_numpy_s_counts_and_terms(build):
+    """kernels.c's FFT for the spectral test (spectral_counts; four rows a vector with AVX, two
+    without): counts equal to numpy's rfft path on random and awkward rows of 2048 words, on every row
+    length from 64 to 4096 words and every number of rows in a vector's last group; its terms within
+    1e-9 of numpy's (Higham's bound for both FFTs: the band it hands back to numpy is 1e-9 t^2 in the
+    squared modulus, about 1e-7 in the modulus near t); a threshold on a term's own modulus is handed
+    back (-1) and still counted as numpy counts."""
+    from rngcheck.stats.nist.spectral import Spectral
+
+    lib = kernels.active() if build == "native" else _plain_library()
+    rows = _spectral_rows(2048)
+    half = math.sqrt(math.log(20) * 65536) / 2
+    assert np.array_equal(kernels.spectral_below(lib, rows, half), Spectral._below(rows, half))
+    octets = np.ascontiguousarray(rows, dtype=">u4").view(np.uint8)
+    reference = np.fft.rfft(np.unpackbits(octets, axis=1).astype(np.float64), axis=1)[:, 1:32768]
+    terms, raw = kernels.spectral_terms(lib, rows, half)
+    assert np.abs(terms[:, :32767] - reference).max() < 1e-9
+    assert (raw >= 0).all()                              # none of these rows has a term in the band
+    rng = np.random.default_rng(64)
+    for s in (64, 128, 256, 512, 1024, 4096):            # N1 x N2 splits of even and odd powers of two
+        for count in (1, 2, 3, 5):
+            some = rng.integers(0, 2 ** 32, (count, s), dtype=np.uint32)
+            t = math.sqrt(math.log(20) * 32 * s) / 2
+            assert np.array_equal(kernels.spectral_below(lib, some, t), Spectral._below(some, t)), (s, count)
+    tables, scratch = kernels._spectral_fft_arrays(lib, 64)
+    for count in (1, 2, 3, 5):                           # nothing written past the rows' counts
+        out = np.full(count + 4, -7, dtype=np.int64)
+        some = rng.integers(0, 2 ** 32, (count, 64), dtype=np.uint32)
+        lib.spectral_counts(some.ctypes.data, count, 64, 1.0, tables.ctypes.data, scratch.ctypes.data, out.ctypes.data)
+        assert (out[:count] >= 0).all() and (out[count:] == -7).all(), count
+    random = rows[-8:]
+    on_a_term = float(np.abs(reference[-8 + 3, 999]))     # |X_1000| of the random row 3: its side is not sure
+    _, raw = kernels.spectral_terms(lib, random, on_a_term)
+    assert raw[3] == -1 and (raw[[0, 1, 2, 4, 5, 6, 7]] >= 0).all()
+    assert np.array_equal(kernels.spectral_below(lib, random, on_a_term), Spectral._below(random, on_a_term))
 
 
 @needs_c

@@ -2,7 +2,9 @@
  * into the cache, and calls it through ctypes). Every function here computes exactly the integer
  * counts of the numpy code it stands for (kernels.py holds both; tests/test_stats_kernels.py
  * compares them): nothing here is a floating-point result except where the numpy code's own
- * function is called the same way (hypot in spectral_below).
+ * function is called the same way (hypot in spectral_below), and the spectral test's own FFT
+ * (spectral_counts), which decides only where numpy's FFT provably decides the same and hands
+ * the other rows back to it.
  *
  * Conventions: words are uint32 in stream order, a "row" is one sample of s words; outputs
  * are int64 arrays the caller allocates (zeroed by the functions that accumulate). Bits of a
@@ -378,6 +380,267 @@ void spectral_below(const double *terms, i64 rows, i64 stride, i64 count, double
         }
         out[r] = below;
     }
+}
+
+/* nist.Spectral without numpy's FFT: per row of s words (n = 32 s bits, most significant bit of
+ * each word first), how many of the DFT terms X_k, k = 1 .. n/2 - 1, have |X_k| < threshold.
+ *
+ * How: the n real bits as N = n/2 complex points z_m = x_2m + i x_2m+1, whose DFT Z gives X by
+ * the usual split (X_k = E + W_2N^k O, E = (Z_k + conj Z_N-k) / 2, O = (Z_k - conj Z_N-k) / 2i).
+ * Z by the four-step method, N = N1 x N2 (32768 = 256 x 128): N2 column DFTs of N1 points, a
+ * twiddle W_N^(j2 k1) each, then N1 row DFTs of N2 points, each small enough for the L1 cache.
+ * FFT_LANES rows at once, one per lane of a vector: every DFT below is plain scalar code on vectors
+ * and every twiddle one broadcast double. The bits are expanded as the column DFTs load them
+ * (their first radix-4 pass in integers), the column twiddles applied as their last pass
+ * stores, and the terms counted as the row DFTs' last pass ends: no n-point array of doubles.
+ * Radix-4 passes throughout (an 8-point first pass where a length is an odd power of two).
+ *
+ * Same counts as numpy (rfft, then hypot < threshold, kernels.c spectral_below): q = |X_k|^2 is
+ * compared with t^2; a row with any q within 1e-9 t^2 of t^2 gets out = -1 and the caller
+ * recomputes it with numpy. Outside that band the two agree: they differ by far less than the
+ * band. Higham's bound (Accuracy and Stability, thm. 24.2: |dX| <= L eta |X|_2, |X|_2 <= n for
+ * 0/1 bits) gives 1.1e-9 for this FFT (L = 19 levels) and 1.3e-9 for pocketfft (L <= 24,
+ * assumed), so near t |dq| <= 1.1e-6, 1/46 of the band 1e-9 t^2; measured, 3.8e-12 at most
+ * (tests/test_stats_kernels.py holds the terms to numpy's).
+ *
+ * Twiddles from spectral_tables (once per s, in the caller's array): every W_M^m = exp(-2 pi i
+ * m / M) from cos / sin of an angle in [0, pi/4] (exact reduction by symmetry), within ~1 ulp.
+ */
+/* FFT_LANES rows at once: 4 with AVX (256-bit vectors), else 2 (SSE2: a v4d would take two
+ * registers and the radix-4 butterflies would spill). cv: one complex point of FFT_LANES rows, re
+ * and im together (64 bytes with AVX: a whole cache line, so that the transposition between
+ * the column and row DFTs moves whole lines). */
+#ifdef __AVX__
+#define FFT_LANES 4
+#else
+#define FFT_LANES 2
+#endif
+typedef int64_t i64;
+typedef uint32_t u32;
+typedef double vd __attribute__((vector_size(8 * FFT_LANES)));
+typedef int64_t vl __attribute__((vector_size(8 * FFT_LANES)));
+typedef int32_t vi __attribute__((vector_size(4 * FFT_LANES)));
+typedef struct { vd re, im; } cv;
+#define FFT_INLINE static inline __attribute__((always_inline))
+
+/* The split of N = 16 s points: N1 = 4^a nearest sqrt(N) (the column DFTs radix-4 only, their
+ * first pass in integers), N2 = N / N1 >= 16; Lmax, the longer, sizes the sub-DFTs' table. */
+static int fft_lg2(i64 x) { int l = 0; while (((i64)1 << l) < x) l++; return l; }
+static i64 fft_column_length(i64 N) { return (i64)1 << (2 * ((fft_lg2(N) + 2) / 4)); }
+#define FFT_SPLIT(s) i64 N = 16 * (s), N1 = fft_column_length(N), N2 = N / N1, Lmax = N1 > N2 ? N1 : N2
+
+/* Table layout (doubles), for s words a row:
+ *   small  [2 Lmax]             W_Lmax^m: re[m] then im[m] (a sub-DFT of L: W_L^m = W_Lmax^(m Lmax / L))
+ *   four   [N2][2 N1]           W_N^(j2 k1): per column j2, re[k1] then im[k1]
+ *   post   [N1 / 2 + 1][2 N2]   W_2N^(k1 + N1 k2): per row k1 <= N1 / 2, re[k2] then im[k2]
+ * Scratch (doubles): the N1 rows (cv[N2 + 1] each, one point of padding against cache set
+ * conflicts), one column (cv[N1]), FFT_LANES rows' words interleaved, 8 for alignment to 64 bytes. */
+i64 spectral_table_doubles(i64 s) { FFT_SPLIT(s); return 2 * Lmax + 2 * N + (N1 / 2 + 1) * 2 * N2; }
+i64 spectral_scratch_doubles(i64 s) { i64 N = 16 * s; return 2 * FFT_LANES * (N + 2 * fft_column_length(N)) + FFT_LANES * s / 2 + 8; }
+
+/* W_M^m = exp(-2 pi i m / M), M a power of two: m reduced to the first octant exactly (integer
+ * symmetries), so that cos and sin only see angles in [0, pi/4], rounded once. */
+static void fft_twiddle(i64 m, i64 M, double *re, double *im) {
+    m &= M - 1;
+    i64 quad = 4 * m / M, r = m - quad * (M / 4);   /* angle = quad pi/2 + 2 pi r / M */
+    double c, sn;
+    if (8 * r <= M) { double a = 2 * M_PI * ((double)r / M); c = cos(a); sn = sin(a); }
+    else { double a = 2 * M_PI * ((double)(M / 4 - r) / M); c = sin(a); sn = cos(a); }
+    double cr[4] = {c, -sn, -c, sn}, sr[4] = {sn, c, -sn, -c};   /* quad quarter turns more */
+    *re = cr[quad];
+    *im = -sr[quad];
+}
+
+void spectral_tables(i64 s, double *t) {
+    FFT_SPLIT(s);
+    double *small = t, *four = small + 2 * Lmax, *post = four + 2 * N;
+    for (i64 m = 0; m < Lmax; m++) fft_twiddle(m, Lmax, small + m, small + Lmax + m);
+    for (i64 j2 = 0; j2 < N2; j2++)
+        for (i64 k1 = 0; k1 < N1; k1++) fft_twiddle(j2 * k1, N, four + 2 * N1 * j2 + k1, four + 2 * N1 * j2 + N1 + k1);
+    for (i64 k1 = 0; k1 <= N1 / 2; k1++)
+        for (i64 k2 = 0; k2 < N2; k2++) fft_twiddle(k1 + N1 * k2, 2 * N, post + 2 * N2 * k1 + k2, post + 2 * N2 * k1 + N2 + k2);
+}
+
+/* One radix-4 decimation-in-time butterfly on x[b + m h], m = 0 .. 3, which hold the h-point
+ * DFTs of the residues 0, 2, 1, 3 (mod 4) of a 4h-point block (bit-reversed order): c_r =
+ * W_4h^(r j) D_r, then the 4-point DFT of c into o (re of m = 0 .. 3, then im). w: W^j, W^2j,
+ * W^3j as re, im; tw = 0 where j = 0. */
+FFT_INLINE void fft_radix4(const cv *x, i64 b, i64 h, const double *w, int tw, vd *o) {
+    vd c0r = x[b].re, c0i = x[b].im, c2r = x[b + h].re, c2i = x[b + h].im;
+    vd c1r = x[b + 2 * h].re, c1i = x[b + 2 * h].im, c3r = x[b + 3 * h].re, c3i = x[b + 3 * h].im;
+    if (tw) {
+        vd r;
+        r = c1r * w[0] - c1i * w[1]; c1i = c1r * w[1] + c1i * w[0]; c1r = r;
+        r = c2r * w[2] - c2i * w[3]; c2i = c2r * w[3] + c2i * w[2]; c2r = r;
+        r = c3r * w[4] - c3i * w[5]; c3i = c3r * w[5] + c3i * w[4]; c3r = r;
+    }
+    vd t0r = c0r + c2r, t0i = c0i + c2i, t1r = c0r - c2r, t1i = c0i - c2i;
+    vd t2r = c1r + c3r, t2i = c1i + c3i, t3r = c1r - c3r, t3i = c1i - c3i;
+    o[0] = t0r + t2r; o[4] = t0i + t2i;
+    o[1] = t1r + t3i; o[5] = t1i - t3r;   /* t1 - i t3 */
+    o[2] = t0r - t2r; o[6] = t0i - t2i;
+    o[3] = t1r - t3i; o[7] = t1i + t3r;   /* t1 + i t3 */
+}
+
+/* The twiddles of butterfly j of the pass h: W_4h^j = W_Lmax^(j step). */
+#define FFT_TWIDDLES(j, step) {wr[(j) * (step)], wi[(j) * (step)], wr[2 * (j) * (step)], wi[2 * (j) * (step)], wr[3 * (j) * (step)], wi[3 * (j) * (step)]}
+
+/* The in-place radix-4 passes h, 4h, .. < hend of an L-point DFT (input bit-reversed). */
+static void fft_passes(cv *x, i64 L, i64 h, i64 hend, const double *wr, const double *wi, i64 Lmax) {
+    for (; h < hend; h *= 4)
+        for (i64 j = 0; j < h; j++) {
+            double w[6] = FFT_TWIDDLES(j, Lmax / (4 * h));
+            for (i64 b = j; b < L; b += 4 * h) {
+                vd o[8];
+                if (j) fft_radix4(x, b, h, w, 1, o); else fft_radix4(x, b, h, w, 0, o);
+                for (int m = 0; m < 4; m++) x[b + m * h] = (cv){o[m], o[4 + m]};
+            }
+        }
+}
+
+/* An L-point DFT in place (bit-reversed in, natural out): a first pass of 8-point DFTs where
+ * log2 L is odd (the 4-point DFTs E of x[b .. b+3] and O of x[b+4 .. b+7], then E_k +- W_8^k
+ * O_k), then radix-4 passes up to hend (L: all of them; L / 4: all but the last). */
+static void fft_dft(cv *x, i64 L, i64 hend, const double *wr, const double *wi, i64 Lmax) {
+    i64 h = 1;
+    if (fft_lg2(L) & 1) {
+        const double r = M_SQRT1_2;
+        for (i64 b = 0; b < L; b += 8) {
+            vd e[8], o[8];
+            fft_radix4(x, b, 1, 0, 0, e);
+            fft_radix4(x, b + 4, 1, 0, 0, o);
+            vd pr[4] = {o[0], r * (o[1] + o[5]), o[6], r * (o[7] - o[3])};    /* W_8^k O_k */
+            vd pi[4] = {o[4], r * (o[5] - o[1]), -o[2], -r * (o[3] + o[7])};
+            for (int k = 0; k < 4; k++) {
+                x[b + k] = (cv){e[k] + pr[k], e[4 + k] + pi[k]};
+                x[b + 4 + k] = (cv){e[k] - pr[k], e[4 + k] - pi[k]};
+            }
+        }
+        h = 8;
+    }
+    fft_passes(x, L, h, hend, wr, wi, Lmax);
+}
+
+/* From Z_k = a and Z_N-k = b (re, im), with W_2N^k = (wr, wi): 2 X_k and 2 conj X_N-k as E + P
+ * and E - P; their squared moduli (4 q) counted against 4 t^2 (low, high: the band), both
+ * (two = 1) or the first only. below: per lane, how many q < low (compare masks are -1); near:
+ * how many q <= high (near - below: how many in the band). terms (spectral_terms only): X_k and
+ * X_N-k of each lane's row, rows of N complex. */
+FFT_INLINE void fft_pair(const vd *ar, const vd *ai, const vd *br, const vd *bi, double wr, double wi, double low, double high,
+                 int two, vl *below, vl *near, double *terms, i64 k, i64 lanes, i64 N) {
+    vd er = *ar + *br, ei = *ai - *bi, dr = *ar - *br, di = *ai + *bi;   /* 2E = A + conj B; A - conj B */
+    vd pr = wr * di + wi * dr, pi = wi * di - wr * dr;                   /* P = W (-i)(A - conj B) = 2 W O */
+    vd q = (er + pr) * (er + pr) + (ei + pi) * (ei + pi);
+    *below -= (vl)(q < low);
+    *near -= (vl)(q <= high);
+    if (two) {
+        q = (er - pr) * (er - pr) + (ei - pi) * (ei - pi);
+        *below -= (vl)(q < low);
+        *near -= (vl)(q <= high);
+    }
+    if (terms)
+        for (i64 l = 0; l < lanes; l++) {
+            double *x = terms + 2 * N * l;
+            x[2 * k] = 0.5 * (er + pr)[l]; x[2 * k + 1] = 0.5 * (ei + pi)[l];
+            if (two) { x[2 * (N - k)] = 0.5 * (er - pr)[l]; x[2 * (N - k) + 1] = -0.5 * (ei - pi)[l]; }
+        }
+}
+#define FFT_PAIR(a, b, k2, two, k) fft_pair(&(a).re, &(a).im, &(b).re, &(b).im, pr[k2], pi[k2], low, high, two, &below, &near, T, k, lanes, N)
+
+/* The whole computation; spectral_counts (terms = 0) and spectral_terms are this one code. */
+FFT_INLINE void fft_rows(const u32 *w, i64 rows, i64 s, double threshold, const double *tables, double *scratch, i64 *out, double *terms) {
+    FFT_SPLIT(s);
+    const double *wr = tables, *wi = wr + Lmax, *four = wr + 2 * Lmax, *post = four + 2 * N;
+    double t2 = threshold * threshold, low = 4 * (t2 * (1 - 1e-9)), high = 4 * (t2 * (1 + 1e-9));
+    i64 RS = N2 + 1;                                                  /* row stride */
+    cv *z = (cv *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);      /* the rows */
+    cv *col = z + RS * N1;                                            /* one column */
+    vi *words = (vi *)(col + N1);                                     /* words[i]: word i of the rows */
+    int rev1[N1], rev2[N2];                                           /* bit reversals */
+    for (i64 i = 0; i < N1; i++) rev1[i] = (int)(i ? (rev1[i >> 1] >> 1) | ((i & 1) * (N1 >> 1)) : 0);
+    for (i64 i = 0; i < N2; i++) rev2[i] = (int)(i ? (rev2[i >> 1] >> 1) | ((i & 1) * (N2 >> 1)) : 0);
+    for (i64 r0 = 0; r0 < rows; r0 += FFT_LANES) {
+        i64 lanes = rows - r0 < FFT_LANES ? rows - r0 : FFT_LANES;   /* a last group short of rows repeats its last */
+        for (int l = 0; l < FFT_LANES; l++) {
+            const u32 *p = w + s * (r0 + (l < lanes ? l : lanes - 1));
+            for (i64 i = 0; i < s; i++) words[i][l] = (int32_t)p[i];
+        }
+        /* Columns j2: z_(N2 j1 + j2) = bits 2 N2 j1 + 2 j2 and the next. First pass: the 4-point
+         * DFTs of z_(m + a N1/4), a = 0 .. 3, in integers, to positions rev1[m] .. + 3 (the
+         * 4-point blocks of a bit-reversed input). Last pass: times W_N^(j2 k1) into row k1 at
+         * position rev2[j2] (the row DFTs take bit-reversed input; one whole cv a store). */
+        for (i64 j2 = 0; j2 < N2; j2++) {
+            i64 c = rev2[j2], at = (2 * j2) >> 5;
+            int shift = 31 - (int)((2 * j2) & 31);
+            for (i64 m = 0; m < N1 / 4; m++) {
+                vi xr[4], xi[4];
+                for (int a = 0; a < 4; a++) {
+                    vi x = words[((2 * N2 * (m + a * N1 / 4)) >> 5) + at];
+                    xr[a] = (x >> shift) & 1;
+                    xi[a] = (x >> (shift - 1)) & 1;
+                }
+                vi t0r = xr[0] + xr[2], t0i = xi[0] + xi[2], t1r = xr[0] - xr[2], t1i = xi[0] - xi[2];
+                vi t2r = xr[1] + xr[3], t2i = xi[1] + xi[3], t3r = xr[1] - xr[3], t3i = xi[1] - xi[3];
+                cv *x = col + rev1[m];
+                x[0] = (cv){__builtin_convertvector(t0r + t2r, vd), __builtin_convertvector(t0i + t2i, vd)};
+                x[1] = (cv){__builtin_convertvector(t1r + t3i, vd), __builtin_convertvector(t1i - t3r, vd)};
+                x[2] = (cv){__builtin_convertvector(t0r - t2r, vd), __builtin_convertvector(t0i - t2i, vd)};
+                x[3] = (cv){__builtin_convertvector(t1r - t3i, vd), __builtin_convertvector(t1i + t3r, vd)};
+            }
+            fft_passes(col, N1, 4, N1 / 4, wr, wi, Lmax);
+            const double *fr = four + 2 * N1 * j2, *fi = fr + N1;
+            for (i64 j = 0, h = N1 / 4; j < h; j++) {
+                double tw[6] = FFT_TWIDDLES(j, Lmax / N1);
+                vd o[8];
+                fft_radix4(col, j, h, tw, 1, o);
+                for (int m = 0; m < 4; m++) {
+                    i64 k1 = j + m * h;
+                    z[RS * k1 + c] = (cv){o[m] * fr[k1] - o[4 + m] * fi[k1], o[m] * fi[k1] + o[4 + m] * fr[k1]};
+                }
+            }
+        }
+        /* Rows k1 <= N1/2 with their partners N1 - k1: Z_(k1 + N1 k2) pairs with Z_(N - k) at
+         * row N1 - k1, position N2 - 1 - k2; rows 0 and N1/2 pair with themselves. */
+        vl below = {0}, near = {0};
+        double *T = terms ? terms + 2 * N * r0 : 0;
+        for (i64 k1 = 0; k1 <= N1 / 2; k1++) {
+            cv *a = z + RS * k1, *b = z + RS * (N1 - k1);
+            const double *pr = post + 2 * N2 * k1, *pi = pr + N2;
+            if (k1 == 0) {   /* Z_(N1 k2) with Z_(N1 (N2 - k2)); k = N/2 once; not k = 0 (DC) */
+                fft_dft(a, N2, N2, wr, wi, Lmax);
+                for (i64 k2 = 1; k2 < N2 / 2; k2++) FFT_PAIR(a[k2], a[N2 - k2], k2, 1, N1 * k2);
+                FFT_PAIR(a[N2 / 2], a[N2 / 2], N2 / 2, 0, N / 2);
+            } else if (k1 == N1 / 2) {   /* Z_(k1 + N1 k2) with Z_(k1 + N1 (N2 - 1 - k2)) */
+                fft_dft(a, N2, N2, wr, wi, Lmax);
+                for (i64 k2 = 0; k2 < N2 / 2; k2++) FFT_PAIR(a[k2], a[N2 - 1 - k2], k2, 1, k1 + N1 * k2);
+            } else {   /* the last pass of both rows at once: butterfly j of one, h - 1 - j of the other */
+                fft_dft(a, N2, N2 / 4, wr, wi, Lmax);
+                fft_dft(b, N2, N2 / 4, wr, wi, Lmax);
+                for (i64 j = 0, h = N2 / 4; j < h; j++) {
+                    double ta[6] = FFT_TWIDDLES(j, Lmax / N2), tb[6] = FFT_TWIDDLES(h - 1 - j, Lmax / N2);
+                    vd oa[8], ob[8];
+                    fft_radix4(a, j, h, ta, 1, oa);
+                    fft_radix4(b, h - 1 - j, h, tb, 1, ob);
+                    for (int m = 0; m < 4; m++)
+                        fft_pair(oa + m, oa + 4 + m, ob + 3 - m, ob + 7 - m, pr[j + m * h], pi[j + m * h], low, high, 1,
+                             &below, &near, T, k1 + N1 * (j + m * h), lanes, N);
+                }
+            }
+        }
+        for (int l = 0; l < lanes; l++) out[r0 + l] = near[l] != below[l] ? -1 : below[l];
+    }
+}
+
+/* out[r]: the count of row r, or -1 where a term's q is within 1e-9 t^2 of t^2. w: rows x s
+ * words; tables: spectral_tables(s); scratch: spectral_scratch_doubles(s) doubles, any alignment;
+ * s a power of two >= 64. */
+void spectral_counts(const u32 *w, i64 rows, i64 s, double threshold, const double *tables, double *scratch, i64 *out) {
+    fft_rows(w, rows, s, threshold, tables, scratch, out, 0);
+}
+
+/* The same, and each row's X_k, k = 1 .. N - 1, at 2k, 2k + 1 of its row of 2N doubles in terms. */
+void spectral_terms(const u32 *w, i64 rows, i64 s, double threshold, const double *tables, double *scratch, i64 *out, double *terms) {
+    fft_rows(w, rows, s, threshold, tables, scratch, out, terms);
 }
 
 /* linear.berlekamp_massey on n bits (0/1 bytes): the linear complexity. `scratch`: 4 * (n / 64

@@ -36,7 +36,7 @@ from .. import native
 SOURCE = Path(__file__).with_name("kernels.c")
 FLAGS = ("-O3", "-march=native", "-std=gnu99", "-shared", "-fPIC", "-fno-strict-aliasing")
 _I64, _PTR = ctypes.c_int64, ctypes.c_void_p
-SIGNATURES = {  # name -> argument types (every function returns void but berlekamp_massey)
+SIGNATURES = {  # name -> argument types (every function returns void but those KERNELS.returns names)
     "byte_counts": (_PTR, _I64, _I64, _PTR),
     "u16_counts": (_PTR, _I64, _I64, _PTR),
     "lane_bit_counts3": (_PTR, _I64, _I64, _PTR),
@@ -50,6 +50,11 @@ SIGNATURES = {  # name -> argument types (every function returns void but berlek
     "weight_pairs": (_PTR, _I64, _I64, _PTR),
     "bits_f64": (_PTR, _I64, _PTR),
     "spectral_below": (_PTR, _I64, _I64, _I64, ctypes.c_double, _PTR),
+    "spectral_table_doubles": (_I64,),
+    "spectral_scratch_doubles": (_I64,),
+    "spectral_tables": (_I64, _PTR),
+    "spectral_counts": (_PTR, _I64, _I64, ctypes.c_double, _PTR, _PTR, _PTR),
+    "spectral_terms": (_PTR, _I64, _I64, ctypes.c_double, _PTR, _PTR, _PTR, _PTR),
     "berlekamp_massey": (_PTR, _I64, _PTR),
     "walk_extremes": (_PTR, _I64, _I64, _PTR, _PTR, _PTR, _PTR),
     "gf2_ranks": (_PTR, _I64, _I64, _I64, _PTR),
@@ -76,10 +81,10 @@ SIGNATURES = {  # name -> argument types (every function returns void but berlek
 # Berlekamp-Massey, whose cost each test computes from its size).
 COMPILED_COST = {
     "nist.monobit": 0.2, "nist.block_frequency": 0.3, "nist.runs": 1.2, "nist.longest_run": 2.7,
-    "nist.matrix_rank": 7.7, "nist.serial": 19, "nist.cumulative_sums": 3.9, "nist.spectral": 450,
+    "nist.matrix_rank": 7.7, "nist.serial": 19, "nist.cumulative_sums": 3.9, "nist.spectral": 90,
     "knuth.byte_frequency": 1.8, "knuth.frequency16": 2.9, "knuth.gap.nibble7": 1.0, "knuth.gap.nibble0": 1.0,
     "knuth.poker": 2.1, "knuth.coupon_collector": 8.6, "knuth.maximum_of_t": 1.3, "knuth.runs_up": 1.9,
-    "knuth.runs_down": 1.9, "testu01.birthday_spacings": 7.6, "testu01.hamming": 1.7, "knuth.collision": 2.7,
+    "knuth.runs_down": 1.9, "testu01.birthday_spacings": 5.8, "testu01.hamming": 1.7, "knuth.collision": 2.2,
     "testu01.random_walk": 1.3, "lanes": 1.7, "nist.overlapping_template": 39, "nist.non_overlapping_template": 47,
     "nist.universal": 40, "nist.random_excursions": 37, "pr.block_weights": 16.5, "pr.weight_windows": 14.3,
     "pr.float_frequency": 21.4, "pr.gap16": 86.5, "pr.power_lags": 5.1,
@@ -98,7 +103,8 @@ def cost_ns_per_word(acc) -> float:
 
 
 KERNELS = native.Kernels(SOURCE, FLAGS, "stats", "the statistical battery's kernels", SIGNATURES,
-                         returns={"berlekamp_massey": _I64})
+                         returns={"berlekamp_massey": _I64, "spectral_table_doubles": _I64,
+                                  "spectral_scratch_doubles": _I64})
 build = KERNELS.build        # the library's path, built now unless the cache has it
 active = KERNELS.active      # the library, or None where the numpy code runs
 describe = KERNELS.describe  # "c" or "numpy (why)"
@@ -227,7 +233,8 @@ def birthday_repeats(lib, samples, m: int) -> np.ndarray:
     words, bits = _birthday_sets(samples, m)
     hash_bits = min(30, max(8, bits + 5))            # 32 marks per spacing: about m / 32 others gathered
     slots = 512                                       # kernels.c's DEDUP_SLOTS
-    scratch = np.empty(4 * m + 2049 + (1 << bits) + 1 + slots + ((1 << hash_bits) // 4 + slots) // 4 + 1, dtype=np.uint32)
+    marks_and_slots = ((1 << hash_bits) // 4 + slots) // 4 + 1   # bytes, as u32
+    scratch = np.empty(4 * m + 2049 + (1 << bits) + 1 + slots + marks_and_slots, dtype=np.uint32)
     out = np.empty(words.shape[0], dtype=np.int64)
     lib.birthday_repeats(_p(words), words.shape[0], m, bits, hash_bits, _p(scratch), _p(out))
     return out
@@ -306,7 +313,7 @@ def weight_window_counts(lib, samples, byte_class, cuts):
 
 # numpy 2's FFT writes into a given array; 1.x returns a new one (its kept transform unused).
 _RFFT_OUT = np.lib.NumpyVersion(np.__version__) >= "2.0.0"
-_SPECTRAL_ARRAYS = threading.local()   # per thread: (rows, bits) -> (the bits as float64, their transform)
+_SPECTRAL_ARRAYS = threading.local()   # per thread: .arrays (rfft), .fft (spectral_counts)
 _SPECTRAL_KEPT_BITS = 8 << 16          # the battery's batch (Spectral.batch_words: 8 transforms of 2^16 bits)
 
 
@@ -328,8 +335,51 @@ def _spectral_arrays(k: int, n: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def spectral_below(lib, samples, threshold: float) -> np.ndarray:
-    """Per row: the terms 1 .. n/2 - 1 of the DFT of its bits (numpy's rfft) whose modulus is
-    below ``threshold``."""
+    """Per row: the terms 1 .. n/2 - 1 of the DFT of its bits whose modulus is below ``threshold``,
+    numpy's counts (Spectral._below): kernels.c's own FFT (spectral_counts) where a row has s a power
+    of two from 64 words, numpy's rfft (spectral_rfft_below) for the other rows and for those with a
+    term too near the threshold for the FFTs' rounding to be sure of its side (spectral_counts' -1)."""
+    words = _words(samples)
+    k, s = words.shape
+    if s < 64 or s & (s - 1):
+        return spectral_rfft_below(lib, words, threshold)
+    tables, scratch = _spectral_fft_arrays(lib, s)
+    out = np.empty(k, dtype=np.int64)
+    lib.spectral_counts(_p(words), k, s, threshold, _p(tables), _p(scratch), _p(out))
+    undecided = np.flatnonzero(out < 0)
+    if undecided.size:
+        out[undecided] = spectral_rfft_below(lib, words[undecided], threshold)
+    return out
+
+
+def spectral_terms(lib, samples, threshold: float) -> tuple[np.ndarray, np.ndarray]:
+    """spectral_counts' terms X_1 .. X_(n/2 - 1) of each row (k, n/2 - 1) complex, and its counts
+    with -1 (for the tests: the terms against numpy's)."""
+    words = _words(samples)
+    k, s = words.shape
+    tables, scratch = _spectral_fft_arrays(lib, s)
+    out = np.empty(k, dtype=np.int64)
+    terms = np.zeros((k, 16 * s), dtype=np.complex128)
+    lib.spectral_terms(_p(words), k, s, threshold, _p(tables), _p(scratch), _p(out), _p(terms))
+    return terms[:, 1:], out
+
+
+def _spectral_fft_arrays(lib, s: int) -> tuple[np.ndarray, np.ndarray]:
+    """spectral_counts' twiddle tables for rows of s words and its scratch (2 MiB for the battery's
+    2048 words), kept per thread from one call to the next, for the library that asks (a build
+    without AVX works two rows at once, not four: its scratch is half the size)."""
+    key = (s, lib.spectral_table_doubles(s), lib.spectral_scratch_doubles(s))
+    kept = getattr(_SPECTRAL_ARRAYS, "fft", None)
+    if kept is None or kept[0] != key:
+        tables = np.empty(key[1], dtype=np.float64)
+        lib.spectral_tables(s, _p(tables))
+        kept = _SPECTRAL_ARRAYS.fft = (key, tables, np.zeros(key[2], dtype=np.float64))
+    return kept[1], kept[2]
+
+
+def spectral_rfft_below(lib, samples, threshold: float) -> np.ndarray:
+    """spectral_below by numpy's rfft: the bits as float64 (bits_f64), their transform, the terms
+    below ``threshold`` counted in C (hypot near it, as numpy's abs)."""
     words = _words(samples)
     k, s = words.shape
     n = 32 * s
