@@ -73,13 +73,22 @@ print(json.dumps({"wall": time.perf_counter() - began, "verdict": doc["verdict"]
 """
 
 
+THIS_TREE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(battery.__file__))))
+
+
+def tree_env(tree=None, **extra) -> dict:
+    """The environment of a command that runs the checkout ``tree`` (None: this one): its directory
+    first on PYTHONPATH. The command must run from a directory with no rngcheck of its own (the
+    benchmark's temporary one): python -c and -m put the current directory before PYTHONPATH, so
+    that from a checkout's root every command ran that checkout (until 2026-11-29: a comparison
+    made from the root timed the same code twice)."""
+    return {**os.environ, **extra, "PYTHONPATH": os.path.abspath(tree or THIS_TREE)}
+
+
 def _time_tree(tree, path, tier, nbytes, workers):
     """One battery run of the checkout ``tree`` (None: this one) in a fresh process."""
-    env = dict(os.environ)
-    if tree:
-        env["PYTHONPATH"] = os.path.abspath(tree)
     out = subprocess.run([sys.executable, "-c", _TIME_ONE, path, tier, str(nbytes), str(workers or "-")],
-                         env=env, capture_output=True, text=True, check=True)
+                         env=tree_env(tree), capture_output=True, text=True, check=True, cwd=os.path.dirname(path))
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -117,12 +126,12 @@ def speed(deep_bytes: int, tiers=("smoke", "standard", "deep"), workers=None, ag
     return figures
 
 
-def _timed(command, stdin_path=None, env=None):
+def _timed(command, stdin_path=None, env=None, cwd=None):
     """(CPU seconds of the child, wall seconds, its output) of one command."""
     before = os.times()
     began = time.perf_counter()
     with open(stdin_path or os.devnull, "rb") as handle:
-        done = subprocess.run(command, stdin=handle, capture_output=True, text=True, env=env)
+        done = subprocess.run(command, stdin=handle, capture_output=True, text=True, env=env, cwd=cwd)
     wall = time.perf_counter() - began
     after = os.times()
     cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
@@ -174,14 +183,14 @@ def compare(tier: str = "standard", repeats: int = 3, against: str | None = None
     for kernels in ("c", "numpy") if numpy else ("c",):
         for workers in (1, 2):
             runs[f"rngcheck {kernels:5s} {workers} process{'es' if workers > 1 else ''}"] = (
-                base + ["--workers", str(workers)], {**os.environ, "RNGCHECK_KERNELS": kernels}, True)
+                base + ["--workers", str(workers)], tree_env(RNGCHECK_KERNELS=kernels), True)
             if against and kernels == "c":
                 other = os.path.basename(os.path.normpath(against))
                 runs[f"{other} c {workers} process{'es' if workers > 1 else ''}"] = (
-                    base + ["--workers", str(workers)],
-                    {**os.environ, "RNGCHECK_KERNELS": "c", "PYTHONPATH": os.path.abspath(against)}, True)
-    trees = [os.path.dirname(os.path.dirname(battery.__file__))]
+                    base + ["--workers", str(workers)], tree_env(against, RNGCHECK_KERNELS="c"), True)
+    trees = [os.path.join(THIS_TREE, "rngcheck")]
     trees += [os.path.join(against, "rngcheck")] if against else []
+    print(f"(each command from a directory of its own, its checkout first on PYTHONPATH: {', '.join(trees)})")
     _compiled(trees)
     practrand, why = _practrand(nbytes)
     for name, command in (practrand or {}).items():
@@ -194,7 +203,7 @@ def compare(tier: str = "standard", repeats: int = 3, against: str | None = None
         for _ in range(repeats):
             for name, (command, env, ours) in runs.items():
                 extra = ["--input", path, "--json", document] if ours else []
-                cpu, wall, done = _timed(command + extra, None if ours else path, env)
+                cpu, wall, done = _timed(command + extra, None if ours else path, env, cwd=tmp)
                 if done.returncode not in (0, 1):
                     raise SystemExit(f"{name}: exit {done.returncode}: {done.stderr[-500:]}")
                 inner = None
