@@ -407,6 +407,12 @@ def test_birthday_kernel_sorts_every_input_of_a_full_bucket():
     for values in ((np.arange(8) * 977 + 5).astype(np.uint32), np.array([7, 7, 9, 9, 9, 1, 7, 1], np.uint32)):
         sets = with_bucket(np.array(list(itertools.permutations(values)), dtype=np.uint32) | np.uint32(40 << 26), 39)
         assert np.array_equal(kernels.birthday_repeats(lib, sets, m), _repeats_numpy(sets))
+    # the hash set's slots carry a set's tag (16 bits), so the table is cleared once the tags are
+    # used up, after 65535 sets of one call: a set, 65535 constant ones (one slot), then the same set
+    # again, whose tag would be the first's without the clearing (its slots all there to be found)
+    first = rng.integers(0, 2 ** 32, (1, m), dtype=np.uint32)
+    wrapped = np.concatenate([first, np.zeros((65535, m), np.uint32), first])
+    assert np.array_equal(kernels.birthday_repeats(lib, wrapped, m), _repeats_numpy(wrapped))
 
 
 @needs_c

@@ -231,10 +231,8 @@ def birthday_repeats(lib, samples, m: int) -> np.ndarray:
     """Per set of m consecutive words (row-major), the repeated values among its sorted spacings
     (testu01.BirthdaySpacings' numpy code, with its two sorts): kernels.c's birthday_repeats."""
     words, bits = _birthday_sets(samples, m)
-    hash_bits = min(30, max(8, bits + 5))            # 32 marks per spacing: about m / 32 others gathered
-    slots = 512                                       # kernels.c's DEDUP_SLOTS
-    marks_and_slots = ((1 << hash_bits) // 4 + slots) // 4 + 1   # bytes, as u32
-    scratch = np.empty(4 * m + 2049 + (1 << bits) + 1 + slots + marks_and_slots, dtype=np.uint32)
+    hash_bits = bits + 4 if m <= 1 << 16 else 0         # 16 slots a spacing (kernels.c's BIRTHDAY_INDEXED)
+    scratch = np.empty(2 * m + 2049 + (1 << bits) + 1 + (1 << hash_bits), dtype=np.uint32)
     out = np.empty(words.shape[0], dtype=np.int64)
     lib.birthday_repeats(_p(words), words.shape[0], m, bits, hash_bits, _p(scratch), _p(out))
     return out
