@@ -281,10 +281,11 @@ def balanced_ranges(factories, words: int, pieces: int, align: int = 1 << 19):
 # down to 2 / (GUIDED_SMALLEST x processes) of the whole; the last pieces are small, so the
 # processes end together even where a test costs more or less here than its cost_ns_per_word says
 # (measured on an AMD EPYC: the spectral test 1.4x, the birthday spacings 1.6x, the gap test
-# 0.2x). 12 pieces for 2 processes; measured there (three runs each, standard tier of 256 MiB),
-# the two processes ended 0.00-0.04 s apart, against 0.01-0.29 s with a smallest piece of 1/8
-# (7 pieces) and 0.1-0.33 s with 4 pieces of equal modelled work; a piece costs about 10-15 ms
-# of CPU (its accumulators, their results sent back, the merge).
+# 0.2x). 12 pieces for 2 processes (11 since they are cut on 2^20 words: piece_align); measured
+# there (three runs each, standard tier of 256 MiB), the two processes ended 0.00-0.04 s apart,
+# against 0.01-0.29 s with a smallest piece of 1/8 (7 pieces) and 0.1-0.33 s with 4 pieces of
+# equal modelled work; a piece costs about 10-15 ms of CPU (its accumulators, their results sent
+# back, the merge).
 GUIDED_SHARE = 2
 GUIDED_SMALLEST = 32
 
