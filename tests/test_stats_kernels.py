@@ -164,7 +164,8 @@ def test_vectorised_kernels_match_numpy_on_every_row_length(build):
     length, so their leftover words are counted too: the longest run (four 128-bit blocks a vector,
     rows of 4 to 68 words and 1036), runs up and down and the gaps (64 comparisons a mask, AVX2 where
     the library is built for it) and the runs' transitions (two words a popcount), rows of 1 to 70
-    words and 1033; on random words, long runs of ones, equal neighbours, zeros and ones. Both the
+    words and 1033; on random words, long runs of ones, equal neighbours, zeros and ones; the GF(2)
+    ranks (eight matrices a vector) of 1 to 19 matrices of full and deficient rank. Both the
     library as the battery builds it (-march=native: AVX2 on CI's machines) and one built without
     AVX2 (the plain loops a CPU without it runs)."""
     from rngcheck.stats.knuth import Gap, RunsUp
@@ -195,6 +196,20 @@ def test_vectorised_kernels_match_numpy_on_every_row_length(build):
                 counts, hits = kernels.gap_counts(lib, rows, int(gap.shift), gap.t)
                 numpy_counts, numpy_hits = gap._counts(rows)
                 assert np.array_equal(counts, numpy_counts) and np.array_equal(hits, numpy_hits), (name, s)
+    # the GF(2) ranks of 32 x 32 matrices: eight a vector with AVX2, the leftover ones alone; full
+    # ranks and deficient ones (repeated rows, half the columns, a single row, none)
+    from rngcheck.stats.nist.matrix_rank import gf2_rank32
+
+    matrices = rng.integers(0, 2 ** 32, (19, 32), dtype=np.uint32)
+    matrices[3, 16:] = matrices[3, :16]
+    matrices[9] &= np.uint32(0x0000FFFF)
+    matrices[11, 1:] = 0
+    matrices[12] = 0
+    matrices[15, 31] = matrices[15, 0] ^ matrices[15, 1]
+    expected = gf2_rank32(matrices)
+    assert {0, 1, 16} <= set(expected.tolist())
+    for count in range(1, 20):
+        assert np.array_equal(_rank32_c(lib, matrices[:count]), expected[:count]), count
 
 
 @needs_c

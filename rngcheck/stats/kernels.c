@@ -844,21 +844,50 @@ void block_ones(const u32 *w, i64 count, i64 block, i64 *out) {
 
 /* nist.matrix_rank.gf2_rank32: ranks over GF(2) of `count` 32 x 32 matrices of 32 words each.
  * From the most significant column down: with the higher bits cleared, the largest row has the
- * column's bit iff some row has it; xoring it into every row that has the bit clears the column. */
-void gf2_rank32(const u32 *w, i64 count, i64 *out) {
-    for (i64 q = 0; q < count; q++) {
-        u32 rows[32];
-        memcpy(rows, w + 32 * q, sizeof rows);
-        i64 rank = 0;
-        for (int bit = 31; bit >= 0; bit--) {
-            u32 pivot = 0;
-            for (int r = 0; r < 32; r++) pivot = rows[r] > pivot ? rows[r] : pivot;
-            u32 has = (pivot >> bit) & 1;
-            rank += has;
-            for (int r = 0; r < 32; r++) rows[r] ^= pivot & (0u - ((rows[r] >> bit) & 1));
-        }
-        out[q] = rank;
+ * column's bit iff some row has it; xoring it into every row that has the bit clears the column.
+ * With AVX2, eight matrices at once, one a lane (rows[r], lane l: row r of matrix q + l): the
+ * largest row by vertical maxima only (0.034-0.049 s against 0.075-0.079 s for the standard
+ * tier's 262144 matrices; without AVX2 the vectors are slower than the scalar loop). */
+static void gf2_rank32_one(const u32 *w, i64 *out) {
+    u32 rows[32];
+    memcpy(rows, w, sizeof rows);
+    i64 rank = 0;
+    for (int bit = 31; bit >= 0; bit--) {
+        u32 pivot = 0;
+        for (int r = 0; r < 32; r++) pivot = rows[r] > pivot ? rows[r] : pivot;
+        rank += (pivot >> bit) & 1;
+        for (int r = 0; r < 32; r++) rows[r] ^= pivot & (0u - ((rows[r] >> bit) & 1));
     }
+    *out = rank;
+}
+
+#ifdef __AVX2__
+typedef u32 v8u __attribute__((vector_size(32)));
+static inline v8u vmax8(v8u a, v8u b) { v8u more = (v8u)(a > b); return (a & more) | (b & ~more); }
+
+static void gf2_rank32_eight(const u32 *w, i64 *out) {
+    v8u rows[32], rank = {0};
+    for (int r = 0; r < 32; r++)
+        for (int l = 0; l < 8; l++) rows[r][l] = w[32 * l + r];
+    for (int bit = 31; bit >= 0; bit--) {
+        v8u t[16];   /* the largest row: a tree of maxima */
+        for (int r = 0; r < 16; r++) t[r] = vmax8(rows[r], rows[r + 16]);
+        for (int r = 0; r < 8; r++) t[r] = vmax8(t[r], t[r + 8]);
+        for (int r = 0; r < 4; r++) t[r] = vmax8(t[r], t[r + 4]);
+        v8u pivot = vmax8(vmax8(t[0], t[2]), vmax8(t[1], t[3]));
+        rank += (pivot >> bit) & 1;
+        for (int r = 0; r < 32; r++) rows[r] ^= pivot & (0u - ((rows[r] >> bit) & 1));
+    }
+    for (int l = 0; l < 8; l++) out[l] = rank[l];
+}
+#endif
+
+void gf2_rank32(const u32 *w, i64 count, i64 *out) {
+    i64 q = 0;
+#ifdef __AVX2__
+    for (; q + 8 <= count; q += 8) gf2_rank32_eight(w + 32 * q, out + q);
+#endif
+    for (; q < count; q++) gf2_rank32_one(w + 32 * q, out + q);
 }
 
 /* nist.RandomExcursions: per row of s words, the +-1 walk over its bits (most significant first)
