@@ -415,8 +415,6 @@ void spectral_below(const double *terms, i64 rows, i64 stride, i64 count, double
 #else
 #define FFT_LANES 2
 #endif
-typedef int64_t i64;
-typedef uint32_t u32;
 typedef double vd __attribute__((vector_size(8 * FFT_LANES)));
 typedef int64_t vl __attribute__((vector_size(8 * FFT_LANES)));
 typedef int32_t vi __attribute__((vector_size(4 * FFT_LANES)));
