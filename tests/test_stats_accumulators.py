@@ -103,6 +103,35 @@ def test_budgeted_test_measures_only_the_first_samples_wherever_split():
         == canonical(whole)
 
 
+def test_settled_results_are_kept_while_no_sample_is_added():
+    """settle() computes a test's results and result() hands out copies of them (a caller's changes
+    stay its own) while no sample is added; a budgeted test with its budget read takes none, so its
+    settled results are its results at the end; one that takes a sample computes them again."""
+    budgeted = nist.MatrixRank(start=0)
+    budgeted.max_samples = 2
+    budgeted.update(STREAM[:2 * nist.SAMPLE_WORDS])
+    assert budgeted.budget_read
+    budgeted.settle()
+    first = budgeted.result()
+    first[0]["p_value"] = -1.0
+    budgeted.update(STREAM[2 * nist.SAMPLE_WORDS:4 * nist.SAMPLE_WORDS])
+    assert budgeted.samples == 2 and budgeted.result()[0]["p_value"] != -1.0
+    assert budgeted.result() == one_pass(lambda start=0: _budgeted(start), STREAM[:4 * nist.SAMPLE_WORDS]).result()
+    open_ended = nist.MatrixRank(start=0)
+    open_ended.update(STREAM[:nist.SAMPLE_WORDS])
+    assert not open_ended.budget_read
+    open_ended.settle()
+    open_ended.update(STREAM[nist.SAMPLE_WORDS:2 * nist.SAMPLE_WORDS])
+    assert open_ended.result()[0]["samples"] == 2
+    assert open_ended.result() == one_pass(nist.MatrixRank, STREAM[:2 * nist.SAMPLE_WORDS]).result()
+
+
+def _budgeted(start=0):
+    acc = nist.MatrixRank(start=start)
+    acc.max_samples = 2
+    return acc
+
+
 def test_unused_words_are_reported():
     acc = nist.Monobit(start=5)
     acc.update(STREAM[:nist.SAMPLE_WORDS * 2])

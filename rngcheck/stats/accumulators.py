@@ -53,6 +53,7 @@ running state outside records and totals (``state_fields``).
 from __future__ import annotations
 
 import contextlib
+import copy
 import math
 from typing import Any
 
@@ -140,6 +141,7 @@ class Accumulator:
         self.totals: dict[str, int | np.ndarray] = {}   # count totals: Python ints or int64 arrays
         self.samples = 0
         self.skipped = 0  # complete samples beyond max_samples
+        self._settled: tuple[int, list[dict]] | None = None   # (samples, results): settle()
 
     # -- the streaming interface -------------------------------------------------
     @property
@@ -337,8 +339,22 @@ class Accumulator:
             return {}
         return {k: np.concatenate([r[k] for r in self._records]) for k in self._records[0]}
 
+    @property
+    def budget_read(self) -> bool:
+        """A budgeted test that has all the samples it will take (more words change no result)."""
+        return self.max_samples is not None and self.samples >= self.max_samples
+
+    def settle(self) -> None:
+        """Compute the results now and keep them while no sample is added (battery.feed_parallel
+        settles the budgeted tests whose budget is read while its workers read on: the p-values
+        the parent computes at the end are then fewer)."""
+        self._settled = None
+        self._settled = (self.samples, self.result())
+
     def result(self) -> list[dict]:
         """The results (possibly several per test); [] before the first complete sample."""
+        if self._settled is not None and self._settled[0] == self.samples:
+            return copy.deepcopy(self._settled[1])
         if self.samples == 0:
             return []
         records = self.records()

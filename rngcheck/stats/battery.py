@@ -423,8 +423,9 @@ class _Pieces:
 
     def absorb(self) -> None:
         """Merge the pieces that follow the merged ones, while the workers read on (the merge is
-        then not left to the end). A piece that read less than it asked (the stream ended) is the
-        last: the ones after it are not contiguous."""
+        then not left to the end), and settle the tests whose budget is read (their p-values not
+        left to the end either: about 0.05 s of the standard tier's 0.09 s). A piece that read less
+        than it asked (the stream ended) is the last: the ones after it are not contiguous."""
         while self.order and self.order[0][0] in self.parts and not self.ended:
             start, asked = self.order.pop(0)
             accs, read = self.parts.pop(start)
@@ -435,6 +436,10 @@ class _Pieces:
                     acc.merge(other)
             self.read += read
             self.ended = read < asked
+        if self.accs is not None and (self.order or self.pending):   # the workers read on meanwhile
+            for acc in self.accs:
+                if acc.budget_read and acc._settled is None:
+                    acc.settle()
 
 
 # ----------------------------------------------------------------------------------------
