@@ -78,11 +78,12 @@ THIS_TREE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(batt
 
 def tree_env(tree=None, **extra) -> dict:
     """The environment of a command that runs the checkout ``tree`` (None: this one): its directory
-    first on PYTHONPATH. The command must run from a directory with no rngcheck of its own (the
-    benchmark's temporary one): python -c and -m put the current directory before PYTHONPATH, so
-    that from a checkout's root every command ran that checkout (until 2026-11-29: a comparison
-    made from the root timed the same code twice)."""
-    return {**os.environ, **extra, "PYTHONPATH": os.path.abspath(tree or THIS_TREE)}
+    first on PYTHONPATH (the variable's own entries after it). The command must run from a directory
+    with no rngcheck of its own (the benchmark's temporary one): python -c and -m put the current
+    directory before PYTHONPATH, so that from a checkout's root every command ran that checkout
+    (until 2026-11-29: a comparison made from the root timed the same code twice)."""
+    paths = [os.path.abspath(tree or THIS_TREE)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    return {**os.environ, **extra, "PYTHONPATH": os.pathsep.join(paths)}
 
 
 def _time_tree(tree, path, tier, nbytes, workers):

@@ -802,8 +802,8 @@ class _OneBlasThread:
     starts (backends, peers, the compiler) never see it (a backend that runs in rngcheck's own
     process shares the one-threaded libraries), and a user's own setting (the variable already set)
     is left as it is, as is a module imported before. The ufuncs load in a thread beside the
-    battery's reading with two processes (stats.special.import_beside): the main thread then only
-    waits for its workers, forked before, and starts nothing."""
+    battery's reading with two processes (stats.special.import_beside): the main thread then waits
+    for its workers, forked before, merges their pieces and settles p-values, and starts nothing."""
 
     name = "OPENBLAS_NUM_THREADS"
     MODULES = ("numpy", "scipy.special._ufuncs")

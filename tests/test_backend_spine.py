@@ -26,6 +26,31 @@ def test_the_package_hands_on_the_contract_and_the_registry():
         <= set(backends.__all__) and all(hasattr(backends, name) for name in backends.__all__)
 
 
+def test_the_package_imports_the_contract_and_the_registry_at_their_first_use():
+    """rngcheck.backends hands its names on lazily (PEP 562): every name of __all__ is either the
+    package's own or has a home module, an unknown name is an AttributeError, and a submodule
+    imported alone (the stats battery's backends.lifetime) does not bring the contract, the
+    registry or the numbers layer."""
+    import subprocess
+    import sys
+
+    import rngcheck.backends as backends
+
+    assert set(backends.__all__) == set(backends._HOMES) | {"BackendUnavailable", "Rejected"}
+    assert set(backends.__all__) <= set(dir(backends))
+    try:
+        backends.Bakcend  # noqa: B018  (a typo: no such name)
+    except AttributeError as error:
+        assert "Bakcend" in str(error)
+    else:
+        raise AssertionError("an unknown name was found")
+    probe = ("import sys; import rngcheck.backends.lifetime; "
+             "print(sorted(m for m in ('rngcheck.backends.contract', 'rngcheck.backends.registry', "
+             "'rngcheck.numbers') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]", done.stdout
+
+
 def test_every_native_source_is_package_data():
     project = tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text())
     patterns = project["tool"]["setuptools"]["package-data"]

@@ -22,6 +22,10 @@ _HOMES = {"Backend": "contract", "ENTRY_POINT_GROUP": "registry", "KnownBackend"
 __all__ = ["Backend", "BackendUnavailable", "Rejected", "load", "known_backends", "KnownBackend", "ENTRY_POINT_GROUP"]
 
 
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
 def __getattr__(name: str) -> Any:
     home = _HOMES.get(name)
     if home is None:

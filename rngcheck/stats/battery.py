@@ -318,7 +318,7 @@ def piece_align(factories, words: int, workers: int) -> int:
     words, the standard tier's pieces sent 8-13 MB each, pickled, piped, unpickled and merged; two
     processes used 3.62 s of CPU and 2.07 s of wall where they now use 2.88 s and 1.63 s), no
     coarser than a smallest guided piece of the stream."""
-    largest = max(factory(start=0).sample_words for factory in factories)
+    largest = max((factory(start=0).sample_words for factory in factories), default=1)
     return max(1, min(largest, words // (GUIDED_SMALLEST * workers)))
 
 
@@ -424,7 +424,8 @@ class _Pieces:
     def absorb(self) -> None:
         """Merge the pieces that follow the merged ones, while the workers read on (the merge is
         then not left to the end), and settle the tests whose budget is read (their p-values not
-        left to the end either: about 0.05 s of the standard tier's 0.09 s). A piece that read less
+        left to the end either: 23 tests, 0.135 s of the parent's 0.16 s in a standard-tier run). A
+        piece that read less
         than it asked (the stream ended) is the last: the ones after it are not contiguous."""
         while self.order and self.order[0][0] in self.parts and not self.ended:
             start, asked = self.order.pop(0)

@@ -3,8 +3,8 @@
  * counts of the numpy code it stands for (kernels.py holds both; tests/test_stats_kernels.py
  * compares them): nothing here is a floating-point result except where the numpy code's own
  * function is called the same way (hypot in spectral_below), and the spectral test's own FFT
- * (spectral_counts), which decides only where numpy's FFT provably decides the same and hands
- * the other rows back to it.
+ * (spectral_counts), which decides only where an error bound puts numpy's FFT on the same side
+ * of the threshold and hands the other rows back to it.
  *
  * Conventions: words are uint32 in stream order, a "row" is one sample of s words; outputs
  * are int64 arrays the caller allocates (zeroed by the functions that accumulate). Bits of a
@@ -398,10 +398,13 @@ void spectral_below(const double *terms, i64 rows, i64 stride, i64 count, double
  * Same counts as numpy (rfft, then hypot < threshold, kernels.c spectral_below): q = |X_k|^2 is
  * compared with t^2; a row with any q within 1e-9 t^2 of t^2 gets out = -1 and the caller
  * recomputes it with numpy. Outside that band the two agree: they differ by far less than the
- * band. Higham's bound (Accuracy and Stability, thm. 24.2: |dX| <= L eta |X|_2, |X|_2 <= n for
- * 0/1 bits) gives 1.1e-9 for this FFT (L = 19 levels) and 1.3e-9 for pocketfft (L <= 24,
- * assumed), so near t |dq| <= 1.1e-6, 1/46 of the band 1e-9 t^2; measured, 3.8e-12 at most
- * (tests/test_stats_kernels.py holds the terms to numpy's).
+ * band. A bound of Higham's form (Accuracy and Stability, thm. 24.2, for radix-2 Cooley-Tukey:
+ * |dX| <= L eta |X|_2, |X|_2 <= n for 0/1 bits; the radix-4, radix-8 and four-step stages here
+ * are made of the same butterflies, L = 19 levels of rounding) gives 1.1e-9 for this FFT at
+ * n = 65536 and 1.3e-9 for pocketfft (L <= 24, assumed, not derived from its code), so near t
+ * |dq| <= 1.1e-6, 1/46 of the band 1e-9 t^2; measured, 3.8e-12 at most (tests/
+ * test_stats_kernels.py holds the terms to numpy's). The margin falls as 1/sqrt(n): kernels.py
+ * sends rows of more than SPECTRAL_FFT_MOST_WORDS words to numpy.
  *
  * Twiddles from spectral_tables (once per s, in the caller's array): every W_M^m = exp(-2 pi i
  * m / M) from cos / sin of an angle in [0, pi/4] (exact reduction by symmetry), within ~1 ulp.
@@ -1108,14 +1111,14 @@ void birthday_sorted(const u32 *w, i64 sets, i64 m, int bits, u32 *scratch, u32 
 void birthday_repeats(const u32 *w, i64 sets, i64 m, int bits, int hash_bits, u32 *scratch, i64 *out) {
     u32 *sorted = scratch, *gaps = sorted + m, *radix = gaps + m, *bucket = radix + 2049;
     u32 *slots = bucket + ((i64)1 << bits) + 1, mask = ((u32)1 << hash_bits) - 1, tag = 0;
-    int down = 32 - hash_bits;
+    int down = 32 - (hash_bits ? hash_bits : 1);
     memset(slots, 0, sizeof(u32) << hash_bits);
     for (i64 r = 0; r < sets; r++) {
         birthday_sort(w + r * m, m, bits, sorted, gaps, radix, bucket);
         gaps[0] = sorted[0];
         for (i64 j = 1; j < m; j++) gaps[j] = sorted[j] - sorted[j - 1];   /* vectorised */
         i64 repeats = 0;
-        if (m > BIRTHDAY_INDEXED) {
+        if (m > BIRTHDAY_INDEXED || hash_bits == 0) {   /* no table (kernels.py's hash_bits 0) */
             radix_sort_u32(gaps, sorted, m, radix);
             for (i64 j = 1; j < m; j++) repeats += gaps[j] == gaps[j - 1];
             out[r] = repeats;

@@ -335,11 +335,12 @@ def _spectral_arrays(k: int, n: int) -> tuple[np.ndarray, np.ndarray]:
 def spectral_below(lib, samples, threshold: float) -> np.ndarray:
     """Per row: the terms 1 .. n/2 - 1 of the DFT of its bits whose modulus is below ``threshold``,
     numpy's counts (Spectral._below): kernels.c's own FFT (spectral_counts) where a row has s a power
-    of two from 64 words, numpy's rfft (spectral_rfft_below) for the other rows and for those with a
-    term too near the threshold for the FFTs' rounding to be sure of its side (spectral_counts' -1)."""
+    of two from 64 to SPECTRAL_FFT_MOST_WORDS words, numpy's rfft (spectral_rfft_below) for the other
+    rows and for those with a term too near the threshold for the FFTs' rounding to be sure of its
+    side (spectral_counts' -1)."""
     words = _words(samples)
     k, s = words.shape
-    if s < 64 or s & (s - 1):
+    if s < 64 or s > SPECTRAL_FFT_MOST_WORDS or s & (s - 1):
         return spectral_rfft_below(lib, words, threshold)
     tables, scratch = _spectral_fft_arrays(lib, s)
     out = np.empty(k, dtype=np.int64)
@@ -348,6 +349,12 @@ def spectral_below(lib, samples, threshold: float) -> np.ndarray:
     if undecided.size:
         out[undecided] = spectral_rfft_below(lib, words[undecided], threshold)
     return out
+
+
+# The band spectral_counts hands back to numpy (1e-9 t^2) over the error bound of the two FFTs: the
+# margin falls as 1/sqrt(n) (t grows as sqrt(n), the bound as n): 49x at the battery's 2048 words
+# (65536 bits), about 35x at 4096; longer rows are counted by numpy's rfft.
+SPECTRAL_FFT_MOST_WORDS = 4096
 
 
 def spectral_terms(lib, samples, threshold: float) -> tuple[np.ndarray, np.ndarray]:

@@ -50,7 +50,8 @@ def cusum_p(n: int, z: int) -> float:
 
     # float64's ndtr is exactly 1 from 8.3 up and exactly 0 from -38.5 down, so every term with
     # both arguments beyond 9 or below -40 is exactly 0: k is kept to the window between them
-    # (about 20 values instead of n/z/2: the battery calls this once a sample)
+    # (about 20 values where z is near sqrt(n), as in a random walk, instead of n/z/2: the battery
+    # calls this once a sample)
     low, high = math.floor((-40 * sqn / z - 3) / 4), math.ceil((9 * sqn / z + 1) / 4)
     k1 = np.arange(max(low, tdiv(tdiv(-n, z) + 1, 4)), min(high, tdiv(tdiv(n, z) - 1, 4)) + 1)
     k2 = np.arange(max(low, tdiv(tdiv(-n, z) - 3, 4)), min(high, tdiv(tdiv(n, z) - 1, 4)) + 1)
