@@ -347,9 +347,10 @@ class Accumulator:
     def settle(self) -> None:
         """Compute the results now and keep them while no sample is added (battery.feed_parallel
         settles the budgeted tests whose budget is read while its workers read on: the p-values
-        the parent computes at the end are then fewer)."""
-        self._settled = None
-        self._settled = (self.samples, self.result())
+        the parent computes at the end are then fewer); nothing to do where they are kept already."""
+        if self._settled is None or self._settled[0] != self.samples:
+            self._settled = None
+            self._settled = (self.samples, self.result())
 
     def result(self) -> list[dict]:
         """The results (possibly several per test); [] before the first complete sample."""
